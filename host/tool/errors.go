@@ -1,0 +1,83 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Stable error codes of tool calls. Users match on them; never change or reuse one.
+const (
+	// CodeToolError: the tool ran and failed.
+	CodeToolError = "TOOL_ERROR"
+	// CodeToolConfig: a declaration or an agent's tool set is wrong (unknown provider,
+	// bad option, no method allowed).
+	CodeToolConfig = "TOOL_CONFIG"
+	// CodeToolArgument: arguments do not fit the method (a missing path parameter, a bad type).
+	CodeToolArgument = "TOOL_ARGUMENT"
+	// CodeUnknownMethod: the provider has no method of that name.
+	CodeUnknownMethod = "TOOL_UNKNOWN_METHOD"
+	// CodeHTTPError: an HTTP service answered with a non-2xx status.
+	CodeHTTPError = "HTTP_ERROR"
+	// CodeToolCrashed: the process serving the tool died during the call.
+	CodeToolCrashed = "TOOL_CRASHED"
+	// CodeTimeout: the call ran out of time.
+	CodeTimeout = "TIMEOUT"
+)
+
+// An Error is a tool failure with a stable code. Domain failures (a result the model should
+// read, like {"error": "no such file; try list"}) carry that result in Detail.
+type Error struct {
+	// Code is one of the Code* constants.
+	Code string
+	// Message says what went wrong, for people and models.
+	Message string
+	// Detail is the JSON value a model reads for a domain failure; nil otherwise.
+	Detail json.RawMessage
+	// Retryable failures may succeed if tried again (HTTP 408/429/5xx, timeouts); @retry
+	// retries only these.
+	Retryable bool
+	// RetryAfter, when not zero, is how long the callee asked the caller to wait.
+	RetryAfter time.Duration
+	// Status is the HTTP status for CodeHTTPError.
+	Status int
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the stable code. Every coded error in the host has this method, so
+// callers can read a code without knowing the package that made the error.
+func (e *Error) ErrorCode() string { return e.Code }
+
+// Errorf makes an *Error with a code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Code returns the stable code of err: the ErrorCode of the first error in its chain that
+// has one, or "" when none does.
+func Code(err error) string {
+	var c interface{ ErrorCode() string }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	return ""
+}
+
+// IsRetryable reports whether err is a tool failure worth retrying.
+func IsRetryable(err error) bool {
+	var te *Error
+	return errors.As(err, &te) && te.Retryable
+}

@@ -1,0 +1,124 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// Kind says where a provider type comes from.
+type Kind string
+
+const (
+	KindBuiltin Kind = "builtin" // ships with the halo binary
+	KindMCP     Kind = "mcp"     // an MCP server (MCP(...) or an mcp package)
+	KindHTTP    Kind = "http"    // an http package, built from its manifest
+	KindModule  Kind = "module"  // a module package: a plugin executable
+)
+
+// A Declaration is one `tool Name : Provider(args...)` after evaluation: Env.NAME read,
+// {{templates}} filled from the run's inputs. Values are what encoding/json produces
+// (string, float64, bool, nil, []any, map[string]any).
+type Declaration struct {
+	// Name is the declared tool name (`Files`).
+	Name string
+	// Provider is the provider type (`Workspace`).
+	Provider string
+	// Args are the positional arguments.
+	Args []any
+	// Named are the named arguments.
+	Named map[string]any
+	// Getenv reads the environment the CLI handed in (for options such as env: ["TOKEN"]).
+	// It is never the process environment read directly.
+	Getenv func(string) (string, bool)
+	// Dir is the project folder relative paths are resolved against.
+	Dir string
+}
+
+// Arg returns the i-th positional argument, or nil when there is none.
+func (d Declaration) Arg(i int) any {
+	if i < len(d.Args) {
+		return d.Args[i]
+	}
+	return nil
+}
+
+// A Type is a provider type that declarations can name.
+type Type struct {
+	// Name is what declarations write after the colon: `Workspace`, `MCP`, `Stripe`.
+	Name string
+	// Description is one line for `halo tools`.
+	Description string
+	// Kind says where the type comes from.
+	Kind Kind
+	// Package names the installed package that provides it, for package types.
+	Package string
+	// Methods, when not nil, describes the methods without opening anything (built-ins and
+	// http packages); types whose methods come from a server leave it nil.
+	Methods []Method
+	// Open configures a provider for one declaration.
+	Open func(ctx context.Context, d Declaration) (Provider, error)
+}
+
+// A Registry maps provider type names to types. It is built per command, never global.
+type Registry struct {
+	types map[string]Type
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{types: map[string]Type{}} }
+
+// Add registers t. A name may be registered once: a package cannot take a built-in's name or
+// another package's.
+func (r *Registry) Add(t Type) error {
+	if t.Name == "" {
+		return fmt.Errorf("provider type without a name")
+	}
+	if old, ok := r.types[t.Name]; ok {
+		return Errorf(CodeToolConfig, "provider %s is already defined (%s); a provider cannot take another's name", t.Name, describeOrigin(old))
+	}
+	r.types[t.Name] = t
+	return nil
+}
+
+func describeOrigin(t Type) string {
+	if t.Package != "" {
+		return "by package " + t.Package
+	}
+	return string(t.Kind)
+}
+
+// Lookup returns the type called name.
+func (r *Registry) Lookup(name string) (Type, bool) {
+	t, ok := r.types[name]
+	return t, ok
+}
+
+// Has reports whether name is a registered type; host/check takes it as its lookup function.
+func (r *Registry) Has(name string) bool {
+	_, ok := r.types[name]
+	return ok
+}
+
+// Types returns every registered type, sorted by name.
+func (r *Registry) Types() []Type {
+	out := make([]Type, 0, len(r.types))
+	for _, t := range r.types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Open opens the provider for declaration d.
+func (r *Registry) Open(ctx context.Context, d Declaration) (Provider, error) {
+	t, ok := r.types[d.Provider]
+	if !ok {
+		return nil, Errorf(CodeToolConfig, "tool %s: unknown provider %s", d.Name, d.Provider)
+	}
+	p, err := t.Open(ctx, d)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", d.Name, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a short time each: `./scripts/fuzz.sh 10s`.
+# The list is kept here so CI runs each target; add a line when you add a Fuzz function.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t=${1:-10s}
+targets=(
+)
+for tgt in "${targets[@]}"; do
+  pkg=${tgt% *}; name=${tgt#* }
+  echo "-- fuzz $pkg $name ($t)"
+  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg"
+done

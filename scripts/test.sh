@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite, with all of its set-up, on a fresh machine: `./scripts/test.sh`.
+# .ci/run calls exactly this. Needs Go 1.26 and, for the MCP integration tests, Node.js 20 + npm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/setup-test-deps.sh
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 20m ./...
+
+echo "== short fuzz runs"
+./scripts/fuzz.sh 10s
