@@ -5,6 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${1:-10s}
 targets=(
+  "./plugins/workspace FuzzClean"
+  "./host/lang FuzzParse"
+  "./host/check FuzzCheck"
+  "./pkgmgr FuzzParseManifest"
+  "./pkgmgr FuzzReadPackage"
+  "./host/tool/mcp FuzzSplitCommand"
+  "./host/policy/fold FuzzString"
+  "./host/policy/detect FuzzScan"
+  "./host/policy FuzzRedact"
+  "./host/policy FuzzDenyArgs"
+  "./sdk FuzzDecodeArgs"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

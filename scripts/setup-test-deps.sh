@@ -5,3 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 go mod download
+
+# MCP integration tests (host/tool/mcp) run @modelcontextprotocol/server-everything, a server
+# nobody here wrote, over stdio and Streamable HTTP. The version and its whole dependency tree
+# are pinned by host/tool/mcp/testdata/npm/package-lock.json; `npm ci` installs exactly that
+# into .cache/npm/mcp once, and again only when the lock changes.
+mcp_npm_dir=.cache/npm/mcp
+if ! cmp -s host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/package-lock.json" ||
+  [ ! -f "$mcp_npm_dir/node_modules/@modelcontextprotocol/server-everything/package.json" ]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "setup-test-deps: the MCP tests need Node.js 20+ and npm: install them (Debian: apt-get install -y nodejs npm) and run this script again" >&2
+    exit 1
+  fi
+  echo "-- npm ci @modelcontextprotocol/server-everything into $mcp_npm_dir"
+  rm -rf "$mcp_npm_dir" && mkdir -p "$mcp_npm_dir"
+  cp host/tool/mcp/testdata/npm/package.json host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/"
+  npm ci --prefix "$mcp_npm_dir" --no-audit --no-fund --loglevel=error
+fi

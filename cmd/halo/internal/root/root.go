@@ -16,7 +16,20 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/halo-lang/halo/cmd/halo/internal/add"
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/install"
+	"github.com/halo-lang/halo/cmd/halo/internal/pack"
+	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
+	"github.com/halo-lang/halo/cmd/halo/internal/publish"
+	"github.com/halo-lang/halo/cmd/halo/internal/remove"
+	"github.com/halo-lang/halo/cmd/halo/internal/resume"
+	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
+	"github.com/halo-lang/halo/cmd/halo/internal/search"
+	"github.com/halo-lang/halo/cmd/halo/internal/tools"
+	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 )
 
@@ -112,7 +125,21 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 }
 
 // commands lists the subcommands beside version; each package adds one line here.
-var commands = []func(*cmdutil.Factory) *cobra.Command{}
+var commands = []func(*cmdutil.Factory) *cobra.Command{
+	func(f *cmdutil.Factory) *cobra.Command { return run.NewCmdRun(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return resume.NewCmdResume(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return initcmd.NewCmdInit(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return pluginserve.NewCmdPlugin(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return sandboxwrap.NewCmdSandbox(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return tools.NewCmdTools(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return search.NewCmdSearch(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return add.NewCmdAdd(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return remove.NewCmdRemove(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+}
 
 func colorOption(f *cmdutil.Factory) hclog.ColorOption {
 	if _, ok := f.Env.Lookup("NO_COLOR"); ok {

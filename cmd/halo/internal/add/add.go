@@ -1,0 +1,90 @@
+// Package add implements `halo add SPEC`: install a package from the registry (name or
+// name@version), a folder, a .halotool file or an https URL, pin it in halo.lock, and print
+// what it installed and what the package can reach.
+package add
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/pkgmgr"
+)
+
+// Options are `halo add`'s inputs.
+type Options struct {
+	Factory  *cmdutil.Factory
+	Spec     string
+	Trust    bool
+	Registry string
+	JSON     bool
+	ctx      context.Context
+}
+
+// NewCmdAdd builds `halo add`. runF, when not nil, replaces addRun (tests).
+func NewCmdAdd(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "add SPEC",
+		Short: "Install a tool package and pin it in halo.lock",
+		Long: `Install a tool package into .halo/tools/<name>/ and pin its version and sha256 in halo.lock.
+SPEC is a registry package (stripe, stripe@1.0.0), a package folder (./my-tool), a packed
+file (my-tool-1.0.0.halotool) or an https:// URL of one (plain http:// only on localhost).
+A package that runs code (a module, or an mcp command) needs --trust, which records its
+sha256 in .halo/trust.json. Nothing changes on disk when anything fails.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Spec, opts.ctx = args[0], cmd.Context()
+			if runF != nil {
+				return runF(opts)
+			}
+			return addRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 on this machine")
+	cmd.Flags().StringVar(&opts.Registry, "registry", "", "registry index for a name: a path or an https URL")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// Result is the --json output.
+type Result struct {
+	Name        string             `json:"name"`
+	Version     string             `json:"version"`
+	Source      string             `json:"source"`
+	SHA256      string             `json:"sha256"`
+	Providers   []string           `json:"providers"`
+	Permissions pkgmgr.Permissions `json:"permissions"`
+	Trusted     bool               `json:"trusted"`
+}
+
+func addRun(opts *Options) error {
+	f := opts.Factory
+	loc, err := pkgcmd.RegistryLocation(f, opts.Registry)
+	if err != nil {
+		return err
+	}
+	pr, err := pkgcmd.NewProject(f, loc)
+	if err != nil {
+		return err
+	}
+	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust})
+	if err != nil {
+		return pkgcmd.Coded(err)
+	}
+	e := ip.Entry
+	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: opts.Trust && e.Permissions.NeedsTrust()}
+	if opts.JSON {
+		return pkgcmd.WriteJSON(f.IO.Out, res)
+	}
+	w := f.IO.Out
+	fmt.Fprintf(w, "✓ %s@%s → %s\n", ip.Name, e.Version, pkgcmd.Declarations(ip.Package.Manifest))
+	pkgcmd.PrintPermissions(w, e.Permissions, "    ")
+	if res.Trusted {
+		fmt.Fprintf(w, "    trusted on this machine: sha256 %s\n", e.SHA256)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+// Package install implements `halo install`: reinstall every package halo.lock pins, at its
+// version and sha256, refusing packages that run code unless they are trusted (--trust).
+package install
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/pkgmgr"
+)
+
+// Options are `halo install`'s inputs.
+type Options struct {
+	Factory *cmdutil.Factory
+	Trust   bool
+	JSON    bool
+	ctx     context.Context
+}
+
+// NewCmdInstall builds `halo install`. runF, when not nil, replaces installRun (tests).
+func NewCmdInstall(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install every package halo.lock pins",
+		Long: `Make .halo/tools match halo.lock: every package at its pinned version and sha256, fetched
+again from its source when the installed copy is missing or differs, unpacked afresh when
+its files were edited. A package that runs code must be trusted on this machine for the
+checksum the lock pins: --trust trusts every such package in the lock, so read the lock's
+permissions and sources first. Nothing changes on disk when anything fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ctx = cmd.Context()
+			if runF != nil {
+				return runF(opts)
+			}
+			return installRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust every package in halo.lock that runs code, at its pinned sha256")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// Result is the --json output.
+type Result struct {
+	Packages []Package `json:"packages"`
+}
+
+// A Package is one installed package.
+type Package struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	SHA256    string `json:"sha256"`
+	Fetched   bool   `json:"fetched"`
+	Rewritten bool   `json:"rewritten"`
+	Trusted   bool   `json:"trusted"`
+}
+
+func installRun(opts *Options) error {
+	f := opts.Factory
+	pr, err := pkgcmd.NewProject(f, "")
+	if err != nil {
+		return err
+	}
+	rep, err := pr.Install(opts.ctx, pkgmgr.InstallOptions{Trust: opts.Trust})
+	if err != nil {
+		return pkgcmd.Coded(err)
+	}
+	in := func(list []string, n string) bool {
+		for _, x := range list {
+			if x == n {
+				return true
+			}
+		}
+		return false
+	}
+	res := Result{Packages: []Package{}}
+	for _, p := range rep.Packages {
+		res.Packages = append(res.Packages, Package{
+			Name: p.Name, Version: p.Entry.Version, SHA256: p.Entry.SHA256,
+			Fetched: in(rep.Fetched, p.Name), Rewritten: in(rep.Rewritten, p.Name), Trusted: in(rep.Trusted, p.Name),
+		})
+	}
+	if opts.JSON {
+		return pkgcmd.WriteJSON(f.IO.Out, res)
+	}
+	w := f.IO.Out
+	if len(res.Packages) == 0 {
+		fmt.Fprintln(w, "halo.lock pins no packages")
+		return nil
+	}
+	for _, p := range res.Packages {
+		how := "already installed"
+		switch {
+		case p.Fetched:
+			how = "installed"
+		case p.Rewritten:
+			how = "restored"
+		}
+		if p.Trusted {
+			how += ", trusted"
+		}
+		fmt.Fprintf(w, "✓ %s@%s (%s)\n", p.Name, p.Version, how)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+// Package pkgcmd holds what the package commands (search, add, remove, install, pack,
+// publish) share: choosing the registry (--registry, then HALO_REGISTRY, then "registry" in
+// halo.json, then the one that ships with Halo), building the pkgmgr.Project with the CLI's
+// HTTP client and environment, the names of built-in providers, and printing permissions.
+package pkgcmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/host/tool/builtin"
+	"github.com/halo-lang/halo/host/tool/mcp"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+	"github.com/halo-lang/halo/pkgmgr"
+	"github.com/halo-lang/halo/registry"
+)
+
+// RegistryEnv is the variable that names the registry when --registry is not given.
+const RegistryEnv = "HALO_REGISTRY"
+
+// RegistryLocation picks the registry: the flag, then HALO_REGISTRY, then halo.json's
+// "registry", then "" (the default registry).
+func RegistryLocation(f *cmdutil.Factory, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v := f.Env.Get(RegistryEnv); v != "" {
+		return v, nil
+	}
+	b, err := os.ReadFile(filepath.Join(f.Dir, "halo.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var cfg struct {
+		Registry string `json:"registry"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return "", fmt.Errorf("halo.json: %w", err)
+	}
+	return cfg.Registry, nil
+}
+
+// HTTPClient is the client registries and package URLs are fetched with. Its trust roots are
+// the system's (SSL_CERT_FILE and SSL_CERT_DIR apply, as for any Go program).
+func HTTPClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Minute}
+}
+
+// NewProject returns the package state of the working folder.
+func NewProject(f *cmdutil.Factory, registryLoc string) (*pkgmgr.Project, error) {
+	def, err := registry.Default()
+	if err != nil {
+		return nil, err
+	}
+	return &pkgmgr.Project{
+		Dir:        f.Dir,
+		Registry:   registryLoc,
+		Registries: pkgmgr.RegistryOptions{Client: HTTPClient(), Default: def},
+		Reserved:   Reserved(),
+		Build:      pkgmgr.GoBuilder("go", f.Env.List()),
+	}, nil
+}
+
+// OpenRegistry opens the registry at loc for reading its index.
+func OpenRegistry(f *cmdutil.Factory, loc string) (*pkgmgr.Registry, error) {
+	def, err := registry.Default()
+	if err != nil {
+		return nil, err
+	}
+	return pkgmgr.OpenRegistry(loc, pkgmgr.RegistryOptions{Client: HTTPClient(), Default: def, Dir: f.Dir})
+}
+
+// Reserved reports whether a name belongs to a built-in provider, which no package may take.
+func Reserved() func(string) bool {
+	status := sandbox.Status{}
+	names := map[string]bool{mcp.Type(nil).Name: true}
+	for _, t := range builtin.New(builtin.Config{Status: &status}).Types() {
+		names[t.Name] = true
+	}
+	return func(n string) bool { return names[n] }
+}
+
+// Coded adds the stable code to a package error's message, as `message [CODE]`.
+func Coded(err error) error {
+	if err == nil {
+		return nil
+	}
+	if code := pkgmgr.Code(err); code != "" {
+		return &codedError{err: err, code: code}
+	}
+	return err
+}
+
+type codedError struct {
+	err  error
+	code string
+}
+
+func (e *codedError) Error() string {
+	msg := e.err.Error()
+	if first, rest, ok := strings.Cut(msg, "\n"); ok {
+		return first + " [" + e.code + "]\n" + rest
+	}
+	return msg + " [" + e.code + "]"
+}
+func (e *codedError) Unwrap() error     { return e.err }
+func (e *codedError) ErrorCode() string { return e.code }
+
+// PrintPermissions writes what a package can reach, one line each, under indent.
+func PrintPermissions(w io.Writer, p pkgmgr.Permissions, indent string) {
+	list := func(s []string) string {
+		if len(s) == 0 {
+			return "none"
+		}
+		return strings.Join(s, ", ")
+	}
+	fmt.Fprintf(w, "%snetwork: %s\n", indent, list(p.Network))
+	fmt.Fprintf(w, "%sreads env: %s\n", indent, list(p.Env))
+	if len(p.Spawn) > 0 {
+		fmt.Fprintf(w, "%sstarts programs: %s\n", indent, list(p.Spawn))
+	}
+	code := "no"
+	if p.Code {
+		code = "yes (a plugin process that sees only the variables above)"
+	}
+	fmt.Fprintf(w, "%sruns its own code: %s\n", indent, code)
+	if p.NeedsTrust() {
+		fmt.Fprintf(w, "%sneeds --trust: yes\n", indent)
+	}
+}
+
+// WriteJSON writes v indented, for --json.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Declarations shows how to declare a package's providers: `tool X : Stripe(...)`, with the
+// base URL's {{name}} parts as named arguments (`Jira(site: "...")`).
+func Declarations(m *pkgmgr.Manifest) string {
+	var parts []string
+	for _, name := range m.ProviderNames() {
+		p := m.Providers[name]
+		args := "..."
+		if t := pkgmgr.Templates(p.BaseURL); len(t) > 0 {
+			var named []string
+			for _, n := range t {
+				named = append(named, n+`: "..."`)
+			}
+			args = strings.Join(named, ", ")
+		}
+		parts = append(parts, "tool X : "+name+"("+args+")")
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,42 @@
+// Package providers builds the tool.Registry every command that opens tools uses: the
+// built-in providers (Workspace and Bash as sandboxed plugins), MCP, and the providers of a
+// project's installed packages. It is the one place that list is assembled; a new kind of
+// provider adds a line to Build.
+package providers
+
+import (
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/builtin"
+	"github.com/halo-lang/halo/host/tool/mcp"
+	"github.com/halo-lang/halo/host/tool/packages"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+)
+
+// A Set is a command's registry and what was learned building it.
+type Set struct {
+	// Registry holds every provider type the project can declare.
+	Registry *tool.Registry
+	// Sandbox says what the plugin sandbox enforces on this system.
+	Sandbox sandbox.Status
+}
+
+// Build returns the providers available to the project in projectDir (an absolute folder).
+// Opened providers belong to whoever opens them (each Provider's Close stops its process).
+func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
+	reg := tool.NewRegistry()
+	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger})
+	for _, t := range b.Types() {
+		if err := reg.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	if err := reg.Add(mcp.Type(f.Logger)); err != nil {
+		return nil, err
+	}
+	// Installed packages add their providers here (host/tool's package glue).
+	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger}); err != nil {
+		return nil, err
+	}
+	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil
+}

@@ -1,0 +1,93 @@
+// Package publish implements `halo publish FILE --registry PATH`: add a packed file to a
+// registry index on disk.
+package publish
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/pkgmgr"
+)
+
+// Options are `halo publish`'s inputs.
+type Options struct {
+	Factory  *cmdutil.Factory
+	File     string
+	Registry string
+	JSON     bool
+}
+
+// NewCmdPublish builds `halo publish`. runF, when not nil, replaces publishRun (tests).
+func NewCmdPublish(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "publish FILE --registry PATH",
+		Short: "Add a packed package to a registry index on disk",
+		Long: `Copy FILE to packages/<name>-<version>.halotool beside the registry's index.json and
+record its sha256, providers, permissions and the time. A version already published is
+refused; latest moves to the new version unless it is older. The index is created when it
+does not exist. Upload the folder to any HTTPS host to share it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if opts.Registry == "" {
+				return cmdutil.FlagError("halo publish needs --registry PATH (an index.json on disk)")
+			}
+			if strings.Contains(opts.Registry, "://") {
+				return cmdutil.FlagError("--registry %s: publish writes an index on disk; publish into a folder and upload it", opts.Registry)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return publishRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Registry, "registry", "", "the registry's index.json (or its folder) on disk")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// Result is the --json output.
+type Result struct {
+	Name    string               `json:"name"`
+	Version string               `json:"version"`
+	Index   string               `json:"index"`
+	Latest  string               `json:"latest"`
+	Entry   *pkgmgr.IndexVersion `json:"entry"`
+}
+
+func publishRun(opts *Options) error {
+	f := opts.Factory
+	data, err := os.ReadFile(f.Abs(opts.File))
+	if err != nil {
+		return err
+	}
+	pkg, v, err := pkgmgr.Publish(f.Abs(opts.Registry), data, f.Now())
+	if err != nil {
+		return pkgcmd.Coded(err)
+	}
+	latest := pkg.Manifest.Version
+	if b, err := os.ReadFile(indexPath(f.Abs(opts.Registry))); err == nil {
+		if idx, err := pkgmgr.ParseIndex(b); err == nil {
+			latest = idx.Packages[pkg.Manifest.Name].Latest
+		}
+	}
+	res := Result{Name: pkg.Manifest.Name, Version: pkg.Manifest.Version, Index: opts.Registry, Latest: latest, Entry: v}
+	if opts.JSON {
+		return pkgcmd.WriteJSON(f.IO.Out, res)
+	}
+	fmt.Fprintf(f.IO.Out, "✓ published %s@%s to %s (latest: %s)\n    sha256: %s\n", res.Name, res.Version, res.Index, res.Latest, v.SHA256)
+	return nil
+}
+
+func indexPath(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return strings.TrimSuffix(p, "/") + "/index.json"
+	}
+	return p
+}

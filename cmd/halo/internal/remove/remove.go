@@ -1,0 +1,63 @@
+// Package remove implements `halo remove NAME`: uninstall a package and drop it from
+// halo.lock and .halo/trust.json.
+package remove
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+)
+
+// Options are `halo remove`'s inputs.
+type Options struct {
+	Factory *cmdutil.Factory
+	Name    string
+	JSON    bool
+}
+
+// NewCmdRemove builds `halo remove`. runF, when not nil, replaces removeRun (tests).
+func NewCmdRemove(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Uninstall a tool package and drop it from halo.lock",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return removeRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// Result is the --json output.
+type Result struct {
+	Name      string   `json:"name"`
+	Version   string   `json:"version"`
+	Providers []string `json:"providers"`
+}
+
+func removeRun(opts *Options) error {
+	f := opts.Factory
+	pr, err := pkgcmd.NewProject(f, "")
+	if err != nil {
+		return err
+	}
+	e, err := pr.Remove(opts.Name)
+	if err != nil {
+		return pkgcmd.Coded(err)
+	}
+	if opts.JSON {
+		return pkgcmd.WriteJSON(f.IO.Out, Result{Name: opts.Name, Version: e.Version, Providers: e.Providers})
+	}
+	fmt.Fprintf(f.IO.Out, "✓ removed %s@%s (%s)\n", opts.Name, e.Version, strings.Join(e.Providers, ", "))
+	return nil
+}

@@ -1,0 +1,82 @@
+// Package resume implements `halo resume FILE RUNID --payload ...`: continue a run that
+// paused at a |! yield, with the payload as the yield stage's value.
+package resume
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// Options are `halo resume`'s inputs.
+type Options struct {
+	F           *cmdutil.Factory
+	File, RunID string
+	// Payload is the answer: JSON when it parses as JSON, else the text itself.
+	Payload string
+	JSON    bool
+	Events  string
+	Mock    bool
+	Mocks   string
+	// Registry builds the tool registry; nil means the one halo run uses.
+	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+}
+
+// NewCmdResume builds `halo resume`. runF, when not nil, replaces resumeRun (tests).
+func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "resume FILE RUNID --payload ANSWER",
+		Short: "Continue a paused run",
+		Long: `Continue run RUNID of FILE, paused at a |! yield, from where it stopped: the payload
+becomes the yield stage's value. A payload that parses as JSON is used as JSON; anything
+else is text. The run record is read from and written back to .halo/runs.
+
+Exit status: 0 completed, 1 failed, 2 bad usage, 3 paused again.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File, opts.RunID = args[0], args[1]
+			if !cmd.Flags().Changed("payload") {
+				return cmdutil.FlagError("--payload is required: the answer the run waits for")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return resumeRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Payload, "payload", "", "the answer to the yield (JSON or text)")
+	fl.BoolVar(&opts.JSON, "json", false, "print { status, output, runId, meta } as JSON")
+	fl.StringVar(&opts.Events, "events", "", "write the resumed run's events as JSON lines to `FILE`")
+	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
+	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	return cmd
+}
+
+func resumeRun(ctx context.Context, opts *Options) error {
+	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	res, err := s.Runtime.Resume(ctx, opts.RunID, Payload(opts.Payload))
+	if err != nil {
+		return err
+	}
+	return run.Report(opts.F, res, opts.File, opts.JSON)
+}
+
+// Payload reads an answer: JSON when it is JSON, else the text.
+func Payload(s string) any {
+	var v any
+	if json.Unmarshal([]byte(s), &v) == nil {
+		return v
+	}
+	return s
+}

@@ -1,0 +1,293 @@
+// Package run implements `halo run FILE [PIPELINE]`: validate the file, run one pipeline with
+// the inputs given, print its output (or the whole result with --json), write events and the
+// run record. It also holds what `halo resume` shares with it: loading a program into a
+// runtime, mocks, events, and reporting a result with the right exit status.
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// Options are `halo run`'s inputs.
+type Options struct {
+	F *cmdutil.Factory
+	// File is the .halo file; Pipeline the pipeline to run ("" when the file has one).
+	File, Pipeline string
+	// Inputs are --input k=v; InputJSON is --input-json.
+	Inputs    []string
+	InputJSON string
+	JSON      bool
+	// Events is --events FILE.
+	Events string
+	// Mock is --mock; Mocks is --mocks FILE.
+	Mock  bool
+	Mocks string
+	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
+	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+}
+
+// NewCmdRun builds `halo run`. runF, when not nil, replaces runRun (tests).
+func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "run FILE [PIPELINE]",
+		Short: "Run a pipeline",
+		Long: `Validate FILE, then run PIPELINE (which may be left out when the file declares one
+pipeline) with the inputs given, and print its output. With --json, print
+{ status, output, runId, meta } instead.
+
+Inputs are --input name=value (repeatable; parsed for the parameter's type) and
+--input-json '{"name": value}'. The run is saved in .halo/runs/<runId>.json.
+
+Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
+3 paused at a |! yield (continue it with halo resume).`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if len(args) == 2 {
+				opts.Pipeline = args[1]
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&opts.Inputs, "input", "i", nil, "an input as name=value (repeatable)")
+	fl.StringVar(&opts.InputJSON, "input-json", "", "inputs as one JSON object")
+	fl.BoolVar(&opts.JSON, "json", false, "print { status, output, runId, meta } as JSON")
+	fl.StringVar(&opts.Events, "events", "", "write every event as a JSON line to `FILE`")
+	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
+	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	return cmd
+}
+
+func runRun(ctx context.Context, opts *Options) error {
+	inputs, err := ParseInputs(opts.Inputs, opts.InputJSON)
+	if err != nil {
+		return err
+	}
+	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	name := opts.Pipeline
+	if name == "" {
+		names := s.Runtime.Pipelines()
+		if len(names) != 1 {
+			return cmdutil.FlagError("%s declares %d pipelines (%s): name the one to run", opts.File, len(names), strings.Join(names, ", "))
+		}
+		name = names[0]
+	}
+	res, err := s.Runtime.Run(ctx, name, inputs)
+	if tool.Code(err) == runtime.CodeInput {
+		return &cmdutil.ExitError{Status: cmdutil.ExitUsage, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	return Report(opts.F, res, opts.File, opts.JSON)
+}
+
+// ParseInputs merges --input-json and --input k=v (which win) into one map.
+func ParseInputs(kvs []string, inputJSON string) (map[string]any, error) {
+	in := map[string]any{}
+	if inputJSON != "" {
+		if err := json.Unmarshal([]byte(inputJSON), &in); err != nil || in == nil {
+			return nil, cmdutil.FlagError("--input-json: want one JSON object, as in '{\"name\": \"value\"}'")
+		}
+	}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, cmdutil.FlagError("--input %q: want name=value", kv)
+		}
+		in[k] = v
+	}
+	return in, nil
+}
+
+// A Session is what opening a file for a run needs.
+type Session struct {
+	File        string
+	Events      string
+	Mock        bool
+	Mocks       string
+	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+	Runtime     *runtime.Runtime
+	closeEvents func() error
+}
+
+// Close flushes the events file.
+func (s *Session) Close() error {
+	if s.closeEvents != nil {
+		return s.closeEvents()
+	}
+	return nil
+}
+
+// Open loads and validates s.File and makes its runtime: the tool registry, mocks, the
+// events file and the run store (.halo/runs in the working folder).
+func Open(f *cmdutil.Factory, s Session) (*Session, error) {
+	prog, diags := lang.Load(f.Dir, []string{s.File})
+	if err := diags.Err(); err != nil {
+		printDiags(f, diags)
+		return nil, cmdutil.Silent(cmdutil.ExitFailed)
+	}
+	if len(prog.Files) == 0 {
+		return nil, fmt.Errorf("%s: no .halo file", s.File)
+	}
+	build := s.Registry
+	if build == nil {
+		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
+			set, err := providers.Build(f, dir)
+			if err != nil {
+				return nil, err
+			}
+			return set.Registry, nil
+		}
+	}
+	reg, err := build(f, f.Dir)
+	if err != nil {
+		return nil, err
+	}
+	diags = runtime.Validate(prog, reg, nil)
+	if diags.HasErrors() {
+		printDiags(f, diags)
+		return nil, cmdutil.Silent(cmdutil.ExitFailed)
+	}
+	var mocks *runtime.Mocks
+	if s.Mocks != "" {
+		b, err := os.ReadFile(f.Abs(s.Mocks))
+		if err != nil {
+			return nil, fmt.Errorf("--mocks: %w", err)
+		}
+		if mocks, err = runtime.ParseMocks(b); err != nil {
+			return nil, fmt.Errorf("--mocks %s: %w", s.Mocks, err)
+		}
+	}
+	cfg := runtime.Config{
+		Tools: reg, Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockAgents: s.Mock,
+		Store: &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}, Now: f.Now, Logger: f.Logger,
+	}
+	if s.Events != "" {
+		w, err := os.Create(f.Abs(s.Events))
+		if err != nil {
+			return nil, fmt.Errorf("--events: %w", err)
+		}
+		var mu sync.Mutex
+		enc := json.NewEncoder(w)
+		var werr error
+		cfg.OnEvent = func(e runtime.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err := enc.Encode(e); err != nil && werr == nil {
+				werr = err
+			}
+		}
+		s.closeEvents = func() error {
+			cerr := w.Close()
+			if werr != nil {
+				return fmt.Errorf("--events: %w", werr)
+			}
+			return cerr
+		}
+	}
+	rt, err := runtime.New(prog, cfg)
+	if err != nil {
+		if s.closeEvents != nil {
+			s.closeEvents()
+		}
+		return nil, err
+	}
+	s.Runtime = rt
+	return &s, nil
+}
+
+func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
+	for _, d := range diags {
+		fmt.Fprintln(f.IO.ErrOut, d.String())
+	}
+}
+
+// Output is the --json shape of a run.
+type Output struct {
+	Status runtime.Status     `json:"status"`
+	Output any                `json:"output"`
+	RunID  string             `json:"runId"`
+	Meta   runtime.Meta       `json:"meta"`
+	Error  *runtime.ErrorInfo `json:"error,omitempty"`
+}
+
+// Report prints res and returns the error that sets the exit status: nil for completed,
+// ExitFailed for failed, ExitPaused for paused.
+func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(Output{Status: res.Status, Output: res.Output, RunID: res.RunID, Meta: res.Meta, Error: res.Error}); err != nil {
+			return err
+		}
+	}
+	switch res.Status {
+	case runtime.Completed:
+		if !asJSON {
+			printValue(f.IO.Out, res.Output)
+		}
+		return nil
+	case runtime.Paused:
+		q := ""
+		if res.Meta.Paused != nil {
+			q = textOf(res.Meta.Paused.Question)
+		}
+		fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
+		return cmdutil.Silent(cmdutil.ExitPaused)
+	default:
+		if res.Error != nil {
+			at := ""
+			if res.Error.At != "" {
+				at = res.Error.At + ": "
+			}
+			fmt.Fprintf(f.IO.ErrOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
+		}
+		return cmdutil.Silent(cmdutil.ExitFailed)
+	}
+}
+
+func printValue(w io.Writer, v any) {
+	if s, ok := v.(string); ok {
+		fmt.Fprintln(w, s)
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+	w.Write(buf.Bytes())
+}
+
+func textOf(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

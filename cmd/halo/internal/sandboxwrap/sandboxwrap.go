@@ -1,0 +1,42 @@
+// Package sandboxwrap implements the hidden `halo __sandbox [--ro P] [--rw P] [--net] --
+// PROGRAM ARGS`: it applies the sandbox (Landlock on Linux, and no capabilities) to its own
+// process and then executes PROGRAM in its place. host/tool/builtin starts plugins this way.
+package sandboxwrap
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+)
+
+// Options are the command's inputs.
+type Options struct {
+	Args   []string
+	Env    []string
+	ErrOut io.Writer
+}
+
+// NewCmdSandbox builds `halo __sandbox`. runF replaces the run in tests.
+func NewCmdSandbox(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	return &cobra.Command{
+		Use:                sandbox.Command + " [--ro PATH]... [--rw PATH]... [--net] -- PROGRAM [ARG]...",
+		Short:              "Run a program inside the plugin sandbox (internal)",
+		Hidden:             true,
+		DisableFlagParsing: true, // everything after -- belongs to PROGRAM
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := &Options{Args: args, Env: f.Env.List(), ErrOut: f.IO.ErrOut}
+			if runF != nil {
+				return runF(opts)
+			}
+			return sandboxRun(opts)
+		},
+	}
+}
+
+// sandboxRun returns only when the program could not be started.
+func sandboxRun(opts *Options) error {
+	return cmdutil.Silent(sandbox.Main(opts.Args, opts.Env, opts.ErrOut))
+}

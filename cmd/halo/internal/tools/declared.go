@@ -1,0 +1,119 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// declaredServers asks the server of each tool declared in the project's .halo files whose
+// provider type has no static methods (MCP) for its methods, each within timeout. A server
+// that fails or is slow is reported on its line; it never fails the command.
+func declaredServers(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, timeout time.Duration) []Declared {
+	prog, _ := lang.Load(f.Dir, []string{"."}) // `halo validate` reports the files' problems
+	if prog == nil {
+		return nil
+	}
+	var out []Declared
+	for _, decl := range prog.Decls() {
+		td, ok := decl.(*lang.ToolDecl)
+		if !ok || td.Name == nil || td.Provider == nil {
+			continue
+		}
+		t, ok := reg.Lookup(td.Provider.Name)
+		if !ok || t.Methods != nil {
+			continue
+		}
+		d := Declared{Tool: td.Name.Name, Provider: td.Provider.Name, File: td.Pos.String()}
+		methods, err := listMethods(ctx, f, reg, td, timeout)
+		if err != nil {
+			d.Error = err.Error()
+		} else {
+			for i := range methods {
+				methods[i].Effect = methods[i].EffectOrDefault()
+			}
+			d.Methods = methods
+		}
+		out = append(out, d)
+	}
+	sortDeclared(out)
+	return out
+}
+
+func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl, timeout time.Duration) ([]tool.Method, error) {
+	d := tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: f.Dir, Getenv: f.Env.Lookup}
+	for _, a := range td.Args {
+		v, err := literal(a.Value, f.Env)
+		if err != nil {
+			return nil, err
+		}
+		if a.Name == nil {
+			d.Args = append(d.Args, v)
+		} else {
+			d.Named[a.Name.Name] = v
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	p, err := reg.Open(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	methods, err := p.Methods(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("no answer within %s", timeout)
+	}
+	return methods, err
+}
+
+// literal evaluates a declaration argument without a run: literals and Env.NAME. A
+// {{template}} needs a run's inputs, so such a declaration cannot be listed here.
+func literal(e lang.Expr, env cmdutil.Env) (any, error) {
+	switch v := e.(type) {
+	case *lang.StringLit:
+		if ts := v.Templates(); len(ts) > 0 {
+			return nil, fmt.Errorf("its arguments use {{%s}}, known only when a pipeline runs", ts[0])
+		}
+		return v.Value, nil
+	case *lang.NumberLit:
+		return v.Value, nil
+	case *lang.BoolLit:
+		return v.Value, nil
+	case *lang.NullLit:
+		return nil, nil
+	case *lang.EnvRef:
+		val, ok := env.Lookup(v.Name.Name)
+		if !ok {
+			return nil, fmt.Errorf("Env.%s is not set", v.Name.Name)
+		}
+		return val, nil
+	case *lang.ListLit:
+		out := []any{}
+		for _, el := range v.Elems {
+			x, err := literal(el, env)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, x)
+		}
+		return out, nil
+	case *lang.ObjectLit:
+		out := map[string]any{}
+		for _, fl := range v.Fields {
+			x, err := literal(fl.Value, env)
+			if err != nil {
+				return nil, err
+			}
+			out[fl.Key] = x
+		}
+		return out, nil
+	case *lang.Ident:
+		return v.Name, nil // a bare word such as `write`
+	}
+	return nil, fmt.Errorf("an argument of this kind is known only when a pipeline runs")
+}

@@ -1,0 +1,438 @@
+// Package check owns name resolution and validation of a parsed Halo program: undeclared and
+// duplicate names, agents' tool sets, policy rules and their arguments (regular expressions,
+// effects, categories), providers, types, stages and directives. `halo validate` prints what
+// it finds; the runtime refuses to run a program with errors.
+//
+// check never loads a provider: which provider names exist is a function the caller passes
+// in (built-ins plus the names halo.lock lists), in the manner of starlark-go's resolver.
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/halo-lang/halo/host/lang"
+)
+
+// Config is what the checker needs to know from outside the program.
+type Config struct {
+	// IsProvider reports whether a tool provider type exists: an installed package's
+	// provider, say. Built-in providers (see BuiltinProviders) are always known. Nil means
+	// only built-ins exist.
+	IsProvider func(name string) bool
+	// Providers lists the known package provider names, for "did you mean" suggestions.
+	// Optional.
+	Providers []string
+	// IsSystemMethod reports whether System.<name> exists beside Value and Fail (a host may
+	// register its own). Nil means only the built-in ones.
+	IsSystemMethod func(name string) bool
+}
+
+// BuiltinProviders returns the provider types every project has.
+func BuiltinProviders() []string { return []string{"Workspace", "Bash", "MCP"} }
+
+// ModelProviders returns the model providers an agent's id may start with.
+func ModelProviders() []string {
+	return []string{"openai", "anthropic", "gemini", "ollama", "openrouter", "together", "replicate"}
+}
+
+// Builtin names that declarations cannot take.
+var reserved = set("System", "Env", "context", "loop", "yield", "auto", "none", "true", "false", "null")
+
+// Built-in type names and how many type arguments each may take.
+var builtinTypes = map[string][2]int{
+	"String": {0, 0}, "Number": {0, 0}, "Integer": {0, 0}, "Boolean": {0, 0},
+	"Array": {0, 1}, "List": {0, 1}, "Object": {0, 0}, "Map": {0, 1},
+	"JSON": {0, 0}, "Any": {0, 0}, "Result": {0, 0},
+}
+
+// Agent bracket settings and call options.
+var agentSettings = set("temp", "temperature", "max_steps", "tool_result_chars", "tools", "max_tokens")
+
+// Directives a stage may carry.
+var directives = set("retry", "timeout", "correct")
+
+// Check validates prog and returns every problem found, sorted by position.
+func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
+	c := &checker{cfg: cfg, decls: map[string]lang.Decl{}}
+	c.declare(prog)
+	for _, d := range prog.Decls() {
+		switch x := d.(type) {
+		case *lang.PolicyDecl:
+			c.checkPolicy(x)
+		case *lang.ToolDecl:
+			c.checkTool(x)
+		case *lang.AgentDecl:
+			c.checkAgent(x)
+		case *lang.SchemaDecl:
+			c.checkSchema(x)
+		case *lang.PipelineDecl:
+			c.checkPipeline(x)
+		}
+	}
+	c.diags.Sort()
+	return c.diags
+}
+
+type checker struct {
+	cfg   Config
+	decls map[string]lang.Decl
+	// byKind lists the declared names of each kind, sorted, for suggestions.
+	byKind map[string][]string
+	// regexErrs remembers each pattern's compile result.
+	regexErrs map[regexKey]error
+	diags     lang.Diagnostics
+}
+
+func (c *checker) errorf(pos lang.Pos, code, format string, args ...any) {
+	c.diags.Add(pos, lang.Error, code, format, args...)
+}
+
+func (c *checker) warn(pos lang.Pos, code, format string, args ...any) {
+	c.diags.Add(pos, lang.Warning, code, format, args...)
+}
+
+// declare records every declaration; a second one of a name is a DUPLICATE.
+func (c *checker) declare(prog *lang.Program) {
+	for _, d := range prog.Decls() {
+		id := d.DeclName()
+		if reserved[id.Name] {
+			c.errorf(id.Pos, lang.CodeDuplicate, "%s is built in and cannot be declared", id.Name)
+			continue
+		}
+		if prev, ok := c.decls[id.Name]; ok {
+			c.errorf(id.Pos, lang.CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos)
+			continue
+		}
+		c.decls[id.Name] = d
+	}
+	c.byKind = map[string][]string{}
+	for name, d := range c.decls {
+		c.byKind[d.Kind()] = append(c.byKind[d.Kind()], name)
+	}
+	for _, names := range c.byKind {
+		sort.Strings(names)
+	}
+}
+
+// kindOf returns the keyword that declared name, or "".
+func (c *checker) kindOf(name string) string {
+	if d, ok := c.decls[name]; ok {
+		return d.Kind()
+	}
+	return ""
+}
+
+// namesOf lists the declared names of one kind, for suggestions.
+func (c *checker) namesOf(kind string) []string {
+	return append([]string(nil), c.byKind[kind]...)
+}
+
+// undeclared reports a name that is not a declared kind, suggesting the nearest one.
+func (c *checker) undeclared(pos lang.Pos, kind, name string) {
+	if other := c.kindOf(name); other != "" {
+		c.errorf(pos, lang.CodeUndeclared, "%s is %s, not %s", name, article(other), article(kind))
+		return
+	}
+	c.errorf(pos, lang.CodeUndeclared, "undeclared %s %s%s", kind, name, suggest(name, c.namesOf(kind)))
+}
+
+func (c *checker) checkTool(d *lang.ToolDecl) {
+	p := d.Provider.Name
+	builtin := false
+	for _, b := range BuiltinProviders() {
+		builtin = builtin || b == p
+	}
+	if !builtin && (c.cfg.IsProvider == nil || !c.cfg.IsProvider(p)) {
+		hint := "; install a package that provides it (halo add) or use Workspace, Bash or MCP"
+		if s := suggest(p, append(BuiltinProviders(), c.cfg.Providers...)); s != "" {
+			hint = s
+		}
+		c.errorf(d.Provider.Pos, lang.CodeUnknownProvider, "unknown provider %s%s", p, hint)
+	}
+	for _, a := range d.Args {
+		if p == "MCP" && a.Name != nil && a.Name.Name == "env" {
+			continue // checkMCP says what env: takes
+		}
+		c.checkStatic(a.Value, "a tool declaration")
+	}
+	if p == "MCP" {
+		c.checkMCP(d)
+	}
+}
+
+// checkMCP: an MCP tool needs exactly one of a command and a url.
+func (c *checker) checkMCP(d *lang.ToolDecl) {
+	pos := d.Positional()
+	url := d.Named("url")
+	hasCommand := len(pos) > 0
+	if len(pos) > 0 {
+		if s, ok := pos[0].Value.(*lang.StringLit); ok && (strings.HasPrefix(s.Value, "https://") || strings.HasPrefix(s.Value, "http://")) {
+			hasCommand = false
+			if url != nil {
+				c.errorf(pos[0].Pos, lang.CodeToolConfig, "MCP tool %s has two URLs: give either a first argument or url:", d.Name.Name)
+			}
+			url = pos[0]
+		}
+	}
+	switch {
+	case len(pos) > 1:
+		c.errorf(pos[1].Pos, lang.CodeToolConfig, "MCP takes one positional argument, the command or URL; pass the rest by name")
+	case hasCommand && url != nil:
+		c.errorf(url.Pos, lang.CodeToolConfig, "MCP tool %s has both a command and url:; give one", d.Name.Name)
+	case !hasCommand && url == nil:
+		c.errorf(d.Provider.Pos, lang.CodeToolConfig, "MCP tool %s needs a command to start a stdio server or url: for a remote one", d.Name.Name)
+	}
+	if env := d.Named("env"); env != nil {
+		switch v := env.Value.(type) {
+		case *lang.ListLit:
+			for _, e := range v.Elems {
+				if _, ok := e.(*lang.StringLit); !ok {
+					c.errorf(e.Position(), lang.CodeToolConfig, "env: lists variable names as strings, such as [\"GITHUB_TOKEN\"]")
+				}
+			}
+		case *lang.ObjectLit:
+		default:
+			c.errorf(env.Pos, lang.CodeToolConfig, "env: is a list of variable names or an object of values")
+		}
+	}
+}
+
+// checkStatic checks a value outside a pipeline: no parameters or context to refer to.
+func (c *checker) checkStatic(v lang.Expr, where string) {
+	switch x := v.(type) {
+	case *lang.Ident:
+		c.errorf(x.Pos, lang.CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
+	case *lang.Path:
+		c.errorf(x.Pos, lang.CodeUndeclared, "%s is not a value in %s", x, where)
+	case *lang.ListLit:
+		for _, e := range x.Elems {
+			c.checkStatic(e, where)
+		}
+	case *lang.ObjectLit:
+		for _, f := range x.Fields {
+			c.checkStatic(f.Value, where)
+		}
+	}
+}
+
+func isReplicate(a *lang.AgentDecl) bool { return a.Model != nil && a.Model.Provider == "replicate" }
+
+func (c *checker) checkAgent(d *lang.AgentDecl) {
+	if m := d.Model; m != nil {
+		known := false
+		for _, p := range ModelProviders() {
+			known = known || p == m.Provider
+		}
+		switch {
+		case !known:
+			c.errorf(m.Pos, lang.CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, ModelProviders()))
+		case m.Name == "":
+			c.errorf(m.Pos, lang.CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
+		}
+	}
+	for _, s := range d.Settings {
+		name := s.Name.Name
+		if !agentSettings[name] {
+			c.warn(s.Pos, lang.CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
+			continue
+		}
+		c.checkAgentOption(d, s)
+	}
+	seen := map[string]bool{}
+	for _, id := range d.Equips {
+		if seen[id.Name] {
+			c.warn(id.Pos, lang.CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
+		}
+		seen[id.Name] = true
+		if c.kindOf(id.Name) != "tool" {
+			c.undeclared(id.Pos, "tool", id.Name)
+		}
+	}
+	seen = map[string]bool{}
+	for _, id := range d.Requires {
+		if seen[id.Name] {
+			c.warn(id.Pos, lang.CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
+		}
+		seen[id.Name] = true
+		if c.kindOf(id.Name) != "policy" {
+			c.undeclared(id.Pos, "policy", id.Name)
+		}
+	}
+}
+
+// checkAgentOption checks one agent setting, in the brackets or on a call.
+func (c *checker) checkAgentOption(a *lang.AgentDecl, s *lang.Arg) {
+	switch s.Name.Name {
+	case "temp", "temperature":
+		if n, ok := s.Value.(*lang.NumberLit); !ok || n.Value < 0 || n.Value > 2 {
+			c.errorf(s.Value.Position(), lang.CodeArguments, "%s must be a number from 0 to 2", s.Name.Name)
+		}
+	case "max_steps", "tool_result_chars", "max_tokens":
+		if n, ok := s.Value.(*lang.NumberLit); !ok || n.Value < 1 || !n.IsInteger() {
+			c.errorf(s.Value.Position(), lang.CodeArguments, "%s must be a whole number, 1 or more", s.Name.Name)
+		}
+	case "tools":
+		c.checkToolsOption(a, s)
+	}
+}
+
+// checkToolsOption checks `tools: auto | none | [A, B]`: each tool declared and equipped,
+// and no tools on a model that cannot call them.
+func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
+	wantsTools := true
+	switch v := s.Value.(type) {
+	case *lang.Ident:
+		switch v.Name {
+		case "auto":
+			if len(a.Equips) == 0 {
+				c.warn(v.Pos, lang.CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
+			}
+		case "none":
+			wantsTools = false
+		default:
+			c.errorf(v.Pos, lang.CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
+			return
+		}
+	case *lang.ListLit:
+		wantsTools = len(v.Elems) > 0
+		for _, e := range v.Elems {
+			id, ok := e.(*lang.Ident)
+			if !ok {
+				c.errorf(e.Position(), lang.CodeToolConfig, "tools: lists tool names, such as [Files, Tests]")
+				continue
+			}
+			if c.kindOf(id.Name) != "tool" {
+				c.undeclared(id.Pos, "tool", id.Name)
+				continue
+			}
+			if !equips(a, id.Name) {
+				c.errorf(id.Pos, lang.CodeToolConfig, "agent %s does not equip %s; add it to the agent's equips", a.Name.Name, id.Name)
+			}
+		}
+	default:
+		c.errorf(s.Value.Position(), lang.CodeToolConfig, "tools: is auto, none or a list of tool names")
+		return
+	}
+	if wantsTools && isReplicate(a) {
+		c.errorf(s.Pos, lang.CodeToolConfig, "agent %s runs on Replicate, which cannot call tools; remove tools:", a.Name.Name)
+	}
+}
+
+func equips(a *lang.AgentDecl, tool string) bool {
+	for _, id := range a.Equips {
+		if id.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) checkSchema(d *lang.SchemaDecl) {
+	seen := map[string]bool{}
+	for _, f := range d.Fields {
+		if seen[f.Name.Name] {
+			c.errorf(f.Name.Pos, lang.CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
+		}
+		seen[f.Name.Name] = true
+		c.checkType(f.Type)
+	}
+}
+
+func (c *checker) checkType(t *lang.TypeRef) {
+	if t == nil {
+		return
+	}
+	if arity, ok := builtinTypes[t.Name]; ok {
+		if len(t.Args) < arity[0] || len(t.Args) > arity[1] {
+			if arity[1] == 0 {
+				c.errorf(t.Pos, lang.CodeBadType, "%s takes no type arguments", t.Name)
+			} else {
+				c.errorf(t.Pos, lang.CodeBadType, "%s takes one type argument, as in %s<String>", t.Name, t.Name)
+			}
+		}
+		for _, a := range t.Args {
+			c.checkType(a)
+		}
+		return
+	}
+	if c.kindOf(t.Name) == "schema" {
+		if len(t.Args) > 0 {
+			c.errorf(t.Pos, lang.CodeBadType, "schema %s takes no type arguments", t.Name)
+		}
+		return
+	}
+	names := append(c.namesOf("schema"), "String", "Number", "Integer", "Boolean", "Array", "List", "Object", "Map", "JSON", "Any", "Result")
+	c.errorf(t.Pos, lang.CodeBadType, "unknown type %s%s", t.Name, suggest(t.Name, names))
+}
+
+// suggest returns `; did you mean "X"?` for the candidate nearest to name, or "".
+func suggest(name string, candidates []string) string {
+	best, bestDist := "", 0
+	limit := max(1, len(name)/4)
+	lower := strings.ToLower(name)
+	for _, cand := range candidates {
+		if cand == name || len(cand) > len(name)+limit || len(cand) < len(name)-limit {
+			continue // too long or short to be near: skip the distance
+		}
+		d := distance(lower, strings.ToLower(cand))
+		if d <= limit && (best == "" || d < bestDist || d == bestDist && cand < best) {
+			best, bestDist = cand, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s?", best)
+}
+
+// suggestOr is suggest, or the whole list when nothing is near.
+func suggestOr(name string, candidates []string) string {
+	if s := suggest(name, candidates); s != "" {
+		return s
+	}
+	return "; known: " + strings.Join(candidates, ", ")
+}
+
+// distance is the optimal-string-alignment distance between a and b, in bytes (names are
+// ASCII): insertions, deletions, substitutions and swaps of neighbours each cost one, so
+// "Flies" is one step from "Files".
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		if a == b {
+			return 0
+		}
+		return 64
+	}
+	rows := make([][]int, len(a)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
+		}
+	}
+	return rows[len(a)][len(b)]
+}
+
+// article puts "a" or "an" before a declaration kind.
+func article(kind string) string {
+	if strings.HasPrefix(kind, "a") {
+		return "an " + kind
+	}
+	return "a " + kind
+}

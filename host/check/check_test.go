@@ -1,0 +1,81 @@
+package check
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/halo-lang/halo/host/lang"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func lockProviders(name string) bool { return name == "Stripe" }
+
+// TestExamplesValidate: the examples folder, as one program, has no diagnostic at all.
+func TestExamplesValidate(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.halo")
+	if len(files) == 0 {
+		t.Fatal("no examples")
+	}
+	prog, diags := lang.Load("", files)
+	diags = append(diags, Check(prog, Config{IsProvider: lockProviders})...)
+	for _, d := range diags {
+		t.Errorf("%s", d)
+	}
+}
+
+// TestGoldenDiagnostics checks each broken file in testdata/bad against the diagnostics its
+// .golden file lists (go test -update rewrites them; review the diff).
+func TestGoldenDiagnostics(t *testing.T) {
+	files, _ := filepath.Glob("testdata/bad/*.halo")
+	if len(files) == 0 {
+		t.Fatal("no testdata/bad files")
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			src, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, diags := lang.Parse(filepath.Base(name), src)
+			diags = append(diags, Check(&lang.Program{Files: []*lang.File{f}}, Config{IsProvider: lockProviders, Providers: []string{"Stripe"}})...)
+			var b strings.Builder
+			for _, d := range diags {
+				b.WriteString(d.String() + "\n")
+			}
+			golden := strings.TrimSuffix(name, ".halo") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("diagnostics differ from %s:\n%s", golden, b.String())
+			}
+		})
+	}
+}
+
+// TestSeedSnippets: each seed snippet, completed, validates clean on its own.
+func TestSeedSnippets(t *testing.T) {
+	files, _ := filepath.Glob("../lang/testdata/seeds/*.halo")
+	if len(files) == 0 {
+		t.Fatal("no seed snippets")
+	}
+	pkgs := func(name string) bool { return name == "Stripe" || name == "Jira" }
+	for _, name := range files {
+		prog, diags := lang.Load("", []string{name})
+		diags = append(diags, Check(prog, Config{IsProvider: pkgs})...)
+		for _, d := range diags {
+			t.Errorf("%s", d)
+		}
+	}
+}

@@ -1,0 +1,554 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A Pos is a place in a source file: the file name as given to Parse, a 1-based line and a
+// 1-based column counted in runes (a tab is one column, as is a multi-byte character).
+// The zero Pos means "no position".
+type Pos struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"column"`
+}
+
+// IsValid reports whether p names a place.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// String formats p as file:line:col, the form diagnostics start with.
+func (p Pos) String() string {
+	if !p.IsValid() {
+		if p.File == "" {
+			return "-"
+		}
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Before reports whether p comes before q in the same file (files compare by name).
+func (p Pos) Before(q Pos) bool {
+	if p.File != q.File {
+		return p.File < q.File
+	}
+	if p.Line != q.Line {
+		return p.Line < q.Line
+	}
+	return p.Col < q.Col
+}
+
+// A Node is any element of the syntax tree.
+type Node interface {
+	// Position is where the node starts.
+	Position() Pos
+}
+
+// A Program is a set of parsed files that together make one project: names declared in one
+// file may be used in another.
+type Program struct {
+	Files []*File
+}
+
+// Decls returns every declaration of every file, in file order then source order.
+func (p *Program) Decls() []Decl {
+	var out []Decl
+	for _, f := range p.Files {
+		out = append(out, f.Decls...)
+	}
+	return out
+}
+
+// Pipeline returns the pipeline called name, or nil.
+func (p *Program) Pipeline(name string) *PipelineDecl {
+	for _, d := range p.Decls() {
+		if pd, ok := d.(*PipelineDecl); ok && pd.Name.Name == name {
+			return pd
+		}
+	}
+	return nil
+}
+
+// Tool returns the tool declaration called name, or nil.
+func (p *Program) Tool(name string) *ToolDecl {
+	for _, d := range p.Decls() {
+		if td, ok := d.(*ToolDecl); ok && td.Name.Name == name {
+			return td
+		}
+	}
+	return nil
+}
+
+// Agent returns the agent called name, or nil.
+func (p *Program) Agent(name string) *AgentDecl {
+	for _, d := range p.Decls() {
+		if ad, ok := d.(*AgentDecl); ok && ad.Name.Name == name {
+			return ad
+		}
+	}
+	return nil
+}
+
+// Policy returns the policy called name, or nil.
+func (p *Program) Policy(name string) *PolicyDecl {
+	for _, d := range p.Decls() {
+		if pd, ok := d.(*PolicyDecl); ok && pd.Name.Name == name {
+			return pd
+		}
+	}
+	return nil
+}
+
+// Schema returns the schema called name, or nil.
+func (p *Program) Schema(name string) *SchemaDecl {
+	for _, d := range p.Decls() {
+		if sd, ok := d.(*SchemaDecl); ok && sd.Name.Name == name {
+			return sd
+		}
+	}
+	return nil
+}
+
+// A File is one parsed .halo file.
+type File struct {
+	// Name is the file name as given to Parse; every Pos in the file carries it.
+	Name string
+	// Decls are the top-level declarations in source order. A declaration with a syntax
+	// error is left out (its diagnostics say why).
+	Decls []Decl
+}
+
+// A Decl is a top-level declaration: *PolicyDecl, *ToolDecl, *AgentDecl, *SchemaDecl or
+// *PipelineDecl.
+type Decl interface {
+	Node
+	// DeclName is the declared name.
+	DeclName() *Ident
+	// Kind is the keyword: "policy", "tool", "agent", "schema" or "pipeline".
+	Kind() string
+}
+
+// An Ident is a name as written, with its place.
+type Ident struct {
+	Pos  Pos
+	Name string
+}
+
+// A PolicyDecl is `policy Name : Rule(args) & Rule(args) ...`. Rules may continue on
+// following lines that begin with `&`.
+type PolicyDecl struct {
+	Pos   Pos // of the keyword
+	Name  *Ident
+	Rules []*Rule
+}
+
+// A Rule is one policy rule, `Block(PII, APIKey)` or `MaxSpend(0.50)`. Its arguments are
+// strings, numbers and bare identifiers (categories, effects, formats).
+type Rule struct {
+	Pos  Pos // of the rule name
+	Name *Ident
+	Args []*Arg
+	// Parens reports whether the rule was written with parentheses (`LogViolation()`); a
+	// bare `LogViolation` is accepted too.
+	Parens bool
+}
+
+// A ToolDecl is `tool Name : Provider(positional, named: value, ...)`.
+type ToolDecl struct {
+	Pos      Pos // of the keyword
+	Name     *Ident
+	Provider *Ident
+	Args     []*Arg
+}
+
+// An AgentDecl is
+//
+//	agent Name [provider/model, temp: 0.0, max_steps: 40, tools: auto]
+//	  system "..."
+//	  equips A, B
+//	  requires P, Q
+//
+// Settings holds the named entries of the brackets in source order. System, Equips and
+// Requires may each be written more than once; the lists are concatenated and the last
+// system prompt wins (the checker warns about a repeat).
+type AgentDecl struct {
+	Pos      Pos // of the keyword
+	Name     *Ident
+	Model    *Model
+	Settings []*Arg
+	System   *StringLit // nil when not given
+	Equips   []*Ident
+	Requires []*Ident
+}
+
+// Setting returns the bracket setting called name, or nil.
+func (a *AgentDecl) Setting(name string) *Arg {
+	for _, s := range a.Settings {
+		if s.Name != nil && s.Name.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// A Model is the `provider/model` id at the start of an agent's brackets. The model part may
+// hold '/', '.', ':' and '-' (`openrouter/qwen/qwen3-coder`, `ollama/llama3.1:8b`).
+type Model struct {
+	Pos Pos
+	// Provider is the text before the first '/': openai, anthropic, gemini, ollama, ...
+	Provider string
+	// Name is the text after the first '/'; empty when no '/' was written.
+	Name string
+}
+
+// String returns the id as written.
+func (m *Model) String() string {
+	if m.Name == "" {
+		return m.Provider
+	}
+	return m.Provider + "/" + m.Name
+}
+
+// A SchemaDecl is `schema Name { field: Type, ... }`. Its name may be used as a type.
+type SchemaDecl struct {
+	Pos    Pos // of the keyword
+	Name   *Ident
+	Fields []*Field
+}
+
+// A Field is one `name: Type` of a schema.
+type Field struct {
+	Name *Ident
+	Type *TypeRef
+}
+
+// A TypeRef names a type: String, Number, Integer, Boolean, List, Object, Map, JSON, Any,
+// Result, a schema name, or a generic such as Array<String>.
+type TypeRef struct {
+	Pos  Pos
+	Name string
+	// Args are the type arguments of a generic (`Array<T>` has one).
+	Args []*TypeRef
+}
+
+// String returns the type as written, without spaces.
+func (t *TypeRef) String() string {
+	if t == nil {
+		return ""
+	}
+	if len(t.Args) == 0 {
+		return t.Name
+	}
+	parts := make([]string, len(t.Args))
+	for i, a := range t.Args {
+		parts[i] = a.String()
+	}
+	return t.Name + "<" + strings.Join(parts, ", ") + ">"
+}
+
+// A PipelineDecl is
+//
+//	pipeline Name(p: Type, ...) -> Type:
+//	  start
+//	    |> Stage(...) as name
+//	    ...
+//
+// The body may also be one line after the colon's line, or on the colon's own line.
+type PipelineDecl struct {
+	Pos    Pos // of the keyword
+	Name   *Ident
+	Params []*Param
+	// Result is the declared result type; nil when no `-> Type` was written.
+	Result *TypeRef
+	// Start is the value that flows into the first stage: usually a parameter name.
+	Start Expr
+	// Stages run in order.
+	Stages []*Stage
+}
+
+// A Param is one pipeline parameter, `name: Type`.
+type Param struct {
+	Name *Ident
+	Type *TypeRef
+}
+
+// A StageOp is the operator that introduces a stage.
+type StageOp string
+
+// The stage operators.
+const (
+	// OpThen `|>` runs a call on the flowing value.
+	OpThen StageOp = "|>"
+	// OpLoop `|<> loop(Agent, "condition", max: n)` sends the run back to Agent's stage while
+	// condition holds, at most n times.
+	OpLoop StageOp = "|<>"
+	// OpFallback `|? Call(...)` runs only when the stage before it failed; its result
+	// replaces the failure.
+	OpFallback StageOp = "|?"
+	// OpFanOut `|* { Call(...), Call(...) }` runs the calls concurrently on the flowing value;
+	// the result is the list of their results in order.
+	OpFanOut StageOp = "|*"
+	// OpYield `|! yield("question")` pauses the run for a person's answer.
+	OpYield StageOp = "|!"
+)
+
+// A Stage is one step of a pipeline.
+type Stage struct {
+	Pos Pos // of the operator
+	Op  StageOp
+	// Call is the stage's call; nil for OpFanOut.
+	Call *Call
+	// Calls are a fan-out's branches; nil for the other operators.
+	Calls []*Call
+	// As is the name given with `as name`; nil when none. The stage's result is then also
+	// kept in context.data.<name>.
+	As *Ident
+	// Directives are the `@name(args)` written after the call, in source order.
+	Directives []*Directive
+}
+
+// Directive returns the stage's directive called name (without '@'), or nil.
+func (s *Stage) Directive(name string) *Directive {
+	for _, d := range s.Directives {
+		if d.Name.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// A Directive is `@retry(2)`, `@timeout(20000)` or `@correct(1)` after a stage's call.
+type Directive struct {
+	Pos  Pos // of the '@'
+	Name *Ident
+	Args []*Arg
+}
+
+// A Call is `Target.method(args)` or `name(args)`.
+//
+//   - `Agent.task("prompt", value, tools: [A, B], tool: T)` calls an agent;
+//   - `Tool.method(arg: v)` calls a tool; the method may hold '-' (`Ev.get-sum`);
+//   - `System.Value(x)`, `System.Fail("...")` call built-ins;
+//   - `loop(Agent, "cond", max: 3)` and `yield("question")` have no receiver;
+//   - `Other(x)` with no receiver calls another pipeline.
+type Call struct {
+	Pos Pos // of the first name
+	// Recv is the name before the dot; nil for a call without one.
+	Recv *Ident
+	// Method is the name after the dot, or the whole name when Recv is nil.
+	Method *Ident
+	Args   []*Arg
+}
+
+// Target returns "Recv.Method" or "Method".
+func (c *Call) Target() string {
+	if c.Recv == nil {
+		return c.Method.Name
+	}
+	return c.Recv.Name + "." + c.Method.Name
+}
+
+// Named returns the named argument called name, or nil.
+func (c *Call) Named(name string) *Arg { return namedArg(c.Args, name) }
+
+// Positional returns the positional arguments in order.
+func (c *Call) Positional() []*Arg { return positional(c.Args) }
+
+// An Arg is one argument: positional when Name is nil, else `name: value`.
+type Arg struct {
+	Pos   Pos // of the name, or of the value when positional
+	Name  *Ident
+	Value Expr
+}
+
+// An Expr is a value in an argument, a setting or a pipeline's start: *StringLit,
+// *NumberLit, *BoolLit, *NullLit, *Ident (a bare name: a parameter, a tool, `auto`, `write`),
+// *EnvRef, *Path, *ListLit, *ObjectLit, or *Call (only as a pipeline's start value).
+type Expr interface {
+	Node
+	exprNode()
+}
+
+// A StringLit is a double-quoted string. Value has the escapes decoded; {{param}} templates
+// are kept as written (see Templates).
+type StringLit struct {
+	Pos   Pos
+	Value string
+}
+
+// Templates lists the distinct {{name}} template names in the string, in order of first use.
+func (s *StringLit) Templates() []string { return Templates(s.Value) }
+
+// A NumberLit is a number as written (`0.50`, `120000`, `-1`). Value is its float64 value.
+type NumberLit struct {
+	Pos   Pos
+	Raw   string
+	Value float64
+}
+
+// IsInteger reports whether the number has no fractional part.
+func (n *NumberLit) IsInteger() bool { return n.Value == float64(int64(n.Value)) }
+
+// A BoolLit is `true` or `false`.
+type BoolLit struct {
+	Pos   Pos
+	Value bool
+}
+
+// A NullLit is `null`.
+type NullLit struct {
+	Pos Pos
+}
+
+// An EnvRef is `Env.NAME`: a variable of the environment the host was given, read when the
+// declaration is opened.
+type EnvRef struct {
+	Pos  Pos // of `Env`
+	Name *Ident
+}
+
+// A Path is a dotted reference `a.b.c`: a context path (`context.data.report`,
+// `context.meta.cost`) or a field of a parameter. Parts has at least two names; a single
+// name is an *Ident.
+type Path struct {
+	Pos   Pos
+	Parts []*Ident
+}
+
+// String returns the path as written.
+func (p *Path) String() string {
+	names := make([]string, len(p.Parts))
+	for i, id := range p.Parts {
+		names[i] = id.Name
+	}
+	return strings.Join(names, ".")
+}
+
+// IsContext reports whether the path starts with `context`.
+func (p *Path) IsContext() bool { return len(p.Parts) > 0 && p.Parts[0].Name == "context" }
+
+// A ListLit is `[a, b, c]`.
+type ListLit struct {
+	Pos   Pos
+	Elems []Expr
+}
+
+// An ObjectLit is `{ key: value, "quoted-key": value }`.
+type ObjectLit struct {
+	Pos    Pos
+	Fields []*ObjectField
+}
+
+// An ObjectField is one `key: value` of an object literal.
+type ObjectField struct {
+	Pos Pos // of the key
+	Key string
+	// Quoted reports whether the key was written as a string.
+	Quoted bool
+	Value  Expr
+}
+
+func (*StringLit) exprNode() {}
+func (*NumberLit) exprNode() {}
+func (*BoolLit) exprNode()   {}
+func (*NullLit) exprNode()   {}
+func (*Ident) exprNode()     {}
+func (*EnvRef) exprNode()    {}
+func (*Path) exprNode()      {}
+func (*ListLit) exprNode()   {}
+func (*ObjectLit) exprNode() {}
+func (*Call) exprNode()      {}
+
+// Position methods.
+
+func (n *Ident) Position() Pos        { return n.Pos }
+func (n *PolicyDecl) Position() Pos   { return n.Pos }
+func (n *Rule) Position() Pos         { return n.Pos }
+func (n *ToolDecl) Position() Pos     { return n.Pos }
+func (n *AgentDecl) Position() Pos    { return n.Pos }
+func (n *Model) Position() Pos        { return n.Pos }
+func (n *SchemaDecl) Position() Pos   { return n.Pos }
+func (n *Field) Position() Pos        { return n.Name.Pos }
+func (n *TypeRef) Position() Pos      { return n.Pos }
+func (n *PipelineDecl) Position() Pos { return n.Pos }
+func (n *Param) Position() Pos        { return n.Name.Pos }
+func (n *Stage) Position() Pos        { return n.Pos }
+func (n *Directive) Position() Pos    { return n.Pos }
+func (n *Call) Position() Pos         { return n.Pos }
+func (n *Arg) Position() Pos          { return n.Pos }
+func (n *StringLit) Position() Pos    { return n.Pos }
+func (n *NumberLit) Position() Pos    { return n.Pos }
+func (n *BoolLit) Position() Pos      { return n.Pos }
+func (n *NullLit) Position() Pos      { return n.Pos }
+func (n *EnvRef) Position() Pos       { return n.Pos }
+func (n *Path) Position() Pos         { return n.Pos }
+func (n *ListLit) Position() Pos      { return n.Pos }
+func (n *ObjectLit) Position() Pos    { return n.Pos }
+func (n *ObjectField) Position() Pos  { return n.Pos }
+
+// Decl methods.
+
+func (d *PolicyDecl) DeclName() *Ident   { return d.Name }
+func (d *ToolDecl) DeclName() *Ident     { return d.Name }
+func (d *AgentDecl) DeclName() *Ident    { return d.Name }
+func (d *SchemaDecl) DeclName() *Ident   { return d.Name }
+func (d *PipelineDecl) DeclName() *Ident { return d.Name }
+
+func (*PolicyDecl) Kind() string   { return "policy" }
+func (*ToolDecl) Kind() string     { return "tool" }
+func (*AgentDecl) Kind() string    { return "agent" }
+func (*SchemaDecl) Kind() string   { return "schema" }
+func (*PipelineDecl) Kind() string { return "pipeline" }
+
+// Named returns the named argument of r called name, or nil.
+func (r *Rule) Named(name string) *Arg { return namedArg(r.Args, name) }
+
+// Named returns the named argument of t called name, or nil.
+func (t *ToolDecl) Named(name string) *Arg { return namedArg(t.Args, name) }
+
+// Positional returns the positional arguments of t in order.
+func (t *ToolDecl) Positional() []*Arg { return positional(t.Args) }
+
+func namedArg(args []*Arg, name string) *Arg {
+	for _, a := range args {
+		if a.Name != nil && a.Name.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+func positional(args []*Arg) []*Arg {
+	var out []*Arg
+	for _, a := range args {
+		if a.Name == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Templates lists the distinct {{name}} template names in s, in order of first use.
+// Spaces inside the braces are allowed (`{{ name }}`); an unclosed `{{` is not a template.
+func Templates(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			return out
+		}
+		rest := s[i+2:]
+		j := strings.Index(rest, "}}")
+		if j < 0 {
+			return out
+		}
+		name := strings.TrimSpace(rest[:j])
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+		s = rest[j+2:]
+	}
+}

@@ -1,0 +1,118 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity says whether a diagnostic stops a program from running.
+type Severity string
+
+const (
+	// Error diagnostics make `halo validate` exit 1; a program with one is not run.
+	Error Severity = "error"
+	// Warning diagnostics are reported but do not stop anything.
+	Warning Severity = "warning"
+)
+
+// Stable diagnostic codes. Users match on them; never change or reuse one.
+const (
+	CodeSyntax          = "SYNTAX"           // the text does not follow the grammar
+	CodeUndeclared      = "UNDECLARED"       // a name that no declaration introduces
+	CodeDuplicate       = "DUPLICATE"        // a name declared twice
+	CodeToolConfig      = "TOOL_CONFIG"      // an agent's tool set or a declaration's options are wrong
+	CodeBadRegex        = "BAD_REGEX"        // a DenyArgs/MatchRegex pattern that does not compile
+	CodeBadEffect       = "BAD_EFFECT"       // an effect other than read, write, external
+	CodeUnknownProvider = "UNKNOWN_PROVIDER" // `tool X : Name(...)` with no such provider
+	CodeArguments       = "ARGUMENTS"        // wrong number or kind of arguments
+	CodeNotEnforced     = "NOT_ENFORCED"     // a policy rule the runtime ignores
+	CodeBadType         = "BAD_TYPE"         // an unknown parameter or field type
+	CodeStage           = "STAGE"            // a stage in a place it cannot be (|? first, loop to no agent)
+	CodeIO              = "IO"               // a file that could not be read
+)
+
+// A Diagnostic is one problem found in a program, with where it is and how bad.
+type Diagnostic struct {
+	// Pos is embedded so the JSON shape is flat: file, line, column, severity, code, message.
+	Pos
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+}
+
+// String formats d as `file:line:col: error|warning: message [CODE]`.
+func (d Diagnostic) String() string {
+	return fmt.Sprintf("%s: %s: %s [%s]", d.Pos, d.Severity, d.Message, d.Code)
+}
+
+// Diagnostics is a list of problems, reported all at once.
+type Diagnostics []Diagnostic
+
+// HasErrors reports whether any diagnostic is an error.
+func (ds Diagnostics) HasErrors() bool {
+	for _, d := range ds {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors returns only the error diagnostics.
+func (ds Diagnostics) Errors() Diagnostics {
+	var out Diagnostics
+	for _, d := range ds {
+		if d.Severity == Error {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Sort orders the diagnostics by file, line and column, keeping the order of equal ones.
+func (ds Diagnostics) Sort() {
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Pos.Before(ds[j].Pos) })
+}
+
+// Err returns the diagnostics as an error when any is an error, else nil. The error has
+// the code of the first error and lists every diagnostic, one a line.
+func (ds Diagnostics) Err() error {
+	if !ds.HasErrors() {
+		return nil
+	}
+	return &DiagnosticsError{Diags: ds}
+}
+
+// A DiagnosticsError is a program that did not validate.
+type DiagnosticsError struct {
+	Diags Diagnostics
+}
+
+func (e *DiagnosticsError) Error() string {
+	lines := make([]string, len(e.Diags))
+	for i, d := range e.Diags {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ErrorCode returns the code of the first error diagnostic.
+func (e *DiagnosticsError) ErrorCode() string {
+	for _, d := range e.Diags {
+		if d.Severity == Error {
+			return d.Code
+		}
+	}
+	return ""
+}
+
+// errorf appends an error diagnostic.
+func (ds *Diagnostics) errorf(pos Pos, code, format string, args ...any) {
+	*ds = append(*ds, Diagnostic{Pos: pos, Severity: Error, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// Add appends a diagnostic; host/check reports through it.
+func (ds *Diagnostics) Add(pos Pos, sev Severity, code, format string, args ...any) {
+	*ds = append(*ds, Diagnostic{Pos: pos, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+}

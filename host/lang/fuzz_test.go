@@ -1,0 +1,43 @@
+package lang
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParse: any byte sequence gets a File and diagnostics, never a panic or a hang, and
+// every diagnostic points inside the input.
+func FuzzParse(f *testing.F) {
+	for _, glob := range []string{"../../examples/*.halo", "testdata/*/*.halo"} {
+		files, _ := filepath.Glob(glob)
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("agent A [ollama/llama3.1:8b, tools: [\n"))
+	f.Add([]byte("pipeline P(x: Array<Array<String>>) -> Result:\n  x |* { A.b(), C.d(\"\\u00e9\") } @retry(1)"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, diags := Parse("f.halo", src)
+		if file == nil {
+			t.Fatal("nil file")
+		}
+		lines := bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
+		for _, d := range diags {
+			if d.Line < 1 || d.Line > lines || d.Col < 1 || d.Col > utf8.RuneCount(src)+1 {
+				t.Fatalf("diagnostic outside the input (%d lines): %s", lines, d)
+			}
+			if d.Severity != Error || d.Code == "" {
+				t.Fatalf("bad diagnostic %+v", d)
+			}
+		}
+		var buf bytes.Buffer
+		if err := Dump(&buf, file); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

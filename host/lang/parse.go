@@ -1,0 +1,613 @@
+package lang
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Parse parses one .halo file. It always returns a File; declarations that did not parse
+// are left out and reported in the diagnostics, one or more per broken declaration, so every
+// problem in a file is reported at once.
+func Parse(filename string, src []byte) (*File, Diagnostics) {
+	var diags Diagnostics
+	f := &File{Name: filename}
+	ar := &arena{}
+	scan(filename, src, &diags, func(toks []token) {
+		p := newParser(filename, toks, &diags)
+		p.arena = ar
+		if d := p.parseDecl(); d != nil {
+			f.Decls = append(f.Decls, d)
+		}
+	})
+	if len(diags) > maxDiags {
+		diags = diags[:maxDiags]
+	}
+	diags.Sort()
+	return f, diags
+}
+
+// A Source is one named file's contents.
+type Source struct {
+	Name string
+	Src  []byte
+}
+
+// ParseFiles parses several files into one Program.
+func ParseFiles(srcs []Source) (*Program, Diagnostics) {
+	prog := &Program{}
+	var all Diagnostics
+	for _, s := range srcs {
+		f, diags := Parse(s.Name, s.Src)
+		prog.Files = append(prog.Files, f)
+		all = append(all, diags...)
+	}
+	return prog, all
+}
+
+// Load reads and parses the .halo files that paths name: a file is read as given, a folder
+// contributes its *.halo files (not those of subfolders), in name order. Relative paths are
+// read from dir but keep the name they were given in positions. A path that cannot be read
+// is an IO diagnostic, so one missing file does not hide the problems of the others.
+func Load(dir string, paths []string) (*Program, Diagnostics) {
+	var srcs []Source
+	var diags Diagnostics
+	for _, p := range paths {
+		files, err := expand(dir, p)
+		if err != nil {
+			diags.errorf(Pos{File: p}, CodeIO, "%v", err)
+			continue
+		}
+		for _, name := range files {
+			b, err := os.ReadFile(resolve(dir, name))
+			if err != nil {
+				diags.errorf(Pos{File: name}, CodeIO, "%v", err)
+				continue
+			}
+			srcs = append(srcs, Source{Name: name, Src: b})
+		}
+	}
+	prog, more := ParseFiles(srcs)
+	return prog, append(diags, more...)
+}
+
+func resolve(dir, p string) string {
+	if dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func expand(dir, p string) ([]string, error) {
+	st, err := os.Stat(resolve(dir, p))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, unwrapPathError(err))
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	entries, err := os.ReadDir(resolve(dir, p))
+	if err != nil {
+		return nil, fmt.Errorf("read folder %s: %w", p, unwrapPathError(err))
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".halo") {
+			out = append(out, filepath.Join(p, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// maxNesting bounds bracket nesting so deep garbage cannot exhaust the stack.
+const maxNesting = 64
+
+// A parser reads one declaration's tokens.
+type parser struct {
+	file  string
+	toks  []token
+	i     int
+	end   int
+	eof   token // stands after the declaration's last token
+	diags *Diagnostics
+	nest  int
+	arena *arena
+}
+
+// An arena hands out the most common nodes from blocks, so a large file makes a few
+// allocations instead of one per name.
+type arena struct {
+	idents []Ident
+	args   []Arg
+}
+
+const arenaBlock = 128
+
+func (a *arena) ident(pos Pos, name string) *Ident {
+	if len(a.idents) == 0 {
+		a.idents = make([]Ident, arenaBlock)
+	}
+	id := &a.idents[0]
+	a.idents = a.idents[1:]
+	id.Pos, id.Name = pos, name
+	return id
+}
+
+func (a *arena) arg(pos Pos, name *Ident, v Expr) *Arg {
+	if len(a.args) == 0 {
+		a.args = make([]Arg, arenaBlock)
+	}
+	arg := &a.args[0]
+	a.args = a.args[1:]
+	arg.Pos, arg.Name, arg.Value = pos, name, v
+	return arg
+}
+
+// newParser reads one declaration's tokens (never empty). It keeps no reference to toks
+// after parseDecl returns: the scanner reuses the slice.
+func newParser(file string, toks []token, diags *Diagnostics) *parser {
+	last := toks[len(toks)-1]
+	eof := token{kind: tEOF, line: last.eline, col: last.ecol, eline: last.eline, ecol: last.ecol, bol: true}
+	return &parser{file: file, toks: toks, end: len(toks), eof: eof, diags: diags}
+}
+
+// at returns where t starts.
+func (p *parser) at(t token) Pos { return Pos{File: p.file, Line: int(t.line), Col: int(t.col)} }
+
+// bailout unwinds the parser of one declaration after its first syntax error.
+type bailout struct{}
+
+func (p *parser) tok() token {
+	if p.i < p.end {
+		return p.toks[p.i]
+	}
+	return p.eof
+}
+
+func (p *parser) peekKind(n int) tokKind {
+	if p.i+n < p.end {
+		return p.toks[p.i+n].kind
+	}
+	return tEOF
+}
+
+func (p *parser) next() token {
+	t := p.tok()
+	if p.i < p.end {
+		p.i++
+	}
+	return t
+}
+
+func (p *parser) failf(pos Pos, format string, args ...any) {
+	p.diags.errorf(pos, CodeSyntax, format, args...)
+	panic(bailout{})
+}
+
+func describe(t token) string {
+	switch t.kind {
+	case tIdent:
+		return strconv.Quote(t.text)
+	case tString:
+		return "string " + strconv.Quote(t.text)
+	case tNumber, tModel:
+		return t.text
+	}
+	return t.kind.String()
+}
+
+func (p *parser) expect(k tokKind, context string) token {
+	t := p.tok()
+	if t.kind != k {
+		p.failf(p.at(t), "unexpected %s %s; expected %s", describe(t), context, k)
+	}
+	return p.next()
+}
+
+func (p *parser) ident(what string) *Ident {
+	t := p.tok()
+	if t.kind != tIdent {
+		p.failf(p.at(t), "unexpected %s; expected %s", describe(t), what)
+	}
+	p.next()
+	return p.arena.ident(p.at(t), t.text)
+}
+
+func (p *parser) got(k tokKind) bool {
+	if p.tok().kind == k {
+		p.next()
+		return true
+	}
+	return false
+}
+
+func (p *parser) isWord(w string) bool {
+	t := p.tok()
+	return t.kind == tIdent && t.text == w
+}
+
+// parseDecl parses the whole chunk; it returns nil after reporting a syntax error.
+func (p *parser) parseDecl() (d Decl) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+			d = nil
+		}
+	}()
+	t := p.tok()
+	if t.kind != tIdent || !isDeclKeyword(t.text) {
+		p.failf(p.at(t), "unexpected %s; expected a declaration (policy, tool, agent, schema or pipeline); indent lines that continue one", describe(t))
+	}
+	switch t.text {
+	case "policy":
+		d = p.parsePolicy()
+	case "tool":
+		d = p.parseTool()
+	case "agent":
+		d = p.parseAgent()
+	case "schema":
+		d = p.parseSchema()
+	default:
+		d = p.parsePipeline()
+	}
+	if end := p.tok(); end.kind != tEOF {
+		p.failf(p.at(end), "unexpected %s after the %s declaration", describe(end), t.text)
+	}
+	return d
+}
+
+func (p *parser) parsePolicy() *PolicyDecl {
+	d := &PolicyDecl{Pos: p.at(p.next())}
+	d.Name = p.ident("the policy's name")
+	p.expect(tColon, "after the policy name")
+	for {
+		d.Rules = append(d.Rules, p.parseRule())
+		if !p.got(tAmp) {
+			return d
+		}
+	}
+}
+
+func (p *parser) parseRule() *Rule {
+	name := p.ident("a rule, such as Block(PII)")
+	r := &Rule{Pos: name.Pos, Name: name}
+	if p.tok().kind == tLParen {
+		r.Parens = true
+		r.Args = p.parseArgs(tLParen, tRParen, "rule arguments")
+	}
+	return r
+}
+
+func (p *parser) parseTool() *ToolDecl {
+	d := &ToolDecl{Pos: p.at(p.next())}
+	d.Name = p.ident("the tool's name")
+	p.expect(tColon, "after the tool name")
+	d.Provider = p.ident("a provider, such as Workspace(...)")
+	if p.tok().kind == tLParen {
+		d.Args = p.parseArgs(tLParen, tRParen, "provider arguments")
+	}
+	return d
+}
+
+func (p *parser) parseAgent() *AgentDecl {
+	d := &AgentDecl{Pos: p.at(p.next())}
+	d.Name = p.ident("the agent's name")
+	open := p.expect(tLBrack, "after the agent name (write agent Name [provider/model])")
+	switch t := p.tok(); t.kind {
+	case tModel, tString:
+		p.next()
+		d.Model = p.parseModel(t)
+	default:
+		p.failf(p.at(t), "unexpected %s; expected a provider/model id, such as openai/gpt-4o", describe(t))
+	}
+	for p.got(tComma) {
+		if p.tok().kind == tRBrack {
+			break
+		}
+		name := p.ident("a setting, such as temp: 0.2")
+		p.expect(tColon, "after the setting name")
+		d.Settings = append(d.Settings, p.arena.arg(name.Pos, name, p.parseValue()))
+	}
+	if p.tok().kind != tRBrack {
+		p.failf(p.at(p.tok()), "unexpected %s; expected ',' or ']' to close the brackets opened at %d:%d", describe(p.tok()), p.at(open).Line, p.at(open).Col)
+	}
+	p.next()
+	for {
+		switch {
+		case p.isWord("system"):
+			p.next()
+			t := p.expect(tString, "after system")
+			d.System = &StringLit{Pos: p.at(t), Value: t.text}
+		case p.isWord("equips"):
+			p.next()
+			d.Equips = append(d.Equips, p.identList("a tool name")...)
+		case p.isWord("requires"):
+			p.next()
+			d.Requires = append(d.Requires, p.identList("a policy name")...)
+		case p.tok().kind == tEOF:
+			return d
+		default:
+			p.failf(p.at(p.tok()), "unexpected %s in agent %s; expected system, equips or requires", describe(p.tok()), d.Name.Name)
+		}
+	}
+}
+
+func (p *parser) parseModel(t token) *Model {
+	m := &Model{Pos: p.at(t)}
+	m.Provider, m.Name, _ = strings.Cut(t.text, "/")
+	return m
+}
+
+func (p *parser) identList(what string) []*Ident {
+	list := []*Ident{p.ident(what)}
+	for p.got(tComma) {
+		list = append(list, p.ident(what))
+	}
+	return list
+}
+
+func (p *parser) parseSchema() *SchemaDecl {
+	d := &SchemaDecl{Pos: p.at(p.next())}
+	d.Name = p.ident("the schema's name")
+	p.expect(tLBrace, "after the schema name (write schema Name { field: Type })")
+	for p.tok().kind != tRBrace {
+		name := p.ident("a field name or '}'")
+		p.expect(tColon, "after the field name")
+		d.Fields = append(d.Fields, &Field{Name: name, Type: p.parseType()})
+		if !p.got(tComma) && p.tok().kind != tRBrace && !p.tok().bol {
+			p.failf(p.at(p.tok()), "unexpected %s; expected ',' or '}' in schema %s", describe(p.tok()), d.Name.Name)
+		}
+	}
+	p.next()
+	return d
+}
+
+func (p *parser) parseType() *TypeRef {
+	name := p.ident("a type, such as String or Array<String>")
+	t := &TypeRef{Pos: name.Pos, Name: name.Name}
+	if p.got(tLess) {
+		p.enter(t.Pos)
+		for {
+			t.Args = append(t.Args, p.parseType())
+			if !p.got(tComma) {
+				break
+			}
+		}
+		p.expect(tGreater, "to close the type arguments")
+		p.nest--
+	}
+	return t
+}
+
+func (p *parser) parsePipeline() *PipelineDecl {
+	d := &PipelineDecl{Pos: p.at(p.next())}
+	d.Name = p.ident("the pipeline's name")
+	p.expect(tLParen, "after the pipeline name (write pipeline Name(param: Type) -> Type:)")
+	for p.tok().kind != tRParen {
+		name := p.ident("a parameter name or ')'")
+		p.expect(tColon, "after the parameter name")
+		d.Params = append(d.Params, &Param{Name: name, Type: p.parseType()})
+		if !p.got(tComma) && p.tok().kind != tRParen {
+			p.failf(p.at(p.tok()), "unexpected %s; expected ',' or ')' in the parameters", describe(p.tok()))
+		}
+	}
+	p.next()
+	if p.got(tArrow) {
+		d.Result = p.parseType()
+	}
+	p.expect(tColon, "before the pipeline body")
+	if p.tok().kind == tEOF {
+		p.failf(d.Name.Pos, "pipeline %s has no body: write its start value and stages on the indented lines below", d.Name.Name)
+	}
+	if p.tok().kind.isStageOp() {
+		p.failf(p.at(p.tok()), "pipeline %s needs a start value before its first stage, such as a parameter name", d.Name.Name)
+	}
+	d.Start = p.parseValueOrCall()
+	for p.tok().kind.isStageOp() {
+		d.Stages = append(d.Stages, p.parseStage())
+	}
+	if t := p.tok(); t.kind != tEOF {
+		p.failf(p.at(t), "unexpected %s; expected a stage (|>, |<>, |?, |* or |!)", describe(t))
+	}
+	return d
+}
+
+func (p *parser) parseStage() *Stage {
+	op := p.next()
+	st := &Stage{Pos: p.at(op)}
+	switch op.kind {
+	case tThen:
+		st.Op = OpThen
+	case tLoop:
+		st.Op = OpLoop
+	case tFallback:
+		st.Op = OpFallback
+	case tFanOut:
+		st.Op = OpFanOut
+	case tYield:
+		st.Op = OpYield
+	}
+	if st.Op == OpFanOut {
+		open := p.expect(tLBrace, "after |* (write |* { A.x(), B.y() })")
+		p.enter(p.at(open))
+		for p.tok().kind != tRBrace {
+			st.Calls = append(st.Calls, p.parseCall())
+			if !p.got(tComma) && p.tok().kind != tRBrace && !p.tok().bol {
+				p.failf(p.at(p.tok()), "unexpected %s; expected ',' or '}' in the fan-out", describe(p.tok()))
+			}
+		}
+		p.next()
+		p.nest--
+	} else {
+		st.Call = p.parseCall()
+	}
+	for {
+		switch {
+		case p.isWord("as"):
+			as := p.next()
+			if st.As != nil {
+				p.failf(p.at(as), "a stage has one name; %q was already given", st.As.Name)
+			}
+			st.As = p.ident("a name after as")
+		case p.tok().kind == tAt:
+			at := p.next()
+			dir := &Directive{Pos: p.at(at), Name: p.ident("a directive name, such as retry")}
+			if p.tok().kind == tLParen {
+				dir.Args = p.parseArgs(tLParen, tRParen, "directive arguments")
+			}
+			st.Directives = append(st.Directives, dir)
+		default:
+			return st
+		}
+	}
+}
+
+// parseCall parses `Recv.method(args)` or `name(args)`.
+func (p *parser) parseCall() *Call {
+	first := p.ident("a call, such as Agent.task(...)")
+	c := &Call{Pos: first.Pos, Method: first}
+	if p.got(tDot) {
+		c.Recv = first
+		c.Method = p.ident("a method name after '.'")
+		if p.tok().kind == tDot {
+			p.failf(p.at(p.tok()), "unexpected '.'; a call is Target.method(...)")
+		}
+	}
+	if p.tok().kind != tLParen {
+		p.failf(p.at(p.tok()), "unexpected %s; expected '(' after %s (a call needs parentheses, even when empty)", describe(p.tok()), c.Target())
+	}
+	c.Args = p.parseArgs(tLParen, tRParen, "call arguments")
+	return c
+}
+
+func (p *parser) enter(pos Pos) {
+	p.nest++
+	if p.nest > maxNesting {
+		p.failf(pos, "brackets nested more than %d deep", maxNesting)
+	}
+}
+
+// parseArgs parses `(a, name: b, ...)`; a trailing comma is allowed.
+func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
+	o := p.expect(open, "")
+	p.enter(p.at(o))
+	var args []*Arg
+	for p.tok().kind != close {
+		var a *Arg
+		if p.tok().kind == tIdent && p.peekKind(1) == tColon {
+			name := p.ident("")
+			p.next()
+			a = p.arena.arg(name.Pos, name, p.parseValue())
+		} else {
+			v := p.parseValue()
+			a = p.arena.arg(v.Position(), nil, v)
+		}
+		args = append(args, a)
+		if !p.got(tComma) && p.tok().kind != close {
+			p.failf(p.at(p.tok()), "unexpected %s in %s; expected ',' or %s (opened at %d:%d)", describe(p.tok()), what, close, p.at(o).Line, p.at(o).Col)
+		}
+	}
+	p.next()
+	p.nest--
+	return args
+}
+
+func (p *parser) parseValueOrCall() Expr {
+	if p.tok().kind == tIdent && (p.peekKind(1) == tLParen || p.peekKind(1) == tDot && p.peekKind(2) == tIdent && p.peekKind(3) == tLParen) && p.tok().text != "Env" {
+		return p.parseCall()
+	}
+	return p.parseValue()
+}
+
+// parseValue parses an argument value.
+func (p *parser) parseValue() Expr {
+	t := p.tok()
+	switch t.kind {
+	case tString:
+		p.next()
+		return &StringLit{Pos: p.at(t), Value: t.text}
+	case tNumber:
+		p.next()
+		v, err := strconv.ParseFloat(t.text, 64)
+		if err != nil {
+			p.failf(p.at(t), "bad number %s", t.text)
+		}
+		return &NumberLit{Pos: p.at(t), Raw: t.text, Value: v}
+	case tIdent:
+		p.next()
+		switch t.text {
+		case "true", "false":
+			return &BoolLit{Pos: p.at(t), Value: t.text == "true"}
+		case "null":
+			return &NullLit{Pos: p.at(t)}
+		}
+		first := p.arena.ident(p.at(t), t.text)
+		if p.tok().kind != tDot {
+			if p.tok().kind == tLParen {
+				p.failf(p.at(p.tok()), "a call is not a value here; give %s's result a name with `as` and use context.data.<name>", t.text)
+			}
+			return first
+		}
+		parts := []*Ident{first}
+		for p.got(tDot) {
+			parts = append(parts, p.ident("a name after '.'"))
+		}
+		if p.tok().kind == tLParen {
+			p.failf(p.at(p.tok()), "a call is not a value here; give its result a name with `as` and use context.data.<name>")
+		}
+		if first.Name == "Env" {
+			if len(parts) != 2 {
+				p.failf(p.at(t), "Env.NAME takes one variable name")
+			}
+			return &EnvRef{Pos: p.at(t), Name: parts[1]}
+		}
+		return &Path{Pos: p.at(t), Parts: parts}
+	case tLBrack:
+		p.next()
+		p.enter(p.at(t))
+		l := &ListLit{Pos: p.at(t)}
+		for p.tok().kind != tRBrack {
+			l.Elems = append(l.Elems, p.parseValue())
+			if !p.got(tComma) && p.tok().kind != tRBrack {
+				p.failf(p.at(p.tok()), "unexpected %s in a list; expected ',' or ']' (opened at %d:%d)", describe(p.tok()), p.at(t).Line, p.at(t).Col)
+			}
+		}
+		p.next()
+		p.nest--
+		return l
+	case tLBrace:
+		p.next()
+		p.enter(p.at(t))
+		o := &ObjectLit{Pos: p.at(t)}
+		for p.tok().kind != tRBrace {
+			k := p.tok()
+			if k.kind != tIdent && k.kind != tString {
+				p.failf(p.at(k), "unexpected %s; expected a key (a name or a string) or '}'", describe(k))
+			}
+			p.next()
+			p.expect(tColon, "after the key")
+			o.Fields = append(o.Fields, &ObjectField{Pos: p.at(k), Key: k.text, Quoted: k.kind == tString, Value: p.parseValue()})
+			if !p.got(tComma) && p.tok().kind != tRBrace {
+				p.failf(p.at(p.tok()), "unexpected %s in an object; expected ',' or '}' (opened at %d:%d)", describe(p.tok()), p.at(t).Line, p.at(t).Col)
+			}
+		}
+		p.next()
+		p.nest--
+		return o
+	}
+	p.failf(p.at(t), "unexpected %s; expected a value (a string, number, name, list or object)", describe(t))
+	return nil
+}

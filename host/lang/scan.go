@@ -1,0 +1,499 @@
+package lang
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// tokKind is the kind of a token.
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	tIdent
+	tString
+	tNumber
+	tModel // the raw provider/model id right after `agent Name [`
+	tLParen
+	tRParen
+	tLBrack
+	tRBrack
+	tLBrace
+	tRBrace
+	tComma
+	tColon
+	tDot
+	tAmp
+	tAt
+	tLess
+	tGreater
+	tArrow    // ->
+	tThen     // |>
+	tLoop     // |<>
+	tFallback // |?
+	tFanOut   // |*
+	tYield    // |!
+)
+
+var tokNames = [...]string{
+	tEOF: "end of declaration", tIdent: "name", tString: "string", tNumber: "number", tModel: "model id",
+	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
+	tComma: "','", tColon: "':'", tDot: "'.'", tAmp: "'&'", tAt: "'@'", tLess: "'<'", tGreater: "'>'",
+	tArrow: "'->'", tThen: "'|>'", tLoop: "'|<>'", tFallback: "'|?'", tFanOut: "'|*'", tYield: "'|!'",
+}
+
+func (k tokKind) String() string {
+	if int(k) < len(tokNames) {
+		return tokNames[k]
+	}
+	return "token"
+}
+
+func (k tokKind) isStageOp() bool { return k >= tThen && k <= tYield }
+
+// A token is one lexeme. text is the identifier, the decoded string, the number as
+// written, or the model id.
+type token struct {
+	kind tokKind
+	text string
+	// line and col are where the token starts; eline and ecol just after its last character.
+	// (The file name is the parser's, which keeps tokens small.)
+	line, col, eline, ecol int32
+	// bol reports whether the token is the first on its line.
+	bol bool
+	// depth is the bracket nesting the token sits in (an opener counts outside itself).
+	depth int32
+}
+
+// maxDiags bounds the diagnostics of one file, so garbage input cannot make a huge report.
+const maxDiags = 100
+
+// A scanner turns source bytes into tokens.
+type scanner struct {
+	file  string
+	src   []byte
+	off   int
+	line  int
+	col   int // column of src[off], in runes
+	depth int
+	bol   bool
+	// toks holds the tokens of the declaration being read; flush hands them to the parser
+	// when the next declaration starts, and the buffer is reused.
+	toks  []token
+	flush func([]token)
+	diags *Diagnostics
+	// names interns identifiers: a program repeats its names many times.
+	names map[string]string
+}
+
+func (s *scanner) intern(b []byte) string {
+	if name, ok := s.names[string(b)]; ok { // this lookup does not allocate
+		return name
+	}
+	name := string(b)
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	s.names[name] = name
+	return name
+}
+
+func (s *scanner) errorf(pos Pos, format string, args ...any) {
+	if len(*s.diags) < maxDiags {
+		s.diags.errorf(pos, CodeSyntax, format, args...)
+	}
+}
+
+func (s *scanner) pos() Pos { return Pos{File: s.file, Line: s.line, Col: s.col} }
+
+// advance moves past n bytes that hold no newline and form whole runes (or single bad bytes).
+func (s *scanner) advance(n int) {
+	end := s.off + n
+	for s.off < end {
+		_, size := utf8.DecodeRune(s.src[s.off:])
+		s.off += size
+		s.col++
+	}
+}
+
+func (s *scanner) newline() {
+	s.line++
+	s.col = 1
+	s.bol = true
+}
+
+func (s *scanner) emit(k tokKind, text string, pos Pos) {
+	d := s.depth
+	switch k {
+	case tLParen, tLBrack, tLBrace:
+		s.depth++
+	case tRParen, tRBrack, tRBrace:
+		if s.depth > 0 {
+			s.depth--
+		}
+		d = s.depth
+	}
+	t := token{kind: k, text: text, line: int32(pos.Line), col: int32(pos.Col), eline: int32(s.line), ecol: int32(s.col), bol: s.bol, depth: int32(d)}
+	if len(s.toks) > 0 && (k == tEOF || s.startsDecl(t)) {
+		s.flush(s.toks)
+		s.toks = s.toks[:0]
+	}
+	if k != tEOF {
+		s.toks = append(s.toks, t)
+	}
+	s.bol = false
+}
+
+// startsDecl reports whether t begins a new top-level declaration: it is first on a line in
+// column 1 outside any brackets, and not a line that continues the one before ('&', a stage
+// operator, '@', a closing bracket). A declaration keyword followed by a name in column 1
+// always starts one, so one unclosed bracket does not swallow the rest of the file.
+func (s *scanner) startsDecl(t token) bool {
+	if !t.bol || t.col != 1 {
+		return false
+	}
+	if t.kind == tIdent && isDeclKeyword(t.text) {
+		i := s.off
+		for i < len(s.src) && (s.src[i] == ' ' || s.src[i] == '\t') {
+			i++
+		}
+		if i < len(s.src) && isIdentStart(s.src[i]) {
+			return true
+		}
+	}
+	switch t.kind {
+	case tAmp, tAt, tRParen, tRBrack, tRBrace, tThen, tLoop, tFallback, tFanOut, tYield:
+		return false
+	}
+	return t.depth == 0
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func isIdentChar(c byte) bool { return isIdentStart(c) || '0' <= c && c <= '9' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// scan tokenizes the whole source, handing each top-level declaration's tokens to flush as
+// soon as the next one starts (so a large file never holds all its tokens at once). The
+// slice passed to flush is reused afterwards.
+func scan(file string, src []byte, diags *Diagnostics, flush func([]token)) {
+	s := &scanner{file: file, src: src, line: 1, col: 1, bol: true, diags: diags, flush: flush}
+	s.toks = make([]token, 0, 256)
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		s.off = 3 // a UTF-8 byte order mark is not a column
+	}
+	for s.off < len(s.src) {
+		c := s.src[s.off]
+		switch {
+		case c == '\n':
+			s.off++
+			s.newline()
+		case c == '\r':
+			s.off++
+			if s.off < len(s.src) && s.src[s.off] == '\n' {
+				s.off++
+			}
+			s.newline()
+		case c == ' ' || c == '\t' || c == '\f' || c == '\v':
+			s.off++
+			s.col++
+		case c == '#' || c == '/' && s.peek(1) == '/':
+			for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
+				s.advance(1)
+			}
+		case c == '"':
+			s.scanString()
+		case isIdentStart(c):
+			s.scanIdent()
+		case isDigit(c) || c == '-' && isDigit(s.peek(1)) || c == '.' && isDigit(s.peek(1)) && !s.afterIdent():
+			s.scanNumber()
+		default:
+			s.scanPunct(c)
+		}
+	}
+	s.bol = true
+	s.emit(tEOF, "", s.pos())
+}
+
+func (s *scanner) peek(i int) byte {
+	if s.off+i < len(s.src) {
+		return s.src[s.off+i]
+	}
+	return 0
+}
+
+// afterIdent reports whether the previous token ends right here, as in `a.1`.
+func (s *scanner) afterIdent() bool {
+	if len(s.toks) == 0 {
+		return false
+	}
+	t := s.toks[len(s.toks)-1]
+	return t.kind == tIdent && int(t.eline) == s.line && int(t.ecol) == s.col
+}
+
+func (s *scanner) scanIdent() {
+	pos := s.pos()
+	start := s.off
+	i := s.off
+	for i < len(s.src) {
+		if isIdentChar(s.src[i]) {
+			i++
+			continue
+		}
+		// A '-' joins two name parts (`get-sum`, MCP method names); `a->b` and `a - b` do not.
+		if s.src[i] == '-' && i+1 < len(s.src) && isIdentChar(s.src[i+1]) {
+			i++
+			continue
+		}
+		break
+	}
+	text := s.intern(s.src[start:i])
+	s.off = i
+	s.col += i - start
+	s.emit(tIdent, text, pos)
+	// `agent Name [` is followed by a provider/model id whose characters ('/', '.', ':', '-')
+	// are not tokens of their own; it is read raw up to ',', ']' or a space.
+	n := len(s.toks)
+	if n >= 2 && s.toks[n-2].kind == tIdent && s.toks[n-2].text == "agent" && s.toks[n-2].bol && s.toks[n-2].col == 1 {
+		s.skipSpaces()
+		if s.off < len(s.src) && s.src[s.off] == '[' {
+			s.scanPunct('[')
+			s.skipSpaces()
+			s.scanModel()
+		}
+	}
+}
+
+func (s *scanner) skipSpaces() {
+	for s.off < len(s.src) && (s.src[s.off] == ' ' || s.src[s.off] == '\t') {
+		s.off++
+		s.col++
+	}
+}
+
+func (s *scanner) scanModel() {
+	if s.off >= len(s.src) || s.src[s.off] == '"' {
+		return // a quoted id is an ordinary string
+	}
+	pos := s.pos()
+	start := s.off
+	for s.off < len(s.src) {
+		c := s.src[s.off]
+		if c == ',' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' {
+			break
+		}
+		s.advance(1)
+	}
+	if s.off > start {
+		s.emit(tModel, string(s.src[start:s.off]), pos)
+	}
+}
+
+func (s *scanner) scanNumber() {
+	pos := s.pos()
+	start := s.off
+	i := s.off
+	if s.src[i] == '-' {
+		i++
+	}
+	for i < len(s.src) && isDigit(s.src[i]) {
+		i++
+	}
+	if i < len(s.src) && s.src[i] == '.' && i+1 < len(s.src) && isDigit(s.src[i+1]) {
+		i++
+		for i < len(s.src) && isDigit(s.src[i]) {
+			i++
+		}
+	}
+	if i < len(s.src) && (s.src[i] == 'e' || s.src[i] == 'E') {
+		j := i + 1
+		if j < len(s.src) && (s.src[j] == '+' || s.src[j] == '-') {
+			j++
+		}
+		if j < len(s.src) && isDigit(s.src[j]) {
+			for j < len(s.src) && isDigit(s.src[j]) {
+				j++
+			}
+			i = j
+		}
+	}
+	text := string(s.src[start:i])
+	s.off = i
+	s.col += i - start
+	if i < len(s.src) && isIdentStart(s.src[i]) {
+		s.errorf(s.pos(), "unexpected %q after number %s", s.src[i], text)
+	}
+	s.emit(tNumber, text, pos)
+}
+
+func (s *scanner) scanString() {
+	pos := s.pos()
+	s.advance(1) // opening quote
+	var b strings.Builder
+	for {
+		if s.off >= len(s.src) || s.src[s.off] == '\n' || s.src[s.off] == '\r' {
+			s.errorf(pos, "string not terminated: a string ends with '\"' on the line it starts")
+			s.emit(tString, b.String(), pos)
+			return
+		}
+		c := s.src[s.off]
+		switch {
+		case c == '"':
+			s.advance(1)
+			s.emit(tString, b.String(), pos)
+			return
+		case c == '\\':
+			s.scanEscape(&b)
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			s.off++
+			s.col++
+		default:
+			r, size := utf8.DecodeRune(s.src[s.off:])
+			if r == utf8.RuneError && size == 1 {
+				s.errorf(s.pos(), "invalid UTF-8 byte %#x in string", c)
+			}
+			b.WriteRune(r)
+			s.off += size
+			s.col++
+		}
+	}
+}
+
+func (s *scanner) scanEscape(b *strings.Builder) {
+	pos := s.pos()
+	e := s.peek(1)
+	switch e {
+	case '\\', '"', '/', '\'':
+		b.WriteByte(e)
+	case 'n':
+		b.WriteByte('\n')
+	case 't':
+		b.WriteByte('\t')
+	case 'r':
+		b.WriteByte('\r')
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case '0':
+		b.WriteByte(0)
+	case 'u':
+		hex := ""
+		if s.off+6 <= len(s.src) {
+			hex = string(s.src[s.off+2 : s.off+6])
+		}
+		v, err := strconv.ParseUint(hex, 16, 32)
+		if len(hex) != 4 || err != nil {
+			s.errorf(pos, `bad \u escape: want four hex digits, as in \u00e9`)
+			s.advance(2)
+			return
+		}
+		r := rune(v)
+		s.advance(6)
+		// A surrogate pair written as two escapes is one character.
+		if r >= 0xD800 && r < 0xDC00 && s.peek(0) == '\\' && s.peek(1) == 'u' && s.off+6 <= len(s.src) {
+			if lo, err := strconv.ParseUint(string(s.src[s.off+2:s.off+6]), 16, 32); err == nil && lo >= 0xDC00 && lo < 0xE000 {
+				r = (r-0xD800)<<10 + (rune(lo) - 0xDC00) + 0x10000
+				s.advance(6)
+			}
+		}
+		b.WriteRune(r)
+		return
+	case 0, '\n', '\r':
+		s.errorf(pos, "string not terminated: a backslash ends the line")
+		s.advance(1)
+		return
+	default:
+		// Keep the backslash and the character, so `"\d"` is still readable as a regex, but
+		// say how to write it: regexes double their backslashes.
+		s.errorf(pos, `unknown escape \%c: write a backslash as \\ (the regex \d is "\\d")`, rune(e))
+		b.WriteByte('\\')
+		s.advance(1)
+		return
+	}
+	s.advance(2)
+}
+
+func (s *scanner) scanPunct(c byte) {
+	pos := s.pos()
+	k := tEOF
+	n := 1
+	switch c {
+	case '(':
+		k = tLParen
+	case ')':
+		k = tRParen
+	case '[':
+		k = tLBrack
+	case ']':
+		k = tRBrack
+	case '{':
+		k = tLBrace
+	case '}':
+		k = tRBrace
+	case ',':
+		k = tComma
+	case ':':
+		k = tColon
+	case '.':
+		k = tDot
+	case '&':
+		k = tAmp
+		if s.peek(1) == '&' {
+			n = 2 // `&&` reads as `&`
+		}
+	case '@':
+		k = tAt
+	case '<':
+		k = tLess
+	case '>':
+		k = tGreater
+	case '-':
+		if s.peek(1) == '>' {
+			k, n = tArrow, 2
+		}
+	case '|':
+		switch s.peek(1) {
+		case '>':
+			k, n = tThen, 2
+		case '?':
+			k, n = tFallback, 2
+		case '*':
+			k, n = tFanOut, 2
+		case '!':
+			k, n = tYield, 2
+		case '<':
+			if s.peek(2) == '>' {
+				k, n = tLoop, 3
+			}
+		}
+	}
+	if k == tEOF {
+		r, size := utf8.DecodeRune(s.src[s.off:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			s.errorf(pos, "invalid UTF-8 byte %#x", c)
+		case c == '|':
+			s.errorf(pos, "unknown operator '|': stages start with |>, |<>, |?, |* or |!")
+		default:
+			s.errorf(pos, "unexpected character %q", r)
+		}
+		s.advance(size)
+		return
+	}
+	s.advance(n)
+	s.emit(k, "", pos)
+}
+
+func isDeclKeyword(s string) bool {
+	switch s {
+	case "policy", "tool", "agent", "schema", "pipeline":
+		return true
+	}
+	return false
+}

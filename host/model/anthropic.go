@@ -1,0 +1,208 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+)
+
+// anthropicProvider talks to the Messages API through Anthropic's Go SDK (v2, API version
+// 2026-10-21), with the SDK's environment defaults, retries and tracing turned off: keys and
+// base URL come from Config.Env and the retry policy is ours.
+type anthropicProvider struct {
+	caller
+	client anthropic.Client
+}
+
+func newAnthropic(cfg Config) (Provider, error) {
+	key := cfg.env("ANTHROPIC_API_KEY")
+	if key == "" {
+		return nil, configError(Anthropic, "ANTHROPIC_API_KEY is not set")
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithoutOpenTelemetry(),
+		option.WithAPIKey(key),
+		option.WithHTTPClient(cfg.httpClient()),
+		option.WithMaxRetries(0),
+	}
+	if u := cfg.env("ANTHROPIC_BASE_URL"); u != "" {
+		opts = append(opts, option.WithBaseURL(u))
+	}
+	return &anthropicProvider{caller: caller{name: Anthropic, cfg: cfg}, client: anthropic.NewClient(opts...)}, nil
+}
+
+func (p *anthropicProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return Response{}, err
+	}
+	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
+		msg, err := p.client.Messages.New(ctx, params)
+		if err != nil {
+			return Response{}, err
+		}
+		return p.response(msg)
+	})
+}
+
+func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, error) {
+	params := anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: int64(req.MaxTokens)}
+	if params.MaxTokens <= 0 {
+		params.MaxTokens = DefaultAnthropicMaxTokens
+	}
+	if req.System != "" {
+		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	if req.Temperature != nil {
+		// API version 2026-10-21 answers 400 to any temperature, top_p or top_k, and the v2
+		// SDK has no field for them: the setting cannot reach Claude.
+		p.cfg.logger().Debug("Anthropic's API takes no temperature; not sending it", "model", req.Model)
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case Assistant:
+			if m.Native != nil && m.Native.Provider == Anthropic {
+				var native anthropic.Message
+				if err := json.Unmarshal(m.Native.Data, &native); err != nil {
+					return params, configError(Anthropic, "message %d: unreadable native message: %v", i, err)
+				}
+				params.Messages = append(params.Messages, native.ToParam())
+				continue
+			}
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Text != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, argsObject(c.Args), c.Name))
+			}
+			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
+		case Tool:
+			var blocks []anthropic.ContentBlockParamUnion
+			for _, r := range m.ToolResults {
+				blocks = append(blocks, anthropic.NewToolResultBlock(r.CallID, r.Content, r.IsError))
+			}
+			if m.Text != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			}
+			p.appendUser(&params, blocks)
+		default:
+			p.appendUser(&params, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Text)})
+		}
+	}
+	for _, t := range req.Tools {
+		tp := anthropic.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Params)}
+		if t.Description != "" {
+			tp.Description = anthropic.String(t.Description)
+		}
+		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+	}
+	if len(req.Tools) > 0 {
+		if toolChoice(req.ToolChoice) == ToolNone {
+			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+		} else {
+			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
+		}
+	}
+	return params, nil
+}
+
+// appendUser adds user content, merging it into a user message just before: the Messages API
+// wants tool_result blocks in the user turn that follows the tool_use, and a follow-up text
+// (a @correct note, say) in that same turn.
+func (p *anthropicProvider) appendUser(params *anthropic.MessageNewParams, blocks []anthropic.ContentBlockParamUnion) {
+	if n := len(params.Messages); n > 0 && params.Messages[n-1].OfUser != nil {
+		last := params.Messages[n-1].OfUser
+		last.Content = append(last.Content, blocks...)
+		return
+	}
+	params.Messages = append(params.Messages, anthropic.NewUserMessage(blocks...))
+}
+
+func (p *anthropicProvider) response(msg *anthropic.Message) (Response, error) {
+	resp := Response{
+		Model:      string(msg.Model),
+		Usage:      Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)},
+		NativeStop: string(msg.StopReason),
+	}
+	if msg.Type != "message" || msg.JSON.Content.Raw() == "" {
+		return Response{}, badResponse(Anthropic, errorString("not a message object"))
+	}
+	var text []string
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "tool_use":
+			args := json.RawMessage(b.Input)
+			if len(args) == 0 || string(args) == "null" {
+				args = json.RawMessage(`{}`)
+			}
+			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Args: args})
+		}
+	}
+	resp.Text = strings.Join(text, "")
+	switch msg.StopReason {
+	case anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence:
+		resp.StopReason = StopEnd
+	case anthropic.StopReasonToolUse:
+		resp.StopReason = StopToolCalls
+	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+		resp.StopReason = StopMaxTokens
+	case anthropic.StopReasonRefusal:
+		resp.StopReason = StopFiltered
+	default:
+		resp.StopReason = StopOther
+	}
+	resp.Message = Message{Role: Assistant, Text: resp.Text, ToolCalls: resp.ToolCalls,
+		Native: &Native{Provider: Anthropic, Data: json.RawMessage(msg.RawJSON())}}
+	return resp, nil
+}
+
+// argsObject decodes tool arguments for SDKs that take them as a Go value; arguments that are
+// not a JSON object (a model's malformed text) are sent as an empty object.
+func argsObject(args json.RawMessage) map[string]any {
+	m := map[string]any{}
+	if len(args) > 0 {
+		_ = json.Unmarshal(args, &m)
+	}
+	return m
+}
+
+// inputSchema splits a JSON Schema into the SDK's fields (properties, required) and the rest.
+func inputSchema(params json.RawMessage) anthropic.ToolInputSchemaParam {
+	var s anthropic.ToolInputSchemaParam
+	var doc map[string]any
+	if json.Unmarshal(params, &doc) != nil || doc == nil {
+		s.Properties = map[string]any{}
+		return s
+	}
+	for k, v := range doc {
+		switch k {
+		case "type":
+		case "properties":
+			s.Properties = v
+		case "required":
+			if list, ok := v.([]any); ok {
+				for _, r := range list {
+					if name, ok := r.(string); ok {
+						s.Required = append(s.Required, name)
+					}
+				}
+			}
+		default:
+			if s.ExtraFields == nil {
+				s.ExtraFields = map[string]any{}
+			}
+			s.ExtraFields[k] = v
+		}
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]any{}
+	}
+	return s
+}

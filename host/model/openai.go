@@ -1,0 +1,184 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// The OpenAI-compatible services, each with its key variable, base-URL variable and default
+// base URL. OpenRouter and Together speak OpenAI's chat completions API.
+var openAICompatible = map[string]struct{ keyEnv, urlEnv, url string }{
+	OpenAI:     {"OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1"},
+	OpenRouter: {"OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"},
+	Together:   {"TOGETHER_API_KEY", "TOGETHER_BASE_URL", "https://api.together.xyz/v1"},
+}
+
+// openAIProvider talks to /chat/completions through go-openai, which does not retry on its
+// own: the caller's policy is the only one.
+type openAIProvider struct {
+	caller
+	client *openai.Client
+}
+
+func newOpenAI(name string, cfg Config) (Provider, error) {
+	svc := openAICompatible[name]
+	key := cfg.env(svc.keyEnv)
+	if key == "" {
+		return nil, configError(name, "%s is not set", svc.keyEnv)
+	}
+	oc := openai.DefaultConfig(key)
+	oc.BaseURL = strings.TrimRight(svc.url, "/")
+	if u := cfg.env(svc.urlEnv); u != "" {
+		oc.BaseURL = strings.TrimRight(u, "/")
+	}
+	oc.HTTPClient = cfg.httpClient()
+	return &openAIProvider{caller: caller{name: name, cfg: cfg}, client: openai.NewClientWithConfig(oc)}, nil
+}
+
+func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	creq := p.request(req)
+	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
+		cresp, err := p.client.CreateChatCompletion(ctx, creq)
+		if err != nil {
+			return Response{}, err
+		}
+		return p.response(cresp)
+	})
+}
+
+func (p *openAIProvider) request(req Request) openai.ChatCompletionRequest {
+	creq := openai.ChatCompletionRequest{Model: req.Model}
+	if req.System != "" {
+		creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case Assistant:
+			om := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
+			for _, c := range m.ToolCalls {
+				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: c.Name, Arguments: argsText(c.Args)}})
+			}
+			creq.Messages = append(creq.Messages, om)
+		case Tool:
+			for _, r := range m.ToolResults {
+				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
+					Content: r.Content, ToolCallID: r.CallID})
+			}
+		default:
+			creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
+		}
+	}
+	for _, t := range req.Tools {
+		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: schema(t.Params)}})
+	}
+	if len(req.Tools) > 0 {
+		creq.ToolChoice = string(toolChoice(req.ToolChoice))
+	}
+	if req.Temperature != nil {
+		// go-openai drops a zero temperature (omitempty); its documented way to send 0 is the
+		// smallest float32 above it, which every server reads as 0.
+		creq.Temperature = float32(*req.Temperature)
+		if creq.Temperature == 0 {
+			creq.Temperature = math.SmallestNonzeroFloat32
+		}
+	}
+	if req.MaxTokens > 0 {
+		// OpenAI deprecated max_tokens (its reasoning models refuse it); OpenRouter and
+		// Together document max_tokens.
+		if p.name == OpenAI {
+			creq.MaxCompletionTokens = req.MaxTokens
+		} else {
+			creq.MaxTokens = req.MaxTokens
+		}
+	}
+	return creq
+}
+
+func (p *openAIProvider) response(cresp openai.ChatCompletionResponse) (Response, error) {
+	if len(cresp.Choices) == 0 {
+		return Response{}, badResponse(p.name, errorString("no choices in the response"))
+	}
+	choice := cresp.Choices[0]
+	resp := Response{
+		Text:       choice.Message.Content,
+		Model:      cresp.Model,
+		Usage:      Usage{InputTokens: cresp.Usage.PromptTokens, OutputTokens: cresp.Usage.CompletionTokens},
+		NativeStop: string(choice.FinishReason),
+	}
+	for _, c := range choice.Message.ToolCalls {
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Args: argsJSON(c.Function.Arguments)})
+	}
+	switch choice.FinishReason {
+	case openai.FinishReasonStop:
+		resp.StopReason = StopEnd
+	case openai.FinishReasonToolCalls, openai.FinishReasonFunctionCall:
+		resp.StopReason = StopToolCalls
+	case openai.FinishReasonLength:
+		resp.StopReason = StopMaxTokens
+	case openai.FinishReasonContentFilter:
+		resp.StopReason = StopFiltered
+	default:
+		resp.StopReason = StopOther
+	}
+	if len(resp.ToolCalls) > 0 {
+		// Some OpenAI-compatible servers say "stop" even when they return tool calls.
+		resp.StopReason = StopToolCalls
+	}
+	resp.Message = Message{Role: Assistant, Text: resp.Text, ToolCalls: resp.ToolCalls}
+	return resp, nil
+}
+
+// toolChoice returns c or its default.
+func toolChoice(c ToolChoice) ToolChoice {
+	if c == "" {
+		return ToolAuto
+	}
+	return c
+}
+
+// schema returns a tool's parameter schema, an open object when it has none.
+func schema(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || string(params) == "null" {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return params
+}
+
+// argsJSON turns the arguments text a model wrote into ToolCall.Args: "{}" for none, the text
+// itself when it is JSON, else a JSON string holding the text (so the caller can tell the model
+// its arguments were not JSON, and argsText can send back exactly what it wrote).
+func argsJSON(text string) json.RawMessage {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return json.RawMessage(`{}`)
+	}
+	if json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(text)
+	return b
+}
+
+// argsText is the reverse of argsJSON, for APIs that carry arguments as text.
+func argsText(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	if args[0] == '"' {
+		var s string
+		if json.Unmarshal(args, &s) == nil {
+			return s
+		}
+	}
+	return string(args)
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

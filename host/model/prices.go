@@ -1,0 +1,99 @@
+package model
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// A Price is what a model charges, in US dollars per million tokens.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+}
+
+// Cost returns the dollars a call with usage u costs at price p.
+func (p Price) Cost(u Usage) float64 {
+	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output) / 1e6
+}
+
+// Prices maps "provider/model" (as written in .halo files) to a price. A "provider/*" key
+// prices every model of that provider not listed on its own.
+type Prices map[string]Price
+
+//go:embed prices.json
+var pricesJSON []byte
+
+var defaultPrices = sync.OnceValues(func() (Prices, error) { return ParsePrices(pricesJSON) })
+
+// DefaultPrices returns a copy of the price table shipped in prices.json.
+func DefaultPrices() Prices {
+	p, err := defaultPrices()
+	if err != nil {
+		// prices.json is embedded and checked by a test; this cannot happen in a build that
+		// passed its tests.
+		panic(err)
+	}
+	return maps.Clone(p)
+}
+
+// ParsePrices reads a price table in the prices.json format:
+// {"models": {"openai/gpt-4o": {"input": 2.5, "output": 10}}}.
+func ParsePrices(data []byte) (Prices, error) {
+	var doc struct {
+		Models map[string]Price `json:"models"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	out := make(Prices, len(doc.Models))
+	for k, v := range doc.Models {
+		prov, id, ok := strings.Cut(k, "/")
+		if !ok || prov == "" || id == "" {
+			return nil, fmt.Errorf("price table: key %q: want provider/model", k)
+		}
+		if v.Input < 0 || v.Output < 0 {
+			return nil, fmt.Errorf("price table: %q: negative price", k)
+		}
+		out[canonical(prov)+"/"+id] = v
+	}
+	return out, nil
+}
+
+// versionSuffix matches the dated or "latest" suffixes providers add to a model id
+// ("gpt-4o-2024-08-06", "claude-sonnet-4-5-20250929", "gemini-2.5-flash-001").
+var versionSuffix = regexp.MustCompile(`(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|-latest|-preview(-\d{2}-\d{4})?)$`)
+
+// Lookup returns the price of model id on provider: an exact entry, else the entry for the id
+// without a version suffix, else the provider's "*" entry.
+func (p Prices) Lookup(provider, id string) (Price, bool) {
+	provider = canonical(provider)
+	if pr, ok := p[provider+"/"+id]; ok {
+		return pr, true
+	}
+	if base := versionSuffix.ReplaceAllString(id, ""); base != id {
+		if pr, ok := p[provider+"/"+base]; ok {
+			return pr, true
+		}
+	}
+	pr, ok := p[provider+"/*"]
+	return pr, ok
+}
+
+// cost prices a finished call; an unknown model costs 0 and says so in the debug log.
+func (c Config) cost(provider string, resp *Response, requested string) {
+	prices := c.prices()
+	pr, ok := prices.Lookup(provider, requested)
+	if !ok && resp.Model != "" && resp.Model != requested {
+		pr, ok = prices.Lookup(provider, resp.Model)
+	}
+	if !ok {
+		c.logger().Debug("no price for model; counting its cost as 0", "provider", provider, "model", requested)
+		return
+	}
+	resp.Cost = pr.Cost(resp.Usage)
+}

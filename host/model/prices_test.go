@@ -1,0 +1,71 @@
+package model
+
+import (
+	"math"
+	"testing"
+)
+
+func TestDefaultPricesParse(t *testing.T) {
+	p := DefaultPrices()
+	if len(p) < 10 {
+		t.Fatalf("price table has %d entries", len(p))
+	}
+	for k := range p {
+		prov, _, _ := cutRef(k)
+		if _, _, err := Resolve(prov + "/x"); err != nil {
+			t.Errorf("price key %q names an unknown provider", k)
+		}
+	}
+}
+
+func cutRef(k string) (string, string, bool) {
+	for i := range k {
+		if k[i] == '/' {
+			return k[:i], k[i+1:], true
+		}
+	}
+	return k, "", false
+}
+
+func TestPricesLookup(t *testing.T) {
+	p := Prices{
+		"openai/gpt-4o":               {Input: 2.5, Output: 10},
+		"openai/gpt-4o-mini":          {Input: 0.15, Output: 0.6},
+		"anthropic/claude-sonnet-4-5": {Input: 3, Output: 15},
+		"ollama/*":                    {},
+	}
+	tests := []struct {
+		provider, id string
+		want         Price
+		ok           bool
+	}{
+		{"openai", "gpt-4o", Price{2.5, 10}, true},
+		{"openai", "gpt-4o-2024-08-06", Price{2.5, 10}, true},
+		{"openai", "gpt-4o-mini-2024-07-18", Price{0.15, 0.6}, true},
+		{"anthropic", "claude-sonnet-4-5-20250929", Price{3, 15}, true},
+		{"ollama", "llama3.1:8b", Price{}, true},
+		{"openai", "gpt-4o-audio-preview", Price{}, false},
+		{"gemini", "gemini-2.5-flash", Price{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := p.Lookup(tt.provider, tt.id)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Lookup(%s, %s) = %v, %v; want %v, %v", tt.provider, tt.id, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestPriceCost(t *testing.T) {
+	got := Price{Input: 2.5, Output: 10}.Cost(Usage{InputTokens: 1000, OutputTokens: 500})
+	if want := 0.0025 + 0.005; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("cost = %v, want %v", got, want)
+	}
+}
+
+func TestParsePricesRejects(t *testing.T) {
+	for _, doc := range []string{`{`, `{"models":{"gpt-4o":{"input":1}}}`, `{"models":{"openai/x":{"input":-1}}}`} {
+		if _, err := ParsePrices([]byte(doc)); err == nil {
+			t.Errorf("ParsePrices(%s) succeeded", doc)
+		}
+	}
+}

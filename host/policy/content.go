@@ -1,0 +1,345 @@
+package policy
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/halo-lang/halo/host/policy/detect"
+)
+
+// A Set is the policies an agent requires, in the order written. The zero Set enforces
+// nothing. A Set is read-only once built and safe for concurrent use.
+type Set []*Policy
+
+// ruleRef is one rule of one policy of a set.
+type ruleRef struct {
+	p *Policy
+	r *rule
+}
+
+func (s Set) each(kind ruleKind, fn func(p *Policy, r *rule) bool) {
+	for _, p := range s {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.rules {
+			if r.kind == kind && !fn(p, r) {
+				return
+			}
+		}
+	}
+}
+
+func (s Set) mask(kind ruleKind) detect.Category {
+	var m detect.Category
+	s.each(kind, func(_ *Policy, r *rule) bool { m |= r.mask; return true })
+	return m
+}
+
+// Redacts reports whether the set has any Redact rule.
+func (s Set) Redacts() bool { return s.mask(kRedact) != 0 }
+
+// Blocks reports whether the set has any Block rule.
+func (s Set) Blocks() bool { return s.mask(kBlock) != 0 }
+
+// tag returns the redaction tag for a base category: the category named by the first
+// Redact rule that covers it (Redact(PII) writes [REDACTED:PII] for an email).
+func (s Set) tag(c detect.Category) string {
+	tag := ""
+	s.each(kRedact, func(_ *Policy, r *rule) bool {
+		for _, named := range r.cats {
+			if named&c != 0 {
+				tag = "[REDACTED:" + named.String() + "]"
+				return false
+			}
+		}
+		return true
+	})
+	return tag
+}
+
+// Redact applies every Redact rule of the set to text: each match, found as written or
+// with look-alikes folded, is replaced, as it appears in text, by [REDACTED:<category>].
+// Redacting twice changes nothing more.
+func (s Set) Redact(text string) string {
+	mask := s.mask(kRedact)
+	if mask == 0 || text == "" {
+		return text
+	}
+	return s.redactMatches(text, detect.Scan(text, mask), mask)
+}
+
+// redactMatches replaces the matches of ms whose category is in mask.
+func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category) string {
+	var tags [16]string // by bit index of the base category
+	tagOf := func(c detect.Category) string {
+		k := bitIndex(c)
+		if tags[k] == "" {
+			tags[k] = s.tag(c)
+		}
+		return tags[k]
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(ms); {
+		if ms[i].Cat&mask == 0 {
+			i++
+			continue
+		}
+		start, end, cat := ms[i].Start, ms[i].End, ms[i].Cat
+		// Merge every match that overlaps this one; the first one's category names it.
+		j := i + 1
+		for j < len(ms) && ms[j].Start < end {
+			if ms[j].Cat&mask != 0 && ms[j].End > end {
+				end = ms[j].End
+			}
+			j++
+		}
+		if start < last {
+			start = last
+		}
+		if b.Len() == 0 {
+			b.Grow(len(text))
+		}
+		b.WriteString(text[last:start])
+		b.WriteString(tagOf(cat))
+		last = end
+		i = j
+	}
+	if last == 0 && b.Len() == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// apply redacts text and then checks it against the Block rules. Both kinds of rule are
+// detected in one pass; only when something was redacted is the (changed) text scanned
+// again for blocking.
+func (s Set) apply(text string, phase Phase) (string, *Violation) {
+	rmask, bmask := s.mask(kRedact), s.mask(kBlock)
+	if rmask|bmask == 0 || text == "" {
+		return text, nil
+	}
+	ms := detect.Scan(text, rmask|bmask)
+	redacted := s.redactMatches(text, ms, rmask)
+	if bmask == 0 {
+		return redacted, nil
+	}
+	if redacted != text {
+		return redacted, s.block(redacted, phase)
+	}
+	for _, m := range ms {
+		if m.Cat&bmask != 0 {
+			return text, s.blockViolation(text, m, phase)
+		}
+	}
+	return text, nil
+}
+
+func bitIndex(c detect.Category) int {
+	k := 0
+	for c > 1 {
+		c >>= 1
+		k++
+	}
+	return k
+}
+
+// block returns the violation of the first Block rule that text trips.
+func (s Set) block(text string, phase Phase) *Violation {
+	mask := s.mask(kBlock)
+	if mask == 0 || text == "" {
+		return nil
+	}
+	m, ok := detect.First(text, mask)
+	if !ok {
+		return nil
+	}
+	return s.blockViolation(text, m, phase)
+}
+
+// blockViolation names the first Block rule that covers m.
+func (s Set) blockViolation(text string, m detect.Match, phase Phase) *Violation {
+	var v *Violation
+	s.each(kBlock, func(p *Policy, r *rule) bool {
+		if r.mask&m.Cat == 0 {
+			return true
+		}
+		named := m.Cat
+		for _, c := range r.cats {
+			if c&m.Cat != 0 {
+				named = c
+				break
+			}
+		}
+		v = p.violation(r, phase, "%s detected: %q", named, excerpt(text[m.Start:m.End]))
+		return false
+	})
+	return v
+}
+
+func excerpt(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Input applies the set to text going to the model (a prompt, a tool result turned into
+// text): Redact rules first, then Block rules on what is left. It returns the redacted
+// text, or a *Violation (phase input) when a Block rule matches.
+func (s Set) Input(text string) (string, error) {
+	text, v := s.apply(text, Input)
+	if v != nil {
+		return text, v
+	}
+	return text, nil
+}
+
+// InputValue is Input for a structured value (what encoding/json produces, with
+// float64 or json.Number numbers): objects are read field by field (keys, strings and
+// numbers), and the redacted value keeps its shape. A number that holds a match becomes
+// the redacted string.
+func (s Set) InputValue(v any) (any, error) {
+	v = s.RedactValue(v)
+	if viol := s.blockValue(v, Input); viol != nil {
+		return v, viol
+	}
+	return v, nil
+}
+
+// RedactValue applies the Redact rules to every key, string and number of v.
+func (s Set) RedactValue(v any) any {
+	if !s.Redacts() {
+		return v
+	}
+	return s.redactValue(v)
+}
+
+func (s Set) redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return s.Redact(x)
+	case json.Number:
+		if r := s.Redact(string(x)); r != string(x) {
+			return r
+		}
+		return x
+	case float64:
+		str := formatNumber(x)
+		if r := s.Redact(str); r != str {
+			return r
+		}
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = s.redactValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			nk := s.Redact(k)
+			// Two keys redacted alike must not overwrite each other.
+			for n := 2; nk != k; n++ {
+				if _, taken := out[nk]; !taken {
+					break
+				}
+				nk = s.Redact(k) + "#" + strconv.Itoa(n)
+			}
+			out[nk] = s.redactValue(x[k])
+		}
+		return out
+	}
+	return v
+}
+
+func formatNumber(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func (s Set) blockValue(v any, phase Phase) *Violation {
+	if !s.Blocks() {
+		return nil
+	}
+	var found *Violation
+	walkScalars(v, true, func(str string) bool {
+		found = s.block(str, phase)
+		return found == nil
+	})
+	return found
+}
+
+// walkScalars calls fn with each string, number and boolean of v (and each key, when
+// keys is set), as text, until fn returns false.
+func walkScalars(v any, keys bool, fn func(string) bool) bool {
+	switch x := v.(type) {
+	case string:
+		return fn(x)
+	case json.Number:
+		return fn(string(x))
+	case float64:
+		return fn(formatNumber(x))
+	case bool:
+		return fn(strconv.FormatBool(x))
+	case []any:
+		for _, e := range x {
+			if !walkScalars(e, keys, fn) {
+				return false
+			}
+		}
+	case map[string]any:
+		ks := make([]string, 0, len(x))
+		for k := range x {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			if keys && !fn(k) {
+				return false
+			}
+			if !walkScalars(x[k], keys, fn) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// InputJSON is InputValue for a JSON text (a tool's result): it is decoded with its
+// numbers kept exact, read field by field, and encoded again. Text that is not JSON goes
+// through Input as text.
+func (s Set) InputJSON(raw json.RawMessage) (json.RawMessage, error) {
+	v, ok := decodeAll(strings.TrimSpace(string(raw)))
+	if !ok {
+		text, err := s.Input(string(raw))
+		return json.RawMessage(text), err
+	}
+	out, verr := s.InputValue(v)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return raw, err
+	}
+	if verr != nil {
+		return b, verr
+	}
+	return b, nil
+}

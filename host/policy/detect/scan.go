@@ -1,0 +1,785 @@
+package detect
+
+import (
+	"regexp"
+	"strings"
+)
+
+const (
+	clsLetter = 1 << iota
+	clsDigit
+	clsAt
+	clsPlus  // '+' and '(' may start a phone number
+	clsMark  // '*', '_', '#', '`', '~' may start Markdown
+	clsSpace // ' ' '\t' before a heading or fence
+)
+
+var class = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= clsLetter
+		t[c-'a'+'A'] |= clsLetter
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= clsDigit
+	}
+	t['@'] |= clsAt
+	t['+'] |= clsPlus
+	t['('] |= clsPlus
+	for _, c := range "*_#`~" {
+		t[c] |= clsMark
+	}
+	return t
+}()
+
+func isAlnum(c byte) bool  { return class[c]&(clsLetter|clsDigit) != 0 }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return class[c]&clsLetter != 0 }
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// scan calls emit for each match of cats in s, stopping when emit returns false.
+func scan(s string, cats Category, emit func(Match) bool) {
+	words := cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0
+	numbers := cats&(SSN|CreditCard|Phone|IPAddress) != 0
+	n := len(s)
+	i := 0
+	for i < n {
+		c := s[i]
+		cl := class[c]
+		if cl == 0 {
+			i++
+			continue
+		}
+		if cl&(clsLetter|clsDigit) != 0 {
+			// i is a word start: every word is skipped whole below.
+			j := i + 1
+			for j < n && isAlnum(s[j]) {
+				j++
+			}
+			if cl&clsLetter != 0 {
+				if words {
+					if m, ok := checkWord(s, i, j, cats); ok {
+						if !emit(m) {
+							return
+						}
+						if m.End > j {
+							j = m.End
+						}
+					}
+				}
+			} else if numbers && !continuesNumber(s, i) {
+				if m, ok := checkNumber(s, i, cats); ok {
+					if !emit(m) {
+						return
+					}
+					if m.End > j {
+						j = m.End
+					}
+				}
+			}
+			i = j
+			continue
+		}
+		switch {
+		case cl&clsAt != 0:
+			if cats&Email != 0 {
+				if m, ok := checkEmail(s, i); ok {
+					if !emit(m) {
+						return
+					}
+					i = m.End
+					continue
+				}
+			}
+		case cl&clsPlus != 0:
+			if cats&Phone != 0 && (i == 0 || !isAlnum(s[i-1])) {
+				if end, ok := phone(s, i); ok {
+					if !emit(Match{i, end, Phone}) {
+						return
+					}
+					i = end
+					continue
+				}
+			}
+		case cl&clsMark != 0:
+			if cats&Markdown != 0 {
+				if end, ok := markdown(s, i); ok {
+					if !emit(Match{i, end, Markdown}) {
+						return
+					}
+					i = end
+					continue
+				}
+			}
+		}
+		i++
+	}
+}
+
+// continuesNumber reports whether the digits at i continue a number before them
+// ("1-800-…" at "800", "10.0.0.1" at "0"): detectors start only at a number's start.
+func continuesNumber(s string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	switch s[i-1] {
+	case '+':
+		return true
+	case '.', '-':
+		return i >= 2 && isDigit(s[i-2])
+	}
+	return false
+}
+
+// checkNumber runs the digit-started detectors at a number's start.
+func checkNumber(s string, i int, cats Category) (Match, bool) {
+	if cats&SSN != 0 {
+		if end, ok := ssn(s, i); ok {
+			return Match{i, end, SSN}, true
+		}
+	}
+	if cats&CreditCard != 0 {
+		if end, ok := creditCard(s, i); ok {
+			return Match{i, end, CreditCard}, true
+		}
+	}
+	if cats&IPAddress != 0 {
+		if end, ok := ipv4(s, i); ok {
+			return Match{i, end, IPAddress}, true
+		}
+	}
+	if cats&Phone != 0 {
+		if end, ok := phone(s, i); ok {
+			return Match{i, end, Phone}, true
+		}
+	}
+	return Match{}, false
+}
+
+// endsNumber reports whether a number ending at j really ends there: no digit or letter
+// follows, nor a separator that continues it with another digit.
+func endsNumber(s string, j int) bool {
+	if j >= len(s) {
+		return true
+	}
+	if isAlnum(s[j]) {
+		return false
+	}
+	if (s[j] == '-' || s[j] == '.') && j+1 < len(s) && isDigit(s[j+1]) {
+		return false
+	}
+	return true
+}
+
+// digitsExact returns the end of exactly n digits at i.
+func digitsExact(s string, i, n int) (int, bool) {
+	if i+n > len(s) {
+		return 0, false
+	}
+	for k := i; k < i+n; k++ {
+		if !isDigit(s[k]) {
+			return 0, false
+		}
+	}
+	if i+n < len(s) && isDigit(s[i+n]) {
+		return 0, false
+	}
+	return i + n, true
+}
+
+// ssn matches ddd-dd-dddd (or with spaces), rejecting numbers the SSA never issues: area
+// 000, 666 or 9xx, group 00, serial 0000.
+func ssn(s string, i int) (int, bool) {
+	j, ok := digitsExact(s, i, 3)
+	if !ok || j >= len(s) || (s[j] != '-' && s[j] != ' ') {
+		return 0, false
+	}
+	sep := s[j]
+	k, ok := digitsExact(s, j+1, 2)
+	if !ok || k >= len(s) || s[k] != sep {
+		return 0, false
+	}
+	end, ok := digitsExact(s, k+1, 4)
+	if !ok || !endsNumber(s, end) {
+		return 0, false
+	}
+	area, group, serial := s[i:i+3], s[j+1:k], s[k+1:end]
+	if area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000" {
+		return 0, false
+	}
+	return end, true
+}
+
+// creditCard matches 13 to 19 digits, single spaces or dashes allowed between them, with
+// a card network's leading digit and a valid Luhn check digit.
+func creditCard(s string, i int) (int, bool) {
+	if c := s[i]; c < '2' || c > '6' {
+		return 0, false
+	}
+	var digits [19]byte
+	nd := 0
+	j := i
+	end := i
+	for j < len(s) {
+		c := s[j]
+		if isDigit(c) {
+			if nd == 19 {
+				return 0, false
+			}
+			digits[nd] = c - '0'
+			nd++
+			j++
+			end = j
+			continue
+		}
+		if (c == ' ' || c == '-') && j+1 < len(s) && isDigit(s[j+1]) && nd > 0 {
+			j++
+			continue
+		}
+		break
+	}
+	if nd < 13 || end < len(s) && isLetter(s[end]) {
+		return 0, false
+	}
+	sum := 0
+	for k := 0; k < nd; k++ {
+		d := int(digits[nd-1-k])
+		if k%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	if sum%10 != 0 {
+		return 0, false
+	}
+	return end, true
+}
+
+// ipv4 matches four dot-separated octets of at most 255.
+func ipv4(s string, i int) (int, bool) {
+	j := i
+	for part := 0; part < 4; part++ {
+		if part > 0 {
+			if j >= len(s) || s[j] != '.' {
+				return 0, false
+			}
+			j++
+		}
+		v, k := 0, j
+		for k < len(s) && isDigit(s[k]) && k-j < 4 {
+			v = v*10 + int(s[k]-'0')
+			k++
+		}
+		if k == j || k-j > 3 || v > 255 {
+			return 0, false
+		}
+		j = k
+	}
+	if !endsNumber(s, j) {
+		return 0, false
+	}
+	return j, true
+}
+
+func isPhoneSep(c byte) bool { return c == '-' || c == '.' || c == ' ' }
+
+// phone matches North American numbers ((415) 555-2671, 415-555-2671, 415.555.2671,
+// +1 415 555 2671) and international ones written with a leading + (+44 20 7946 0958,
+// +14155552671): 8 to 15 digits in groups.
+func phone(s string, i int) (int, bool) {
+	if s[i] == '+' {
+		return intlPhone(s, i)
+	}
+	j := i
+	// Optional country code 1.
+	if s[j] == '1' && j+1 < len(s) && isPhoneSep(s[j+1]) {
+		if end, ok := nanp(s, j+2); ok {
+			return end, true
+		}
+	}
+	return nanp(s, j)
+}
+
+func nanp(s string, j int) (int, bool) {
+	if j >= len(s) {
+		return 0, false
+	}
+	if s[j] == '(' {
+		k, ok := digitsExact(s, j+1, 3)
+		if !ok || k >= len(s) || s[k] != ')' {
+			return 0, false
+		}
+		j = k + 1
+		if j < len(s) && isPhoneSep(s[j]) {
+			j++
+		}
+	} else {
+		k, ok := digitsExact(s, j, 3)
+		if !ok || k >= len(s) || !isPhoneSep(s[k]) {
+			return 0, false
+		}
+		j = k + 1
+	}
+	k, ok := digitsExact(s, j, 3)
+	if !ok || k >= len(s) || !isPhoneSep(s[k]) {
+		return 0, false
+	}
+	end, ok := digitsExact(s, k+1, 4)
+	if !ok || !endsNumber(s, end) {
+		return 0, false
+	}
+	return end, true
+}
+
+func intlPhone(s string, i int) (int, bool) {
+	j := i + 1
+	nd, groups, end := 0, 0, 0
+	for j < len(s) {
+		k := j
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k == j {
+			break
+		}
+		nd += k - j
+		groups++
+		end = k
+		if k+1 < len(s) && isPhoneSep(s[k]) && isDigit(s[k+1]) {
+			j = k + 1
+			continue
+		}
+		if k+2 < len(s) && s[k] == ' ' && s[k+1] == '(' && isDigit(s[k+2]) {
+			j = k + 2
+			continue
+		}
+		if k+1 < len(s) && s[k] == '(' && isDigit(s[k+1]) {
+			j = k + 1
+			continue
+		}
+		if k < len(s) && s[k] == ')' {
+			k++
+			end = k
+			if k < len(s) && isPhoneSep(s[k]) {
+				k++
+			}
+			j = k
+			continue
+		}
+		break
+	}
+	if nd < 8 || nd > 15 || end < len(s) && isAlnum(s[end]) {
+		return 0, false
+	}
+	return end, true
+}
+
+// checkEmail matches local@domain.tld around the '@' at i.
+func checkEmail(s string, at int) (Match, bool) {
+	start := at
+	for start > 0 && isLocalChar(s[start-1]) {
+		start--
+	}
+	for start < at && s[start] == '.' {
+		start++
+	}
+	if start == at || at+1 >= len(s) {
+		return Match{}, false
+	}
+	j := at + 1
+	labels, lastLabel := 0, 0
+	end := 0
+	for j < len(s) {
+		k := j
+		for k < len(s) && (isAlnum(s[k]) || s[k] == '-') {
+			k++
+		}
+		if k == j {
+			break
+		}
+		labels++
+		lastLabel = j
+		end = k
+		if k+1 < len(s) && s[k] == '.' && isAlnum(s[k+1]) {
+			j = k + 1
+			continue
+		}
+		break
+	}
+	if labels < 2 {
+		return Match{}, false
+	}
+	tld := s[lastLabel:end]
+	if len(tld) < 2 {
+		return Match{}, false
+	}
+	for k := 0; k < len(tld); k++ {
+		if !isLetter(tld[k]) {
+			return Match{}, false
+		}
+	}
+	return Match{start, end, Email}, true
+}
+
+func isLocalChar(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+// markdown matches a heading or code fence at a line start, or **bold** / __bold__.
+func markdown(s string, i int) (int, bool) {
+	c := s[i]
+	lineStart := i
+	for lineStart > 0 && i-lineStart < 4 && s[lineStart-1] == ' ' {
+		lineStart--
+	}
+	atLine := lineStart == 0 || s[lineStart-1] == '\n'
+	switch c {
+	case '#':
+		if !atLine {
+			return 0, false
+		}
+		j := i
+		for j < len(s) && s[j] == '#' {
+			j++
+		}
+		if j-i > 6 || j+1 >= len(s) || s[j] != ' ' || s[j+1] == ' ' || s[j+1] == '\n' {
+			return 0, false
+		}
+		return lineEnd(s, j), true
+	case '`', '~':
+		if !atLine || i+3 > len(s) || s[i+1] != c || s[i+2] != c {
+			return 0, false
+		}
+		return i + 3, true
+	case '*', '_':
+		if i+2 >= len(s) || s[i+1] != c || (i > 0 && (isAlnum(s[i-1]) || s[i-1] == c)) {
+			return 0, false
+		}
+		j := i + 2
+		if j >= len(s) || s[j] == ' ' || s[j] == '\n' || s[j] == c {
+			return 0, false
+		}
+		for k := j + 1; k+1 < len(s) && k < j+200; k++ {
+			if s[k] == '\n' {
+				return 0, false
+			}
+			if s[k] == c && s[k+1] == c && s[k-1] != ' ' && (k+2 >= len(s) || !isAlnum(s[k+2])) {
+				return k + 2, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func lineEnd(s string, j int) int {
+	for j < len(s) && s[j] != '\n' {
+		j++
+	}
+	return j
+}
+
+// window returns the text from i to the end of its line, at most max bytes.
+func window(s string, i, max int) string {
+	end := i + max
+	if end > len(s) {
+		end = len(s)
+	}
+	for k := i; k < end; k++ {
+		if s[k] == '\n' {
+			return s[i:k]
+		}
+	}
+	return s[i:end]
+}
+
+// A phrase is an anchored pattern tried where its first word starts.
+type phrase struct {
+	cat Category
+	re  *regexp.Regexp
+}
+
+// Word-started patterns. Compiled once; a *regexp.Regexp is safe for concurrent use.
+var (
+	reIgnore  = regexp.MustCompile(`(?i)^(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:the|of|my|any|these|those|all|everything|what)\s+)*(?:(?:all|previous|prior|above|earlier|preceding|system|your|original|initial|developer)\b(?:\s+[a-z]+){0,2}?\s+(?:instructions?|prompts?|rules|directions|guidelines|directives|messages?|context)\b|(?:above|before)\b)`)
+	reReveal  = regexp.MustCompile(`(?i)^(?:reveal|show|print|repeat|output|tell|display|leak|dump|give|share|expose)\s+(?:(?:me|us|the|your|all|of|full|entire|exact|hidden|secret)\s+)*(?:(?:system|initial|hidden|secret|original|developer)\s+(?:prompt|instructions|message)|(?:your\s+)?(?:prompt|instructions)\s+(?:verbatim|above))`)
+	reYouAre  = regexp.MustCompile(`(?i)^you\s+are\s+(?:now\s+(?:DAN\b|in\s+(?:developer|god|jailbreak)\s+mode|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b|jailbroken|free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions))|DAN\b)`)
+	reActAs   = regexp.MustCompile(`(?i)^(?:act|pretend|behave)\s+(?:as|like|to\s+be|you\s+are)\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b)`)
+	reDoAny   = regexp.MustCompile(`(?i)^do\s+anything\s+now\b`)
+	reMode    = regexp.MustCompile(`(?i)^(?:enable|enter|activate|switch\s+to)\s+(?:developer|god|DAN|jailbreak)\s+mode\b|^(?:developer|god|DAN|jailbreak)\s+mode\s+(?:enabled|activated|on)\b`)
+	reNewInst = regexp.MustCompile(`(?i)^new\s+(?:system\s+)?instructions\s*:`)
+
+	reDrop     = regexp.MustCompile(`(?i)^drop\s+(?:table|database|schema)\b`)
+	reTruncate = regexp.MustCompile(`(?i)^truncate\s+(?:table\s+[\w."` + "`" + `\[\]]+|[\w."` + "`" + `\[\]]+\s*;)`)
+	reDelete   = regexp.MustCompile(`(?i)^delete\s+from\s+[\w."` + "`" + `\[\]]+(?:\s+where\b|\s*;|\s*$)`)
+	reGitPush  = regexp.MustCompile(`(?i)^git\s+push\b[^;&|]*?\s(?:--force(?:-with-lease)?|-f)\b`)
+	reMkfs     = regexp.MustCompile(`(?i)^mkfs(?:\.\w+)?\b`)
+	reDD       = regexp.MustCompile(`(?i)^dd\s+[^;&|]*\bof=/dev/`)
+)
+
+// A keyword is what a lower-cased word may start: an injection phrase, a destructive
+// command, a profane word.
+type keyword struct {
+	injection   *regexp.Regexp
+	destructive *regexp.Regexp
+	// need is text the destructive pattern cannot match without (any case): checked
+	// first, so a run of "dd dd dd" costs no pattern runs.
+	need    string
+	rm      bool
+	profane bool
+}
+
+var keywords = func() map[string]keyword {
+	k := map[string]keyword{}
+	set := func(words string, f func(*keyword)) {
+		for _, w := range strings.Fields(words) {
+			kw := k[w]
+			f(&kw)
+			k[w] = kw
+		}
+	}
+	inj := func(re *regexp.Regexp) func(*keyword) { return func(kw *keyword) { kw.injection = re } }
+	des := func(re *regexp.Regexp) func(*keyword) { return func(kw *keyword) { kw.destructive = re } }
+	set("ignore disregard forget override bypass skip", inj(reIgnore))
+	set("reveal show print repeat output tell display leak dump give share expose", inj(reReveal))
+	set("you", inj(reYouAre))
+	set("act pretend behave", inj(reActAs))
+	set("do", inj(reDoAny))
+	set("enable enter activate switch developer god dan jailbreak", inj(reMode))
+	set("new", inj(reNewInst))
+	set("drop", des(reDrop))
+	set("truncate", des(reTruncate))
+	set("delete", des(reDelete))
+	set("git", func(kw *keyword) { kw.destructive, kw.need = reGitPush, "-f" })
+	set("mkfs", des(reMkfs))
+	set("dd", func(kw *keyword) { kw.destructive, kw.need = reDD, "of=/dev/" })
+	set("rm", func(kw *keyword) { kw.rm = true })
+	set(`fuck fucks fucking fucked fucker fuckers motherfucker shit shits shitty bullshit bitch bitches
+		bastard bastards asshole assholes dickhead cunt cunts wanker twat prick pussy slut whore`,
+		func(kw *keyword) { kw.profane = true })
+	return k
+}()
+
+// first2 gates the keyword lookup: only words whose first two letters start a keyword
+// are lower-cased and looked up.
+var first2 = func() (t [26 * 26]bool) {
+	for w := range keywords {
+		t[int(w[0]-'a')*26+int(w[1]-'a')] = true
+	}
+	return t
+}()
+
+// phraseWindow bounds the text an anchored phrase pattern reads: Go's backtracker clears
+// state in proportion to the input, and every phrase is far shorter than this.
+const phraseWindow = 120
+
+// checkWord runs the word-started detectors on the word s[i:j].
+func checkWord(s string, i, j int, cats Category) (Match, bool) {
+	if cats&APIKey != 0 {
+		switch s[i] {
+		case 's', 'A', 'g', 'x':
+			if end, ok := apiKey(s, i, j); ok {
+				return Match{i, end, APIKey}, true
+			}
+		}
+		switch s[i] {
+		case 'a', 'A', 'h':
+			if start, end, ok := apiKeyInContext(s, i); ok {
+				return Match{start, end, APIKey}, true
+			}
+		}
+	}
+	if cats&(PromptInjection|DestructiveOps|Profanity) == 0 || j-i < 2 || j-i > 16 {
+		return Match{}, false
+	}
+	a, b := lower(s[i]), lower(s[i+1])
+	if a < 'a' || a > 'z' || b < 'a' || b > 'z' || !first2[int(a-'a')*26+int(b-'a')] {
+		return Match{}, false
+	}
+	var buf [16]byte
+	w := buf[:j-i]
+	for k := range w {
+		w[k] = lower(s[i+k])
+	}
+	kw, ok := keywords[string(w)]
+	if !ok {
+		return Match{}, false
+	}
+	if cats&PromptInjection != 0 && kw.injection != nil {
+		if loc := kw.injection.FindStringIndex(window(s, i, phraseWindow)); loc != nil {
+			return Match{i, i + loc[1], PromptInjection}, true
+		}
+	}
+	if cats&DestructiveOps != 0 {
+		if kw.rm {
+			if end, ok := rmRecursiveForce(s, j); ok {
+				return Match{i, end, DestructiveOps}, true
+			}
+		} else if win := window(s, i, 2*phraseWindow); kw.destructive != nil && (kw.need == "" || containsFold(win, kw.need)) {
+			if loc := kw.destructive.FindStringIndex(win); loc != nil {
+				return Match{i, i + loc[1], DestructiveOps}, true
+			}
+		}
+	}
+	if cats&Profanity != 0 && kw.profane {
+		return Match{i, j, Profanity}, true
+	}
+	return Match{}, false
+}
+
+// rmRecursiveForce reports whether the rm command whose name ends at j has both a
+// recursive and a force flag (-rf, -fr, -r -f, --recursive --force, -Rf, ...).
+func rmRecursiveForce(s string, j int) (int, bool) {
+	recursive, force := false, false
+	k := j
+	// Flags come first and are few; a bound keeps a text of "rm -rm -rm ..." linear.
+	for tokens := 0; tokens < 16; tokens++ {
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k >= len(s) || s[k] != '-' || k-j > 256 {
+			break
+		}
+		t := k
+		for t < len(s) && s[t] != ' ' && s[t] != '\t' && s[t] != '\n' {
+			t++
+		}
+		flag := s[k:t]
+		switch {
+		case flag == "--recursive":
+			recursive = true
+		case flag == "--force":
+			force = true
+		case len(flag) > 1 && flag[1] != '-':
+			for x := 1; x < len(flag); x++ {
+				switch flag[x] {
+				case 'r', 'R':
+					recursive = true
+				case 'f':
+					force = true
+				}
+			}
+		}
+		k = t
+		if recursive && force {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// apiKey matches the key formats of OpenAI, Anthropic, AWS, GitHub, Slack and Google at
+// the word s[i:j]. Prefixes are case-sensitive, as the providers issue them.
+func apiKey(s string, i, j int) (int, bool) {
+	w := s[i:j]
+	switch {
+	case w == "sk" && j < len(s) && s[j] == '-':
+		// sk-ant-…, sk-proj-…, sk-svcacct-…, sk-admin-…, sk-… (legacy)
+		k := keyRun(s, j+1, true)
+		if k-(j+1) >= 32 {
+			return k, true
+		}
+	case len(w) == 20 && (hasPrefix(w, "AKIA") || hasPrefix(w, "ASIA") || hasPrefix(w, "ABIA") || hasPrefix(w, "ACCA")):
+		for k := 4; k < 20; k++ {
+			if c := w[k]; !(c >= 'A' && c <= 'Z' || isDigit(c)) {
+				return 0, false
+			}
+		}
+		return j, true
+	case len(w) == 3 && w[0] == 'g' && w[1] == 'h' && (w[2] == 'p' || w[2] == 'o' || w[2] == 'u' || w[2] == 's' || w[2] == 'r') && j < len(s) && s[j] == '_':
+		k := j + 1
+		for k < len(s) && isAlnum(s[k]) {
+			k++
+		}
+		if k-(j+1) >= 36 {
+			return k, true
+		}
+	case w == "github" && hasPrefix(s[j:], "_pat_"):
+		k := j + 5
+		for k < len(s) && (isAlnum(s[k]) || s[k] == '_') {
+			k++
+		}
+		if k-(j+5) >= 22 {
+			return k, true
+		}
+	case len(w) == 4 && hasPrefix(w, "xox") && (w[3] == 'b' || w[3] == 'a' || w[3] == 'p' || w[3] == 'r' || w[3] == 's') && j < len(s) && s[j] == '-':
+		k := keyRun(s, j+1, true)
+		if k-(j+1) >= 10 {
+			return k, true
+		}
+	case len(w) >= 4 && hasPrefix(w, "AIza"):
+		k := keyRun(s, i+4, true)
+		if k-(i+4) == 35 {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// keyRun returns the end of a run of key characters: letters, digits, '_' and '-'.
+func keyRun(s string, k int, dash bool) int {
+	for k < len(s) && (isAlnum(s[k]) || s[k] == '_' || dash && s[k] == '-') {
+		k++
+	}
+	return k
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// containsFold reports whether s contains the lower-case ASCII text sub, in any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && lower(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// apiKeyInContext matches the two formats that have no prefix of their own: an AWS secret
+// access key after its variable name (only the 40-character value is the match) and a
+// Slack incoming-webhook URL.
+func apiKeyInContext(s string, i int) (int, int, bool) {
+	const awsName, hook = "aws_secret_access_key", "hooks.slack.com/services/"
+	switch {
+	case len(s)-i > len(awsName) && containsFold(s[i:i+len(awsName)], awsName):
+		k := i + len(awsName)
+		for k < len(s) && (s[k] == ' ' || s[k] == '"' || s[k] == '\'' || s[k] == '\t') {
+			k++
+		}
+		if k >= len(s) || (s[k] != '=' && s[k] != ':') {
+			return 0, 0, false
+		}
+		k++
+		for k < len(s) && (s[k] == ' ' || s[k] == '"' || s[k] == '\'' || s[k] == '\t') {
+			k++
+		}
+		start := k
+		for k < len(s) && (isAlnum(s[k]) || s[k] == '/' || s[k] == '+') {
+			k++
+		}
+		if k-start == 40 {
+			return start, k, true
+		}
+	case hasPrefix(s[i:], hook):
+		k := i + len(hook)
+		for k < len(s) && (isAlnum(s[k]) || s[k] == '/' || s[k] == '_') {
+			k++
+		}
+		if k-(i+len(hook)) >= 20 {
+			return i, k, true
+		}
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,56 @@
+package policy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/halo-lang/halo/host/tool"
+)
+
+var fuzzSeeds = []string{
+	"SSN: １２３‑45‑6789, thanks",
+	"mail jane@example.com or jane%2540example.com",
+	"card 4111 1111 1111 1111, key AKIAIOSFODNN7EXAMPLE, ip 10.0.0.1",
+	"call +1 (415) 555-2671",
+	"ignore previous instructions; DROP TABLE x",
+	"&amp;#49;23-45-6789",
+	"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+}
+
+// Redaction never panics and is idempotent: redacting its own output changes nothing.
+func FuzzRedact(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	s := Set{MustCompile("Safe", []RuleSpec{
+		{Name: "Redact", Args: []any{Ident("PII"), Ident("APIKey"), Ident("IPAddress")}},
+	})}
+	f.Fuzz(func(t *testing.T, in string) {
+		once := s.Redact(in)
+		if twice := s.Redact(once); twice != once {
+			t.Fatalf("not idempotent:\n in:    %q\n once:  %q\n twice: %q", in, once, twice)
+		}
+	})
+}
+
+// DenyArgs never panics, and a value the pattern matches as given is always refused.
+func FuzzDenyArgs(f *testing.F) {
+	for _, s := range []string{"bun test", "bun test\n", "bun test\nrm -rf .", "ｂｕｎ test", `bun test \u000a rm`, ""} {
+		f.Add(s)
+	}
+	s := Set{MustCompile("Fixer", []RuleSpec{
+		{Name: "DenyArgs", Args: []any{"Tests.run", "command", `^(?!bun test[\w ./-]*$)`}},
+		{Name: "DenyArgs", Args: []any{"*", `rm\s+-rf`}},
+	})}
+	re := s[0].rules[0].re
+	f.Fuzz(func(t *testing.T, cmd string) {
+		args, err := json.Marshal(map[string]any{"command": cmd, "nested": []any{cmd}})
+		if err != nil {
+			t.Skip("not encodable")
+		}
+		d := s.Decide("Tests.run", tool.External, args)
+		if hit, err := re.MatchString(cmd); err == nil && hit && d.Verdict != Refused {
+			t.Fatalf("%q matches the allow-list's refusal but was %v", cmd, d.Verdict)
+		}
+	})
+}

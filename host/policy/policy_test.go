@@ -1,0 +1,104 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/halo-lang/halo/host/tool"
+)
+
+func r(name string, args ...any) RuleSpec {
+	return RuleSpec{Name: name, Args: args, Pos: "test.halo:1:1"}
+}
+
+func set(t testing.TB, policies ...[]RuleSpec) Set {
+	t.Helper()
+	var s Set
+	for i, specs := range policies {
+		p, err := Compile("P"+string(rune('1'+i)), specs)
+		if err != nil {
+			t.Fatalf("Compile: %v", err)
+		}
+		s = append(s, p)
+	}
+	return s
+}
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct {
+		spec RuleSpec
+		want string
+	}{
+		{r("MaxWords"), "MaxWords takes 1 argument(s), got 0"},
+		{r("MaxWords", -3.0), "whole number above 0"},
+		{r("MaxChars", 2.5), "whole number above 0"},
+		{r("MaxSpend", "lots"), "amount in USD"},
+		{r("MatchRegex", "(unclosed"), "not a valid regular expression"},
+		{r("DenyArgs", "Bash.run", "(?<"), "not a valid regular expression"},
+		{r("DenyArgs", "Bash..run", "x"), "not a tool pattern"},
+		{r("AllowEffects", Ident("delete")), `unknown effect "delete"`},
+		{r("AllowTools"), "at least 1 argument"},
+		{r("Validate", "amount", "=~", 3.0), "operator must be one of"},
+		{r("LogViolation", 1.0), "takes 0 argument"},
+	}
+	for _, tt := range tests {
+		_, err := Compile("Bad", []RuleSpec{tt.spec})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", ruleText(tt.spec), err, tt.want)
+			continue
+		}
+		var errs Errors
+		if !errors.As(err, &errs) || errs[0].Pos != "test.halo:1:1" || tool.Code(err) != CodeInvalid {
+			t.Errorf("%s: want Errors with position and code, got %#v", ruleText(tt.spec), err)
+		}
+	}
+	// Every error is reported, not just the first.
+	_, err := Compile("Bad", []RuleSpec{r("MaxWords"), r("MatchRegex", "(")})
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Errorf("want 2 errors, got %v", err)
+	}
+}
+
+func TestCompileWarnings(t *testing.T) {
+	for _, spec := range []RuleSpec{
+		r("Tone", Ident("friendly")),
+		r("Anonymize"),
+		r("MaxDensity", 0.5),
+		r("Require", Ident("Approver")),
+		r("Enforce", Ident("XML")),
+		r("Block", Ident("Competitors")),
+		r("Block", Ident("IPAddress")),
+		r("Redact", Ident("PromptInjection")),
+		r("Frobnicate"),
+	} {
+		p, err := Compile("W", []RuleSpec{spec})
+		if err != nil {
+			t.Errorf("%s: %v", ruleText(spec), err)
+			continue
+		}
+		if len(p.Warnings()) != 1 || p.Warnings()[0].Code != CodeNotEnforced || len(p.rules) != 0 {
+			t.Errorf("%s: warnings %v, rules %d", ruleText(spec), p.Warnings(), len(p.rules))
+		}
+	}
+	// A known category beside an unknown one still runs.
+	p := MustCompile("W", []RuleSpec{r("Block", Ident("Competitors"), Ident("Profanity"))})
+	if len(p.Warnings()) != 1 || len(p.rules) != 1 {
+		t.Fatalf("warnings %v rules %d", p.Warnings(), len(p.rules))
+	}
+	if _, err := (Set{p}).Input("well shit"); err == nil {
+		t.Error("Profanity not blocked")
+	}
+}
+
+func TestLogViolation(t *testing.T) {
+	s := set(t, []RuleSpec{r("Block", Ident("Profanity")), r("LogViolation")})
+	_, err := s.Input("oh shit")
+	var v *Violation
+	if !errors.As(err, &v) || !v.Log || v.Policy != "P1" || v.Rule != "Block" || v.Phase != Input || v.ErrorCode() != "POLICY_VIOLATION" {
+		t.Fatalf("got %#v", err)
+	}
+}
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

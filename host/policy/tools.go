@@ -1,0 +1,300 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/halo-lang/halo/host/policy/fold"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// A ToolMethod is a method an agent could be offered: its "Tool.method" target and effect.
+type ToolMethod struct {
+	Target string
+	Effect tool.Effect
+}
+
+// Offered returns the methods the set lets the model see, in the order given: those that
+// every AllowTools and AllowEffects rule allows and no DenyTools rule hides. When methods
+// is not empty and none is left, it fails with a TOOL_CONFIG error.
+func (s Set) Offered(methods []ToolMethod) ([]ToolMethod, error) {
+	var out []ToolMethod
+	for _, m := range methods {
+		if _, _, reason := s.hidden(m.Target, m.Effect); reason == "" {
+			out = append(out, m)
+		}
+	}
+	if len(methods) > 0 && len(out) == 0 {
+		names := make([]string, 0, len(s))
+		for _, p := range s {
+			if p != nil {
+				names = append(names, p.Name)
+			}
+		}
+		return nil, tool.Errorf(tool.CodeToolConfig, "the agent's policies (%s) allow none of its %d tool methods", strings.Join(names, ", "), len(methods))
+	}
+	return out, nil
+}
+
+// hidden returns the first rule that hides target, with the reason.
+func (s Set) hidden(target string, effect tool.Effect) (*Policy, *rule, string) {
+	if !effect.Valid() {
+		effect = tool.External
+	}
+	for _, p := range s {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.rules {
+			switch r.kind {
+			case kAllowTools:
+				if !matchAny(r.patterns, target) {
+					return p, r, fmt.Sprintf("%s is not allowed by %s", target, r.text)
+				}
+			case kDenyTools:
+				if matchAny(r.patterns, target) {
+					return p, r, fmt.Sprintf("%s is denied by %s", target, r.text)
+				}
+			case kAllowEffects:
+				if !hasEffect(r.effects, effect) {
+					return p, r, fmt.Sprintf("%s has effect %s, which %s does not allow", target, effect, r.text)
+				}
+			}
+		}
+	}
+	return nil, nil, ""
+}
+
+// A Verdict is what the policies say about one tool call.
+type Verdict int
+
+const (
+	// Allowed calls run.
+	Allowed Verdict = iota
+	// Refused calls do not run; the model is told why.
+	Refused
+	// NeedsApproval calls wait for a person.
+	NeedsApproval
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allowed:
+		return "allowed"
+	case Refused:
+		return "refused"
+	case NeedsApproval:
+		return "needs approval"
+	}
+	return "verdict(" + strconv.Itoa(int(v)) + ")"
+}
+
+// A Decision is the verdict on one tool call and the rule that gave it.
+type Decision struct {
+	Verdict Verdict
+	// Policy and Rule name the deciding rule (empty for Allowed).
+	Policy string
+	Rule   string
+	// Reason says why a call was refused or needs approval.
+	Reason string
+
+	pos string
+	log bool
+}
+
+// Violation returns the refusal as a *Violation (phase tool), or nil when the call was not
+// refused. A call waiting for approval is not a violation.
+func (d Decision) Violation() *Violation {
+	if d.Verdict != Refused {
+		return nil
+	}
+	return &Violation{Policy: d.Policy, Rule: d.Rule, Phase: ToolPhase, Message: d.Reason, Pos: d.pos, Log: d.log}
+}
+
+// Decide checks one tool call the agent asked for: target is "Tool.method", effect its
+// method's effect, args the JSON arguments object. Refusal checks (AllowTools, DenyTools,
+// AllowEffects, DenyArgs) run first, so a refused call is never put to a person; then
+// ApproveTools and ApproveEffects.
+func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Decision {
+	if !effect.Valid() {
+		effect = tool.External
+	}
+	if p, r, reason := s.hidden(target, effect); r != nil {
+		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
+	}
+	var (
+		decoded   any
+		decodeErr error
+		decodedOK bool
+	)
+	for _, p := range s {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.rules {
+			if r.kind != kDenyArgs || !matchAny(r.patterns, target) {
+				continue
+			}
+			if !decodedOK {
+				decoded, decodeErr = decodeArgs(args)
+				decodedOK = true
+			}
+			refuse := func(reason string) Decision {
+				return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
+			}
+			if decodeErr != nil {
+				return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
+			}
+			if reason := denyArgs(r, decoded); reason != "" {
+				return refuse(reason)
+			}
+		}
+	}
+	for _, p := range s {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.rules {
+			switch {
+			case r.kind == kApproveTools && matchAny(r.patterns, target):
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos}
+			case r.kind == kApproveEffects && hasEffect(r.effects, effect):
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos}
+			}
+		}
+	}
+	return Decision{Verdict: Allowed}
+}
+
+func decodeArgs(args json.RawMessage) (any, error) {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok && v != nil {
+		return nil, fmt.Errorf("arguments are %T, not an object", v)
+	}
+	return v, nil
+}
+
+// denyArgs returns why r refuses the arguments, or "".
+func denyArgs(r *rule, args any) string {
+	check := func(name, value string) string {
+		hit, err := matchValue(r, value)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("%s could not check %s: %v", r.text, name, err)
+		case hit:
+			return fmt.Sprintf("%s %q matches %s", name, excerpt(value), r.text)
+		}
+		return ""
+	}
+	if r.hasArg {
+		obj, _ := args.(map[string]any)
+		v, ok := obj[r.arg]
+		if !ok || v == nil {
+			return check("argument "+r.arg, "")
+		}
+		reason := ""
+		walkScalars(v, false, func(s string) bool {
+			reason = check("argument "+r.arg, s)
+			return reason == ""
+		})
+		return reason
+	}
+	reason := ""
+	walkScalars(args, false, func(s string) bool {
+		reason = check("an argument", s)
+		return reason == ""
+	})
+	return reason
+}
+
+// matchValue checks a value as given and with look-alikes folded and escapes decoded.
+func matchValue(r *rule, v string) (bool, error) {
+	hit, err := matchString(r.re, v)
+	if hit || err != nil {
+		return hit, err
+	}
+	if f := fold.String(v, fold.Options{JSONEscapes: true}); f.Changed() {
+		return matchString(r.re, f.Folded)
+	}
+	return false, nil
+}
+
+func hasEffect(effs []tool.Effect, e tool.Effect) bool {
+	for _, x := range effs {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+func matchAny(patterns []string, target string) bool {
+	for _, p := range patterns {
+		if MatchPattern(p, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// validPattern accepts Tool, Tool.method, Tool.*, *.method, * and globs within a part.
+func validPattern(p string) bool {
+	if p == "" || strings.Count(p, ".") > 1 {
+		return false
+	}
+	for _, part := range strings.Split(p, ".") {
+		if part == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// MatchPattern reports whether a tool pattern matches a "Tool.method" target. A pattern
+// without a dot names a tool (any of its methods); `*` matches within one part and never
+// crosses the dot, so *.delete matches Files.delete but not Files.
+func MatchPattern(pattern, target string) bool {
+	tool, method, hasMethod := strings.Cut(target, ".")
+	pt, pm, hasDot := strings.Cut(pattern, ".")
+	if !hasDot {
+		return glob(pt, tool)
+	}
+	return hasMethod && glob(pt, tool) && glob(pm, method)
+}
+
+// glob matches s against a pattern whose only metacharacter is `*`, which matches any
+// run of characters other than '.'.
+func glob(p, s string) bool {
+	// Iterative matching with one backtrack point, as for path.Match's star.
+	px, sx := 0, 0
+	starP, starS := -1, 0
+	for sx < len(s) {
+		switch {
+		case px < len(p) && p[px] == '*':
+			starP, starS = px, sx
+			px++
+		case px < len(p) && p[px] == s[sx]:
+			px++
+			sx++
+		case starP >= 0 && s[starS] != '.':
+			starS++
+			px, sx = starP+1, starS
+		default:
+			return false
+		}
+	}
+	for px < len(p) && p[px] == '*' {
+		px++
+	}
+	return px == len(p)
+}

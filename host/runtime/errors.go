@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/policy"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// Stable error codes of runs. Users match on them; never change or reuse one.
+const (
+	// CodeFail: a System.Fail stage failed the run on purpose.
+	CodeFail = "PIPELINE_FAILED"
+	// CodeInput: the run's inputs do not fit the pipeline's parameters.
+	CodeInput = "BAD_INPUT"
+	// CodeCondition: a loop condition could not be compiled or evaluated.
+	CodeCondition = "BAD_CONDITION"
+	// CodeMock: a mocks file is malformed, or a scripted list of answers ran out.
+	CodeMock = "MOCK"
+	// CodeToolLoop: an agent call names tools:, and the tool loop that lets an agent choose
+	// its own calls is not built yet.
+	CodeToolLoop = "TOOL_LOOP_UNAVAILABLE"
+	// CodeRun: a run record cannot be found, read or resumed.
+	CodeRun = "RUN_RECORD"
+	// CodeNotPausable: a yield where a run cannot stop (inside a called pipeline).
+	CodeNotPausable = "NOT_PAUSABLE"
+	// CodeTimeout is the code of a stage that ran out of time (@timeout); the same string as
+	// tool and model timeouts.
+	CodeTimeout = tool.CodeTimeout
+	// CodeInternal: anything else that went wrong in the host.
+	CodeInternal = "INTERNAL"
+)
+
+// An Error is a run failure with a stable code.
+type Error struct {
+	Code    string
+	Message string
+	// Retryable failures may pass if the stage runs again (timeouts).
+	Retryable bool
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" && e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the stable code.
+func (e *Error) ErrorCode() string { return e.Code }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// An ErrorInfo is a failure as a run result and a run record show it.
+type ErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// At is where the failing stage is written (file:line:col).
+	At string `json:"at,omitempty"`
+}
+
+func infoOf(err error, at string) *ErrorInfo {
+	code := tool.Code(err)
+	if code == "" {
+		code = CodeInternal
+	}
+	return &ErrorInfo{Code: code, Message: err.Error(), At: at}
+}
+
+// retryable reports whether @retry may run a stage again after err: tool and model failures
+// marked retryable (HTTP 408/429/5xx, network errors) and timeouts; never a policy violation
+// or a cancelled run.
+func retryable(err error) bool {
+	var v *policy.Violation
+	if errors.As(err, &v) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if tool.IsRetryable(err) || model.IsRetryable(err) {
+		return true
+	}
+	var re *Error
+	if errors.As(err, &re) && re.Retryable {
+		return true
+	}
+	return tool.Code(err) == CodeTimeout
+}

@@ -1,0 +1,208 @@
+package runtime
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/halo-lang/halo/host/model"
+)
+
+// Status is how a run ended (or stands).
+type Status string
+
+const (
+	Completed Status = "completed"
+	Failed    Status = "failed"
+	Paused    Status = "paused"
+)
+
+// Meta is context.meta: what the run has spent, called and refused so far.
+type Meta struct {
+	// RunID identifies the run (its record is .halo/runs/<RunID>.json).
+	RunID string `json:"runId"`
+	// Cost is the dollars every model call of the run cost, from the price table.
+	Cost float64 `json:"cost"`
+	// Calls lists every model and tool call, in the order they finished.
+	Calls []CallInfo `json:"calls"`
+	// Violations lists every policy violation, including those @correct repaired.
+	Violations []ViolationInfo `json:"violations"`
+	// Paused says what a paused run waits for; nil while it runs.
+	Paused *PauseInfo `json:"paused"`
+}
+
+// A CallInfo is one model or tool call of a run.
+type CallInfo struct {
+	// Kind is "llm" or "tool".
+	Kind string `json:"kind"`
+	// Target is "Agent.task" or "Tool.method".
+	Target string `json:"target"`
+	// Agent is the agent that made the call (for tool calls an agent made).
+	Agent string `json:"agent,omitempty"`
+	// Model is the "provider/model" of an llm call.
+	Model      string       `json:"model,omitempty"`
+	Usage      *model.Usage `json:"usage,omitempty"`
+	Cost       float64      `json:"cost,omitempty"`
+	DurationMs int64        `json:"durationMs"`
+	Mocked     bool         `json:"mocked,omitempty"`
+	// Error is the failure's code, when the call failed.
+	Error string `json:"error,omitempty"`
+}
+
+// A ViolationInfo is one policy violation as context.meta.violations holds it.
+type ViolationInfo struct {
+	Policy  string `json:"policy"`
+	Rule    string `json:"rule"`
+	Phase   string `json:"phase"`
+	Message string `json:"message"`
+	Agent   string `json:"agent,omitempty"`
+	Target  string `json:"target,omitempty"`
+}
+
+// PauseInfo is context.meta.paused.
+type PauseInfo struct {
+	// WaitingFor is what the run waits for: "yield".
+	WaitingFor string `json:"waitingFor"`
+	// Question is the yield's argument, for the person who answers.
+	Question any `json:"question"`
+}
+
+// An Event is one line of the event stream (--events FILE) and of a run record. Which
+// fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "violation"
+// (a policy violation), "stage" (a stage finished), "paused", "run" (the run ended).
+type Event struct {
+	Type  string    `json:"type"`
+	Time  time.Time `json:"time"`
+	RunID string    `json:"runId"`
+	// At is where the stage is written (file:line:col).
+	At     string `json:"at,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	Target string `json:"target,omitempty"`
+	Model  string `json:"model,omitempty"`
+	// Prompt and Answer are an llm event's request text and answer, with the agent's Redact
+	// rules applied (and withheld when a Block rule matched).
+	Prompt string `json:"prompt,omitempty"`
+	Answer string `json:"answer,omitempty"`
+	// Args and Output are a tool event's arguments and result.
+	Args   json.RawMessage `json:"args,omitempty"`
+	Output any             `json:"output,omitempty"`
+	Usage  *model.Usage    `json:"usage,omitempty"`
+	Cost   float64         `json:"cost,omitempty"`
+	// DurationMs is how long the call took.
+	DurationMs int64 `json:"durationMs,omitempty"`
+	Mocked     bool  `json:"mocked,omitempty"`
+	// Attempt counts @retry and @correct attempts from 1.
+	Attempt int `json:"attempt,omitempty"`
+	// Violation fields.
+	Policy  string `json:"policy,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Status is a run event's status.
+	Status Status     `json:"status,omitempty"`
+	Error  *ErrorInfo `json:"error,omitempty"`
+}
+
+// state is what a run shares between its stages and its fan-out branches.
+type state struct {
+	mu     sync.Mutex
+	meta   Meta
+	data   map[string]any
+	events []Event
+	onEv   func(Event)
+	now    func() time.Time
+	// root, when set, is the state of the run that called this pipeline: meta and events
+	// are the whole run's, while data is each pipeline's own.
+	root *state
+}
+
+// top returns the state that holds the run's meta and events.
+func (s *state) top() *state {
+	if s.root != nil {
+		return s.root
+	}
+	return s
+}
+
+func (s *state) emit(e Event) {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.Time = s.now().UTC()
+	e.RunID = s.meta.RunID
+	s.events = append(s.events, e)
+	if s.onEv != nil {
+		s.onEv(e)
+	}
+}
+
+func (s *state) addCall(c CallInfo) {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.meta.Calls = append(s.meta.Calls, c)
+	s.meta.Cost += c.Cost
+}
+
+func (s *state) addViolation(v ViolationInfo) {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.meta.Violations = append(s.meta.Violations, v)
+}
+
+func (s *state) set(name string, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data[name] = v
+}
+
+// snapshot returns the context as plain JSON-shaped values: what conditions, paths and
+// templates read.
+func (s *state) snapshot(inputs map[string]any) map[string]any {
+	s.mu.Lock()
+	data := make(map[string]any, len(s.data))
+	for k, v := range s.data {
+		data[k] = v
+	}
+	s.mu.Unlock()
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	calls := make([]any, len(s.meta.Calls))
+	for i, c := range s.meta.Calls {
+		calls[i] = plain(c)
+	}
+	viol := make([]any, len(s.meta.Violations))
+	for i, v := range s.meta.Violations {
+		viol[i] = plain(v)
+	}
+	var paused any
+	if s.meta.Paused != nil {
+		paused = plain(s.meta.Paused)
+	}
+	return map[string]any{
+		"data":   data,
+		"inputs": inputs,
+		"meta": map[string]any{
+			"runId":      s.meta.RunID,
+			"cost":       s.meta.Cost,
+			"calls":      calls,
+			"violations": viol,
+			"paused":     paused,
+		},
+	}
+}
+
+// plain turns a Go value into what encoding/json decodes (maps, slices, float64...).
+func plain(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// A MockRequest is what a mock function is asked.
+type MockRequest struct {
+	// Target is "Agent.task", "Tool.method", or "Tool" for an agent call's tool: T.
+	Target string
+	// Agent and Task are set for agent calls.
+	Agent, Task string
+	// System and Prompt are the request an agent call would send (after input policies).
+	System, Prompt string
+	// Input is the flowing value.
+	Input any
+	// Args are a tool call's arguments.
+	Args map[string]any
+	// Attempt counts from 1 (a @correct retry or a loop pass asks again).
+	Attempt int
+}
+
+// A MockFunc answers a request; its result is the target's answer.
+type MockFunc func(MockRequest) (any, error)
+
+type mockEntry struct {
+	fixed any
+	list  []any
+	next  int
+	isFn  bool
+	fn    MockFunc
+}
+
+// Mocks answers targets instead of models and tools. Keys are "Agent.task", "Tool.method",
+// "Tool" (every method of the tool) and "approval". A value is the answer every time; a
+// list is consumed one element per request (to answer with a list, wrap it in another list),
+// and a request after the last element fails with code MOCK. Safe for concurrent use.
+type Mocks struct {
+	mu      sync.Mutex
+	entries map[string]*mockEntry
+}
+
+// NewMocks returns an empty set of mocks.
+func NewMocks() *Mocks { return &Mocks{entries: map[string]*mockEntry{}} }
+
+// ParseMocks reads a mocks file: one JSON object whose keys are targets.
+func ParseMocks(data []byte) (*Mocks, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &Error{Code: CodeMock, Message: "mocks: want one JSON object of target: answer: " + err.Error(), Err: err}
+	}
+	if dec.More() {
+		return nil, errorf(CodeMock, "mocks: text after the JSON object")
+	}
+	m := NewMocks()
+	for k, v := range raw {
+		if k == "" {
+			return nil, errorf(CodeMock, "mocks: an empty target name")
+		}
+		m.Set(k, numbers(v))
+	}
+	return m, nil
+}
+
+// numbers turns json.Number values back into float64 (UseNumber only kept big integers
+// from being decoded lossily on the way).
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = numbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}
+
+// Set makes target answer v: a list is consumed one element per request.
+func (m *Mocks) Set(target string, v any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := v.([]any); ok {
+		m.entries[target] = &mockEntry{list: l}
+		return
+	}
+	m.entries[target] = &mockEntry{fixed: v}
+}
+
+// SetFunc makes target answer whatever fn returns.
+func (m *Mocks) SetFunc(target string, fn MockFunc) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries[target] = &mockEntry{isFn: true, fn: fn}
+}
+
+// Has reports whether any of the targets is mocked.
+func (m *Mocks) Has(targets ...string) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range targets {
+		if _, ok := m.entries[t]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Targets lists the mocked targets, sorted.
+func (m *Mocks) Targets() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.entries))
+	for k := range m.entries {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// answer returns the answer of the first of targets that is mocked; ok is false when none
+// is. The more specific target comes first ("Files.read" before "Files").
+func (m *Mocks) answer(req MockRequest, targets ...string) (v any, ok bool, err error) {
+	if m == nil {
+		return nil, false, nil
+	}
+	m.mu.Lock()
+	var e *mockEntry
+	var name string
+	for _, t := range targets {
+		if e = m.entries[t]; e != nil {
+			name = t
+			break
+		}
+	}
+	if e == nil {
+		m.mu.Unlock()
+		return nil, false, nil
+	}
+	switch {
+	case e.isFn:
+		fn := e.fn
+		m.mu.Unlock()
+		// The function runs without the lock: it may be slow, and fan-out branches call
+		// their mocks concurrently.
+		v, err := fn(req)
+		return v, true, err
+	case e.list != nil:
+		defer m.mu.Unlock()
+		if e.next >= len(e.list) {
+			return nil, true, errorf(CodeMock, "mock %s: all %d scripted answers are used up", name, len(e.list))
+		}
+		v := e.list[e.next]
+		e.next++
+		return v, true, nil
+	default:
+		defer m.mu.Unlock()
+		return e.fixed, true, nil
+	}
+}
+
+// cursors reports how many list answers each target has used, for a run record: a resumed
+// run goes on from there.
+func (m *Mocks) cursors() map[string]int {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int{}
+	for k, e := range m.entries {
+		if e.list != nil && e.next > 0 {
+			out[k] = e.next
+		}
+	}
+	return out
+}
+
+// seek restores the list positions cursors reported.
+func (m *Mocks) seek(c map[string]int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, n := range c {
+		if e := m.entries[k]; e != nil && e.list != nil && n <= len(e.list) {
+			e.next = n
+		}
+	}
+}
+
+// An llmMock is a mocked agent answer that also says what the call would have used, so
+// MaxSpend and context.meta.cost can be scripted: {"$answer": ..., "$usage":
+// {"inputTokens": n, "outputTokens": n}, "$cost": usd}.
+type llmMock struct {
+	answer any
+	usage  *usage
+	cost   float64
+}
+
+type usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+func parseLLMMock(v any) (llmMock, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return llmMock{answer: v}, nil
+	}
+	a, has := obj["$answer"]
+	if !has {
+		return llmMock{answer: v}, nil
+	}
+	out := llmMock{answer: a}
+	for k, x := range obj {
+		switch k {
+		case "$answer":
+		case "$cost":
+			f, ok := x.(float64)
+			if !ok || f < 0 {
+				return out, errorf(CodeMock, "mock $cost: want a number of dollars, 0 or more")
+			}
+			out.cost = f
+		case "$usage":
+			b, _ := json.Marshal(x)
+			var u usage
+			if err := json.Unmarshal(b, &u); err != nil {
+				return out, errorf(CodeMock, "mock $usage: want {\"inputTokens\": n, \"outputTokens\": n}")
+			}
+			out.usage = &u
+		default:
+			return out, errorf(CodeMock, "mock answer: unknown key %s beside $answer (known: $usage, $cost)", k)
+		}
+	}
+	return out, nil
+}
+
+// text is how an answer reads as model output: a string as is, anything else as JSON.
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/policy"
+)
+
+type compiledPolicy = policy.Policy
+
+// compilePolicies turns every policy declaration into host/policy's compiled form.
+func compilePolicies(prog *lang.Program) (map[string]*compiledPolicy, error) {
+	out := map[string]*compiledPolicy{}
+	var errs []string
+	for _, d := range prog.Decls() {
+		pd, ok := d.(*lang.PolicyDecl)
+		if !ok {
+			continue
+		}
+		specs := make([]policy.RuleSpec, 0, len(pd.Rules))
+		for _, r := range pd.Rules {
+			spec := policy.RuleSpec{Name: r.Name.Name, Pos: r.Pos.String()}
+			for _, a := range r.Args {
+				spec.Args = append(spec.Args, ruleArg(a.Value))
+			}
+			specs = append(specs, spec)
+		}
+		p, err := policy.Compile(pd.Name.Name, specs)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out[pd.Name.Name] = p
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	return out, nil
+}
+
+func ruleArg(e lang.Expr) any {
+	switch x := e.(type) {
+	case *lang.StringLit:
+		return x.Value
+	case *lang.NumberLit:
+		return x.Value
+	case *lang.BoolLit:
+		return x.Value
+	case *lang.Ident:
+		return policy.Ident(x.Name)
+	case *lang.Path:
+		return policy.Ident(x.String())
+	}
+	return nil
+}
+
+// policySet returns the policies agent requires, in the order written.
+func (r *Runtime) policySet(a *lang.AgentDecl) policy.Set {
+	var s policy.Set
+	for _, id := range a.Requires {
+		if p := r.policies[id.Name]; p != nil {
+			s = append(s, p)
+		}
+	}
+	return s
+}
+
+// lookup resolves Validate's "context.…" paths over the run's context.
+type lookup struct{ sc *scope }
+
+func (l lookup) Lookup(path string) (any, bool) {
+	v, err := l.sc.path(strings.Split(path, "."))
+	if err != nil || v == nil {
+		return nil, false
+	}
+	return v, true
+}

@@ -1,0 +1,321 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/halo-lang/halo/host/check"
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// ModelOpener returns the provider for a model reference ("openai/gpt-4o-mini") and the
+// model id to put in its requests.
+type ModelOpener func(ref string) (model.Provider, string, error)
+
+// Config is what a Runtime is built from. Everything from outside (environment, clock,
+// providers, files) is handed in.
+type Config struct {
+	// Tools opens the providers declarations name. Nil means an empty registry: every tool
+	// call must then be mocked.
+	Tools *tool.Registry
+	// Models opens model providers. Nil means model.Open with Env.
+	Models ModelOpener
+	// Prices prices model calls for MaxSpend's max_tokens cap; nil means the shipped table.
+	Prices model.Prices
+	// Env is the environment the CLI read (Env.NAME, API keys).
+	Env map[string]string
+	// Dir is the project folder declarations' relative paths resolve against.
+	Dir string
+	// File is the .halo file the run comes from, as recorded in run records.
+	File string
+	// Mocks answers targets instead of models and tools; nil means none.
+	Mocks *Mocks
+	// MockAgents makes every agent call that no mock answers return a fixed text without
+	// calling a model (halo run --mock).
+	MockAgents bool
+	// Store saves run records; nil means runs are not saved (and cannot be resumed).
+	Store *Store
+	// OnEvent receives every event as it happens (halo run --events). It is called from
+	// the goroutine that made the event, one call at a time.
+	OnEvent func(Event)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// NewID makes run ids; nil means 16 random hex digits.
+	NewID func() string
+	// Sleep waits between @retry attempts; nil means a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// RetryBackoff is the wait before the first @retry, doubled each time; zero means 250ms.
+	RetryBackoff time.Duration
+	// Logger gets warnings (LogViolation) and debug lines; nil means none.
+	Logger hclog.Logger
+}
+
+// A Runtime runs the pipelines of one validated program. It is safe for concurrent runs.
+type Runtime struct {
+	prog     *lang.Program
+	cfg      Config
+	policies map[string]*compiledPolicy
+	conds    conditions
+	sysExtra map[string]SystemFunc
+}
+
+// A SystemFunc is a host-registered System method: System.Name(args).
+type SystemFunc func(ctx context.Context, input any, args []any, named map[string]any) (any, error)
+
+// New prepares prog to run. prog must have passed host/check; New compiles its policies.
+func New(prog *lang.Program, cfg Config) (*Runtime, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Tools == nil {
+		cfg.Tools = tool.NewRegistry()
+	}
+	if cfg.Models == nil {
+		env := cfg.Env
+		logger := cfg.Logger
+		cfg.Models = func(ref string) (model.Provider, string, error) {
+			return model.Open(ref, model.Config{Env: env, Logger: logger})
+		}
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = model.DefaultPrices()
+	}
+	if cfg.RetryBackoff == 0 {
+		cfg.RetryBackoff = 250 * time.Millisecond
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	r := &Runtime{prog: prog, cfg: cfg, sysExtra: map[string]SystemFunc{}}
+	pols, err := compilePolicies(prog)
+	if err != nil {
+		return nil, err
+	}
+	r.policies = pols
+	return r, nil
+}
+
+// Load parses and validates src (one .halo file's text) and returns a Runtime for it: the
+// entry point for users' Go tests. Validation errors are returned, all of them.
+func Load(name, src string, cfg Config) (*Runtime, error) {
+	f, diags := lang.Parse(name, []byte(src))
+	if err := diags.Err(); err != nil {
+		return nil, err
+	}
+	prog := &lang.Program{Files: []*lang.File{f}}
+	if err := Validate(prog, cfg.Tools, nil).Err(); err != nil {
+		return nil, err
+	}
+	return New(prog, cfg)
+}
+
+// Validate runs host/check on prog with the providers of reg (nil: built-ins only) and the
+// extra System methods.
+func Validate(prog *lang.Program, reg *tool.Registry, system []string) lang.Diagnostics {
+	cfg := check.Config{}
+	if reg != nil {
+		cfg.IsProvider = reg.Has
+		for _, t := range reg.Types() {
+			cfg.Providers = append(cfg.Providers, t.Name)
+		}
+	}
+	if len(system) > 0 {
+		cfg.IsSystemMethod = func(n string) bool {
+			for _, s := range system {
+				if s == n {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return check.Check(prog, cfg)
+}
+
+// Mock makes target answer v (see Mocks). It returns r for chaining.
+func (r *Runtime) Mock(target string, v any) *Runtime {
+	r.mocks().Set(target, v)
+	return r
+}
+
+// MockFunc makes target answer with fn.
+func (r *Runtime) MockFunc(target string, fn MockFunc) *Runtime {
+	r.mocks().SetFunc(target, fn)
+	return r
+}
+
+func (r *Runtime) mocks() *Mocks {
+	if r.cfg.Mocks == nil {
+		r.cfg.Mocks = NewMocks()
+	}
+	return r.cfg.Mocks
+}
+
+// RegisterSystem adds System.name; validation must be told about it (Validate's system).
+func (r *Runtime) RegisterSystem(name string, fn SystemFunc) { r.sysExtra[name] = fn }
+
+// Pipelines lists the program's pipeline names in source order.
+func (r *Runtime) Pipelines() []string {
+	var out []string
+	for _, d := range r.prog.Decls() {
+		if p, ok := d.(*lang.PipelineDecl); ok {
+			out = append(out, p.Name.Name)
+		}
+	}
+	return out
+}
+
+// A Result is how a run ended: `halo run --json` prints it.
+type Result struct {
+	Status Status `json:"status"`
+	Output any    `json:"output"`
+	RunID  string `json:"runId"`
+	Meta   Meta   `json:"meta"`
+	// Error is why a failed run failed.
+	Error *ErrorInfo `json:"error,omitempty"`
+	// Data is context.data when the run stopped.
+	Data map[string]any `json:"-"`
+}
+
+// Run runs pipeline with inputs. A run that fails is a Result with Status Failed; the error
+// is for a run that could not start (an unknown pipeline, inputs that do not fit, a record
+// that could not be saved).
+func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]any) (*Result, error) {
+	pd := r.prog.Pipeline(pipeline)
+	if pd == nil {
+		return nil, errorf(CodeInput, "no pipeline %s (have: %s)", pipeline, strings.Join(r.Pipelines(), ", "))
+	}
+	in, err := bindInputs(pd, inputs)
+	if err != nil {
+		return nil, err
+	}
+	rn := r.newRun(pd, in)
+	rn.rec = &Record{
+		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
+		Started: r.cfg.Now().UTC(),
+	}
+	defer rn.close()
+	res := rn.exec(ctx, 0, nil, false)
+	return res, rn.save(res)
+}
+
+// Resume continues the paused run id with payload as the answer to its yield. It needs
+// a Store.
+func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, error) {
+	if r.cfg.Store == nil {
+		return nil, errorf(CodeRun, "resume needs a run store")
+	}
+	rec, err := r.cfg.Store.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status != Paused || rec.Resume == nil {
+		return nil, errorf(CodeRun, "run %s is %s, not paused; only a paused run can be resumed", id, rec.Status)
+	}
+	pd := r.prog.Pipeline(rec.Pipeline)
+	if pd == nil {
+		return nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, rec.Pipeline)
+	}
+	if rec.Resume.Stage >= len(pd.Stages) || pd.Stages[rec.Resume.Stage].Op != lang.OpYield {
+		return nil, errorf(CodeRun, "run %s paused at stage %d, which is not a yield in this file; was the file changed?", id, rec.Resume.Stage+1)
+	}
+	rn := r.newRun(pd, rec.Inputs)
+	rn.rec = rec
+	rn.st.meta = rec.Meta
+	rn.st.meta.Paused = nil
+	if rec.Data != nil {
+		rn.st.data = rec.Data
+	}
+	rn.st.events = rec.Events
+	for k, v := range rec.Resume.Loops {
+		rn.loops[k] = v
+	}
+	for k, v := range rec.Resume.Inputs {
+		rn.stageIn[k] = v
+	}
+	r.cfg.Mocks.seek(rec.Mocks)
+	defer rn.close()
+	res := rn.exec(ctx, rec.Resume.Stage, payload, true)
+	return res, rn.save(res)
+}
+
+func newID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// bindInputs checks inputs against the pipeline's parameters: every parameter is required,
+// no unknown name is accepted, and strings given for typed parameters (halo run --input
+// k=v) are converted.
+func bindInputs(pd *lang.PipelineDecl, inputs map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	known := map[string]bool{}
+	var missing []string
+	for _, p := range pd.Params {
+		known[p.Name.Name] = true
+		v, ok := inputs[p.Name.Name]
+		if !ok {
+			missing = append(missing, p.Name.Name)
+			continue
+		}
+		cv, err := convertInput(p, v)
+		if err != nil {
+			return nil, err
+		}
+		out[p.Name.Name] = cv
+	}
+	var unknown []string
+	for k := range inputs {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	switch {
+	case len(unknown) > 0:
+		return nil, errorf(CodeInput, "pipeline %s has no parameter %s (its parameters: %s)", pd.Name.Name, strings.Join(unknown, ", "), paramList(pd))
+	case len(missing) > 0:
+		return nil, errorf(CodeInput, "pipeline %s needs input %s (its parameters: %s)", pd.Name.Name, strings.Join(missing, ", "), paramList(pd))
+	}
+	return out, nil
+}
+
+func paramList(pd *lang.PipelineDecl) string {
+	parts := make([]string, len(pd.Params))
+	for i, p := range pd.Params {
+		parts[i] = p.Name.Name + ": " + p.Type.String()
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,150 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// A toolSet holds the providers one run opened. A declaration is opened on its first call
+// that no mock answers, so a fully mocked run starts no process and needs no server; every
+// provider opened is closed when the run ends.
+type toolSet struct {
+	r      *Runtime
+	inputs map[string]any
+
+	mu    sync.Mutex
+	open  map[string]*openTool
+	order []string
+}
+
+type openTool struct {
+	once    sync.Once
+	p       tool.Provider
+	err     error
+	mu      sync.Mutex
+	methods []tool.Method
+}
+
+func newToolSet(r *Runtime, inputs map[string]any) *toolSet {
+	return &toolSet{r: r, inputs: inputs, open: map[string]*openTool{}}
+}
+
+// declaration evaluates td for this run: {{templates}} from the inputs, Env.NAME from the
+// environment.
+func (ts *toolSet) declaration(td *lang.ToolDecl) (tool.Declaration, error) {
+	env := ts.r.cfg.Env
+	d := tool.Declaration{
+		Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: ts.r.cfg.Dir,
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+	}
+	for _, a := range td.Args {
+		v, err := fillDecl(a.Value, ts.inputs, env)
+		if err != nil {
+			return d, tool.Errorf(tool.CodeToolConfig, "tool %s: %v", td.Name.Name, err)
+		}
+		if a.Name == nil {
+			d.Args = append(d.Args, v)
+		} else {
+			d.Named[a.Name.Name] = v
+		}
+	}
+	return d, nil
+}
+
+func (ts *toolSet) provider(ctx context.Context, td *lang.ToolDecl) (*openTool, error) {
+	ts.mu.Lock()
+	ot := ts.open[td.Name.Name]
+	if ot == nil {
+		ot = &openTool{}
+		ts.open[td.Name.Name] = ot
+		ts.order = append(ts.order, td.Name.Name)
+	}
+	ts.mu.Unlock()
+	ot.once.Do(func() {
+		d, err := ts.declaration(td)
+		if err != nil {
+			ot.err = err
+			return
+		}
+		ot.p, ot.err = ts.r.cfg.Tools.Open(ctx, d)
+	})
+	return ot, ot.err
+}
+
+func (ot *openTool) list(ctx context.Context) ([]tool.Method, error) {
+	ot.mu.Lock()
+	defer ot.mu.Unlock()
+	if ot.methods != nil {
+		return ot.methods, nil
+	}
+	ms, err := ot.p.Methods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ot.methods = ms
+	return ms, nil
+}
+
+// call runs one method of td's provider. method "" (an agent's tool: T) means the
+// provider's only method.
+func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, pos []any, named map[string]any) (any, json.RawMessage, error) {
+	ot, err := ts.provider(ctx, td)
+	if err != nil {
+		return nil, nil, err
+	}
+	methods, err := ot.list(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)
+	}
+	if method == "" {
+		var callable []string
+		for _, m := range methods {
+			if !m.PipelineOnly {
+				callable = append(callable, m.Name)
+			}
+		}
+		if len(callable) != 1 {
+			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", td.Name.Name, len(callable), strings.Join(callable, ", "))
+		}
+		method = callable[0]
+	}
+	m, ok := tool.FindMethod(methods, method)
+	if !ok {
+		names := make([]string, len(methods))
+		for i, x := range methods {
+			names[i] = x.Name
+		}
+		sort.Strings(names)
+		return nil, nil, tool.Errorf(tool.CodeUnknownMethod, "%s has no method %s (it has: %s)", td.Name.Name, method, strings.Join(names, ", "))
+	}
+	args, err := tool.BindArgs(m, pos, named)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := ot.p.Call(ctx, tool.Request{Method: method, Args: args})
+	if err != nil {
+		return nil, args, err
+	}
+	v, err := decodeResult(raw)
+	return v, args, err
+}
+
+// close closes every provider the run opened, in the order they were opened.
+func (ts *toolSet) close() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, name := range ts.order {
+		if ot := ts.open[name]; ot.p != nil {
+			ot.p.Close()
+		}
+	}
+	ts.open = map[string]*openTool{}
+	ts.order = nil
+}

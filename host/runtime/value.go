@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/halo-lang/halo/host/lang"
+)
+
+// A scope is what values in a pipeline can name: the pipeline's inputs, the `as` names of
+// earlier stages, and context.
+type scope struct {
+	inputs map[string]any
+	st     *state
+	env    map[string]string
+	ctxMap map[string]any // context snapshot, made on first use
+}
+
+func (sc *scope) context() map[string]any {
+	if sc.ctxMap == nil {
+		sc.ctxMap = sc.st.snapshot(sc.inputs)
+	}
+	return sc.ctxMap
+}
+
+// name resolves a bare name: an `as` name of an earlier stage, else an input.
+func (sc *scope) name(n string) (any, bool) {
+	sc.st.mu.Lock()
+	v, ok := sc.st.data[n]
+	sc.st.mu.Unlock()
+	if ok {
+		return v, true
+	}
+	v, ok = sc.inputs[n]
+	return v, ok
+}
+
+// path resolves a dotted path: context.… or a field of a name.
+func (sc *scope) path(parts []string) (any, error) {
+	var cur any
+	if parts[0] == "context" {
+		cur = sc.context()
+	} else {
+		v, ok := sc.name(parts[0])
+		if !ok {
+			return nil, errorf(CodeInternal, "%s is not a parameter or an earlier stage's `as` name", parts[0])
+		}
+		cur = v
+	}
+	for _, p := range parts[1:] {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			// A missing field reads as null, as in JavaScript: conditions and templates on a
+			// result that lacks the field see null instead of failing the run.
+			return nil, nil
+		}
+		cur = m[p]
+	}
+	return cur, nil
+}
+
+// eval computes the value of a pipeline expression.
+func (sc *scope) eval(e lang.Expr) (any, error) {
+	switch x := e.(type) {
+	case nil:
+		return nil, nil
+	case *lang.StringLit:
+		return sc.fill(x.Value)
+	case *lang.NumberLit:
+		return x.Value, nil
+	case *lang.BoolLit:
+		return x.Value, nil
+	case *lang.NullLit:
+		return nil, nil
+	case *lang.Ident:
+		v, ok := sc.name(x.Name)
+		if !ok {
+			return nil, errorf(CodeInternal, "%s: %s is not a parameter or an earlier stage's `as` name", x.Pos, x.Name)
+		}
+		return v, nil
+	case *lang.EnvRef:
+		return sc.env[x.Name.Name], nil
+	case *lang.Path:
+		names := make([]string, len(x.Parts))
+		for i, p := range x.Parts {
+			names[i] = p.Name
+		}
+		return sc.path(names)
+	case *lang.ListLit:
+		out := make([]any, len(x.Elems))
+		for i, el := range x.Elems {
+			v, err := sc.eval(el)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case *lang.ObjectLit:
+		out := make(map[string]any, len(x.Fields))
+		for _, f := range x.Fields {
+			v, err := sc.eval(f.Value)
+			if err != nil {
+				return nil, err
+			}
+			out[f.Key] = v
+		}
+		return out, nil
+	}
+	return nil, errorf(CodeInternal, "%s: a %T cannot be used as a value here", e.Position(), e)
+}
+
+// fill replaces each {{name}} or {{a.b.c}} in s with its value: strings as they are, other
+// values as JSON. A name that resolves to nothing is left as written.
+func (sc *scope) fill(s string) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i+2:], "}}")
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		name := strings.TrimSpace(s[i+2 : i+2+j])
+		raw := s[i : i+2+j+2]
+		s = s[i+2+j+2:]
+		parts := strings.Split(name, ".")
+		var v any
+		var ok bool
+		if len(parts) == 1 {
+			v, ok = sc.name(name)
+		} else if _, known := sc.name(parts[0]); known || parts[0] == "context" {
+			var err error
+			v, err = sc.path(parts)
+			ok = err == nil
+		}
+		if !ok {
+			b.WriteString(raw)
+			continue
+		}
+		b.WriteString(text(v))
+	}
+	b.WriteString(s)
+	return b.String(), nil
+}
+
+// fillDecl fills a tool declaration's value: {{name}} templates from the run's inputs and
+// Env.NAME from the environment. Names other than inputs are not known when tools open.
+func fillDecl(e lang.Expr, inputs map[string]any, env map[string]string) (any, error) {
+	sc := &scope{inputs: inputs, st: &state{data: map[string]any{}}, env: env}
+	switch x := e.(type) {
+	case *lang.Ident:
+		// A bare word in a declaration (an option value such as `write`) is itself.
+		return x.Name, nil
+	case *lang.Path, *lang.Call:
+		return nil, fmt.Errorf("%s: a tool declaration's values are literals, templates and Env.NAME", e.Position())
+	}
+	return sc.eval(e)
+}

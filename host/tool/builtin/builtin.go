@@ -1,0 +1,298 @@
+// Package builtin owns the providers that ship with the halo binary and run code: Workspace
+// and Bash. It registers them as tool.Types, with their methods known without starting
+// anything (for `halo tools` and validation), and opens each declaration as its own plugin
+// process: the halo binary re-executed (`halo __plugin workspace|bash`) through the sandbox
+// wrapper (`halo __sandbox`), with a clean environment and, on Linux, a Landlock ruleset
+// that grants exactly the declaration's folders.
+//
+// Serve is the other half: what the hidden `__plugin` command runs inside the plugin.
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/plugin"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+	"github.com/halo-lang/halo/plugins/bash"
+	"github.com/halo-lang/halo/plugins/workspace"
+	"github.com/halo-lang/halo/sdk"
+)
+
+// PluginCommand is the hidden subcommand of halo that serves a built-in plugin.
+const PluginCommand = "__plugin"
+
+// Config is what opening built-in providers needs from the command that builds the registry.
+type Config struct {
+	// Executable is the halo binary, re-executed to serve each plugin.
+	Executable string
+	// Getenv reads the environment the CLI handed in; plugins see only PATH, HOME and what
+	// a declaration names.
+	Getenv func(string) (string, bool)
+	// Logger receives the plugins' log lines (under the provider's name) and the sandbox
+	// warning.
+	Logger hclog.Logger
+	// Sandbox decides whether plugins start through the sandbox wrapper. Nil means: on
+	// Linux, always (even without Landlock the wrapper drops capabilities); elsewhere never.
+	Sandbox *bool
+	// Status is what the kernel can enforce; zero means sandbox.Detect() is asked.
+	Status *sandbox.Status
+}
+
+// Builtins opens Workspace and Bash declarations.
+type Builtins struct {
+	cfg      Config
+	status   sandbox.Status
+	warnOnce sync.Once
+}
+
+// New prepares the built-in types.
+func New(cfg Config) *Builtins {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) (string, bool) { return "", false }
+	}
+	b := &Builtins{cfg: cfg}
+	if cfg.Status != nil {
+		b.status = *cfg.Status
+	} else {
+		b.status = sandbox.Detect()
+	}
+	return b
+}
+
+// Register adds Workspace and Bash to r.
+func Register(r *tool.Registry, cfg Config) error {
+	b := New(cfg)
+	for _, t := range b.Types() {
+		if err := r.Add(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SandboxStatus says what the sandbox around these plugins enforces on this system.
+func (b *Builtins) SandboxStatus() sandbox.Status { return b.status }
+
+// Types returns the Workspace and Bash types.
+func (b *Builtins) Types() []tool.Type {
+	ws := workspace.Provider()
+	bs := bash.Provider(nil)
+	return []tool.Type{
+		{
+			Name:        workspace.Name,
+			Description: ws.Description,
+			Kind:        tool.KindBuiltin,
+			Methods:     Methods(ws),
+			Open:        b.openWorkspace,
+		},
+		{
+			Name:        bash.Name,
+			Description: bs.Description,
+			Kind:        tool.KindBuiltin,
+			Methods:     Methods(bs),
+			Open:        b.openBash,
+		},
+	}
+}
+
+// Methods converts an SDK provider's methods to the host's descriptions.
+func Methods(p sdk.Provider) []tool.Method {
+	out := make([]tool.Method, 0, len(p.Methods))
+	for _, m := range p.Methods {
+		out = append(out, tool.Method{
+			Name:         m.Name,
+			Description:  m.Description,
+			Params:       m.Schema,
+			Effect:       tool.Effect(m.Effect),
+			PipelineOnly: m.PipelineOnly,
+		})
+	}
+	return out
+}
+
+func sdkDeclaration(d tool.Declaration) sdk.Declaration {
+	named := d.Named
+	if named == nil {
+		named = map[string]any{}
+	}
+	dir := d.Dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return sdk.Declaration{Tool: d.Name, Provider: d.Provider, Args: d.Args, Named: named, ProjectDir: dir}
+}
+
+// WorkspacePolicy is what a Workspace declaration's plugin may reach: its root, read-only
+// unless write: true, and no network.
+func WorkspacePolicy(o workspace.Options) sandbox.Policy {
+	if o.Write {
+		return sandbox.Policy{ReadWrite: []string{o.Root}}
+	}
+	return sandbox.Policy{ReadOnly: []string{o.Root}}
+}
+
+// BashPolicy is what a Bash declaration's plugin may reach: the system folders read-only,
+// its cwd and its own temporary folder read-write, the declaration's read: and write:
+// folders, and the network unless network: false.
+func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
+	p := sandbox.Policy{Network: o.NetworkAllowed()}
+	p.ReadOnly = append(append(append([]string{}, sandbox.ShellReadOnly...), sandbox.SystemReadOnly...), o.Read...)
+	p.ReadWrite = append([]string{o.Cwd, tmp}, o.Write...)
+	return p
+}
+
+func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+	o, err := workspace.ParseOptions(sdkDeclaration(d))
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	if o.Write {
+		// The sandbox can only grant a folder that exists.
+		if err := os.MkdirAll(o.Root, 0o755); err != nil {
+			return nil, tool.Errorf(tool.CodeToolConfig, "Workspace root %s: %v", o.Root, err)
+		}
+	}
+	if err := isDir("Workspace root", o.Root); err != nil {
+		return nil, err
+	}
+	return b.open(ctx, d, "workspace", WorkspacePolicy(o), nil, nil, nil)
+}
+
+func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+	o, err := bash.ParseOptions(sdkDeclaration(d))
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	if err := isDir("Bash cwd", o.Cwd); err != nil {
+		return nil, err
+	}
+	for _, p := range append(append([]string{}, o.Read...), o.Write...) {
+		if err := isDir("Bash folder", p); err != nil {
+			return nil, err
+		}
+	}
+	// Each declaration gets a temporary folder of its own (TMPDIR), removed with it: the
+	// shared /tmp stays out of the sandbox.
+	tmp, err := os.MkdirTemp("", "halo-bash-")
+	if err != nil {
+		return nil, fmt.Errorf("Bash: temporary folder: %w", err)
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	p, err := b.open(ctx, d, "bash", BashPolicy(o, tmp), o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	return p, nil
+}
+
+func isDir(what, p string) error {
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tool.Errorf(tool.CodeToolConfig, "%s %s does not exist", what, p)
+	}
+	if err != nil {
+		return tool.Errorf(tool.CodeToolConfig, "%s %s: %v", what, p, err)
+	}
+	if !st.IsDir() {
+		return tool.Errorf(tool.CodeToolConfig, "%s %s is not a folder", what, p)
+	}
+	return nil
+}
+
+func (b *Builtins) sandboxed() bool {
+	if b.cfg.Sandbox != nil {
+		return *b.cfg.Sandbox
+	}
+	return runtime.GOOS == "linux"
+}
+
+// open starts one plugin process for one declaration. The process is the declaration's
+// alone: its sandbox grants that declaration's folders, so it is never shared.
+func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, pol sandbox.Policy, env []string, setEnv map[string]string, cleanup func()) (tool.Provider, error) {
+	if b.cfg.Executable == "" {
+		return nil, errors.New("built-in plugins need the path of the halo executable")
+	}
+	cmd := plugin.Command{
+		Name:   d.Provider,
+		Path:   b.cfg.Executable,
+		Args:   []string{PluginCommand, which},
+		Env:    env,
+		SetEnv: setEnv,
+		Getenv: b.cfg.Getenv,
+	}
+	if b.sandboxed() {
+		b.warnOnce.Do(func() {
+			if !b.status.Enforced() {
+				b.cfg.Logger.Warn(b.status.String())
+			}
+		})
+		exe := b.cfg.Executable
+		cmd.Wrap = func(c *exec.Cmd) error {
+			argv := sandbox.Wrap(exe, pol, c.Args)
+			c.Path, c.Args = exe, argv
+			return nil
+		}
+	}
+	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger})
+	p, err := client.Open(ctx, d)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return &owned{Provider: p, client: client, cleanup: cleanup}, nil
+}
+
+// owned is a provider that owns its plugin process: closing it stops the process.
+type owned struct {
+	tool.Provider
+	client  *plugin.Client
+	cleanup func()
+	once    sync.Once
+}
+
+func (o *owned) Close() error {
+	var err error
+	o.once.Do(func() {
+		err = errors.Join(o.Provider.Close(), o.client.Close())
+		if o.cleanup != nil {
+			o.cleanup()
+		}
+	})
+	return err
+}
+
+// PID returns the plugin's process id, 0 when none runs. Tests use it.
+func (o *owned) PID() int { return o.client.PID() }
+
+// Serve serves the built-in plugin called name ("workspace" or "bash") to the host that
+// started this process; it returns when the host stops it. getenv reads this process's
+// environment, which the host already limited.
+func Serve(name string, getenv func(string) (string, bool)) error {
+	switch name {
+	case "workspace":
+		sdk.Serve(workspace.Provider())
+	case "bash":
+		sdk.Serve(bash.Provider(getenv))
+	default:
+		names := []string{"bash", "workspace"}
+		sort.Strings(names)
+		return fmt.Errorf("no built-in plugin %q (have %v)", name, names)
+	}
+	return nil
+}

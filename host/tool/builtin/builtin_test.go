@@ -1,0 +1,494 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+)
+
+// TestMain lets the test binary stand in for halo: the plugins it starts are this binary
+// run with __plugin or __sandbox, as the halo binary would be.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == PluginCommand {
+		if err := Serve(os.Args[2], os.LookupEnv); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:], os.Environ(), os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+const secret = "sk-halo-test-secret-0123456789"
+
+// hostEnv is the environment the CLI would hand in: a secret, a variable a declaration
+// lists, and the usual PATH and HOME.
+func hostEnv(home string) func(string) (string, bool) {
+	env := map[string]string{
+		"PATH":           os.Getenv("PATH"),
+		"HOME":           home,
+		"OPENAI_API_KEY": secret,
+		"HALO_VISIBLE":   "visible-value",
+	}
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+type fixture struct {
+	reg    *tool.Registry
+	home   string
+	work   string
+	logs   *bytes.Buffer
+	status sandbox.Status
+}
+
+func newFixture(t *testing.T, sandboxed bool) *fixture {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	fx := &fixture{home: filepath.Join(base, "home"), work: filepath.Join(base, "home", "project"), logs: &bytes.Buffer{}}
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(fx.home, ".ssh", "id_ed25519"), "PRIVATE KEY"},
+		{filepath.Join(fx.home, ".env"), "OPENAI_API_KEY=" + secret},
+		{filepath.Join(fx.work, "notes.md"), "a\nb\n"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Output: fx.logs, Level: hclog.Warn})
+	cfg := Config{Executable: exe, Getenv: hostEnv(fx.home), Logger: logger, Sandbox: &sandboxed}
+	fx.reg = tool.NewRegistry()
+	b := New(cfg)
+	fx.status = b.SandboxStatus()
+	for _, ty := range b.Types() {
+		if err := fx.reg.Add(ty); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fx
+}
+
+func (fx *fixture) open(t *testing.T, name, provider string, args []any, named map[string]any) tool.Provider {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := fx.reg.Open(ctx, tool.Declaration{Name: name, Provider: provider, Args: args, Named: named, Dir: fx.work})
+	if err != nil {
+		t.Fatalf("open %s: %v\nlogs:\n%s", provider, err, fx.logs)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func call(t *testing.T, p tool.Provider, method string, args any) (json.RawMessage, error) {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.Call(ctx, tool.Request{Method: method, Args: b})
+}
+
+func mustCall(t *testing.T, p tool.Provider, method string, args any, into any) {
+	t.Helper()
+	res, err := call(t, p, method, args)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	if err := json.Unmarshal(res, into); err != nil {
+		t.Fatalf("%s: %v in %s", method, err, res)
+	}
+}
+
+// wantDomainFailure checks err is the tool error a model reads, with want in its message.
+func wantDomainFailure(t *testing.T, err error, want string) {
+	t.Helper()
+	var te *tool.Error
+	if !errors.As(err, &te) || te.Code != tool.CodeToolError || len(te.Detail) == 0 {
+		t.Fatalf("got %v (%T), want a domain failure containing %q", err, err, want)
+	}
+	if !strings.Contains(te.Message, want) {
+		t.Fatalf("failure %q does not contain %q", te.Message, want)
+	}
+}
+
+func TestStaticMethods(t *testing.T) {
+	fx := newFixture(t, false)
+	want := map[string]string{
+		"Workspace": "read:read list:read search:read write:write edit:write delete:write",
+		"Bash":      "run:external",
+	}
+	for _, ty := range fx.reg.Types() {
+		var got []string
+		for _, m := range ty.Methods {
+			got = append(got, m.Name+":"+string(m.Effect))
+			var schema map[string]any
+			if err := json.Unmarshal(m.Params, &schema); err != nil || schema["type"] != "object" {
+				t.Errorf("%s.%s schema = %s", ty.Name, m.Name, m.Params)
+			}
+		}
+		if strings.Join(got, " ") != want[ty.Name] {
+			t.Errorf("%s methods = %v, want %s", ty.Name, got, want[ty.Name])
+		}
+	}
+}
+
+func TestWorkspaceThroughThePlugin(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(t *testing.T) {
+			fx := newFixture(t, sandboxed)
+			rw := fx.open(t, "Files", "Workspace", []any{"."}, map[string]any{"write": true})
+			var r struct {
+				Content string `json:"content"`
+				Lines   int    `json:"lines"`
+			}
+			mustCall(t, rw, "read", map[string]any{"path": "notes.md"}, &r)
+			if r.Content != "a\nb\n" || r.Lines != 2 {
+				t.Fatalf("read = %+v", r)
+			}
+			var w struct{ Created bool }
+			mustCall(t, rw, "write", map[string]any{"path": "out/x.txt", "content": "hello"}, &w)
+			if b, _ := os.ReadFile(filepath.Join(fx.work, "out", "x.txt")); string(b) != "hello" || !w.Created {
+				t.Fatalf("write: %q %+v", b, w)
+			}
+			for _, c := range []struct{ path, want string }{
+				{"../.ssh/id_ed25519", "leaves the workspace root"},
+				{filepath.Join(fx.home, ".ssh", "id_ed25519"), "is absolute"},
+				{"notes.md\x00", "NUL byte"},
+			} {
+				_, err := call(t, rw, "read", map[string]any{"path": c.path})
+				wantDomainFailure(t, err, c.want)
+			}
+			if err := os.Symlink(filepath.Join(fx.home, ".ssh"), filepath.Join(fx.work, "keys")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := call(t, rw, "read", map[string]any{"path": "keys/id_ed25519"})
+			wantDomainFailure(t, err, "outside the workspace root")
+
+			ro := fx.open(t, "Docs", "Workspace", []any{"."}, nil)
+			methods, err := ro.Methods(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, m := range methods {
+				names = append(names, m.Name)
+			}
+			if strings.Join(names, " ") != "read list search" {
+				t.Fatalf("read-only workspace offers %v", names)
+			}
+			if _, err := call(t, ro, "write", map[string]any{"path": "y.txt", "content": "x"}); err == nil {
+				t.Fatal("a read-only workspace wrote")
+			}
+			if _, err := os.Stat(filepath.Join(fx.work, "y.txt")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatal("y.txt exists")
+			}
+		})
+	}
+}
+
+func TestDeclarationErrors(t *testing.T) {
+	fx := newFixture(t, false)
+	cases := []struct {
+		provider string
+		args     []any
+		named    map[string]any
+		want     string
+	}{
+		{"Workspace", nil, nil, "needs a root folder"},
+		{"Workspace", []any{"missing"}, nil, "does not exist"},
+		{"Workspace", []any{"."}, map[string]any{"writ": true}, "unknown field"},
+		{"Bash", nil, map[string]any{"cwd": "nope"}, "does not exist"},
+		{"Bash", nil, map[string]any{"env": []any{"NOT-A-NAME"}}, "not a variable name"},
+		{"Bash", nil, map[string]any{"timeout_ms": "soon"}, "timeout_ms"},
+	}
+	for _, c := range cases {
+		_, err := fx.reg.Open(context.Background(), tool.Declaration{Name: "T", Provider: c.provider, Args: c.args, Named: c.named, Dir: fx.work})
+		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s(%v, %v): %v, want TOOL_CONFIG with %q", c.provider, c.args, c.named, err, c.want)
+		}
+	}
+}
+
+type runResult struct {
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	TimedOut bool   `json:"timedOut"`
+}
+
+func run(t *testing.T, p tool.Provider, command string) runResult {
+	t.Helper()
+	var r runResult
+	mustCall(t, p, "run", map[string]any{"command": command}, &r)
+	return r
+}
+
+// pluginPID finds the one running child of this process serving the built-in plugin which.
+func pluginPID(t *testing.T, which string) int {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	want := PluginCommand + "\x00" + which + "\x00"
+	found := 0
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(d + "/cmdline")
+		if err != nil || !strings.HasSuffix(string(cmdline), want) || strings.Contains(string(cmdline), sandbox.Command) {
+			continue
+		}
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			if found != 0 {
+				t.Fatalf("two %s plugins are running", which)
+			}
+			found, _ = strconv.Atoi(filepath.Base(d))
+		}
+	}
+	if found == 0 {
+		t.Fatalf("no %s plugin is running", which)
+	}
+	return found
+}
+
+// procEnviron reads a process's environment from outside it (the test is the host).
+func procEnviron(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatalf("read the plugin's environment: %v", err)
+	}
+	return strings.ReplaceAll(string(b), "\x00", "\n")
+}
+
+// TestSecretsStayInTheHost is the issue's proof for the built-in plugins: a secret in the
+// host's environment is not in the plugin's environment, not readable through
+// /proc/<host pid>/environ, and not on its stdin; a variable the declaration lists is there.
+func TestSecretsStayInTheHost(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("skipped: this system has no /proc to read environments from")
+	}
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(t *testing.T) {
+			fx := newFixture(t, sandboxed)
+			sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"env": []any{"HALO_VISIBLE"}})
+			r := run(t, sh, `env`)
+			if strings.Contains(r.Stdout, secret) || strings.Contains(r.Stdout, "OPENAI_API_KEY") {
+				t.Fatalf("a command saw the host's secret:\n%s", r.Stdout)
+			}
+			if !strings.Contains(r.Stdout, "HALO_VISIBLE=visible-value") {
+				t.Fatalf("the listed variable is missing:\n%s", r.Stdout)
+			}
+			// The plugin process itself, read from outside.
+			pid := pluginPID(t, "bash")
+			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid)); err != nil || link != "/dev/null" {
+				t.Fatalf("the Bash plugin's stdin is %q (%v)", link, err)
+			}
+			if env := procEnviron(t, pid); strings.Contains(env, secret) || !strings.Contains(env, "HALO_VISIBLE=visible-value") {
+				t.Fatalf("the Bash plugin's environment:\n%s", env)
+			}
+			r = run(t, sh, fmt.Sprintf("cat /proc/%d/environ", os.Getpid()))
+			if r.ExitCode == 0 || strings.Contains(r.Stdout, secret) {
+				t.Fatalf("a command read the host's environ: %+v", r)
+			}
+
+			ws := fx.open(t, "Files", "Workspace", []any{"."}, nil)
+			var l struct{}
+			mustCall(t, ws, "list", map[string]any{}, &l)
+			wpid := pluginPID(t, "workspace")
+			if env := procEnviron(t, wpid); strings.Contains(env, secret) || strings.Contains(env, "HALO_VISIBLE") {
+				t.Fatalf("the Workspace plugin's environment:\n%s", env)
+			}
+			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", wpid)); err != nil || link != "/dev/null" {
+				t.Fatalf("the Workspace plugin's stdin is %q (%v)", link, err)
+			}
+			// A workspace rooted in the host's /proc folder still cannot read its environ.
+			hostProc := fx.open(t, "Proc", "Workspace", []any{fmt.Sprintf("/proc/%d", os.Getpid())}, nil)
+			res, err := call(t, hostProc, "read", map[string]any{"path": "environ"})
+			if err == nil || strings.Contains(string(res), secret) {
+				t.Fatalf("the Workspace plugin read the host's environ: %s", res)
+			}
+		})
+	}
+}
+
+// TestSandboxKeepsHomeSecretsOut: under Landlock, a Bash command reads its cwd but not
+// ~/.ssh or a .env beside the project, and writes only its cwd and its TMPDIR.
+func TestSandboxKeepsHomeSecretsOut(t *testing.T) {
+	fx := newFixture(t, true)
+	if !fx.status.Enforced() {
+		t.Skipf("skipped: this kernel cannot enforce the sandbox (%s)", fx.status.Reason)
+	}
+	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"cwd": "."})
+	for _, cmd := range []string{`cat "$HOME/.ssh/id_ed25519"`, `cat "$HOME/.env"`, `cat ../.env`, `echo x > "$HOME/planted"`, `ls /tmp`} {
+		r := run(t, sh, cmd)
+		if r.ExitCode == 0 || strings.Contains(r.Stdout, "PRIVATE") || strings.Contains(r.Stdout, secret) {
+			t.Errorf("%s succeeded in the sandbox: %+v", cmd, r)
+		} else if !strings.Contains(r.Stderr, "ermission denied") {
+			t.Errorf("%s: want permission denied, got %+v", cmd, r)
+		}
+	}
+	r := run(t, sh, `cat notes.md && echo made > made.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"`)
+	if r.ExitCode != 0 || r.Stdout != "a\nb\ntmp\n" {
+		t.Fatalf("work inside the granted folders failed: %+v", r)
+	}
+	ws := fx.open(t, "Files", "Workspace", []any{"."}, nil)
+	if err := os.Symlink(filepath.Join(fx.home, ".env"), filepath.Join(fx.work, "dotenv")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := call(t, ws, "read", map[string]any{"path": "dotenv"})
+	wantDomainFailure(t, err, "outside the workspace root")
+}
+
+func TestBashTimeoutKillsGrandchildren(t *testing.T) {
+	fx := newFixture(t, true)
+	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"timeout_ms": 500})
+	pids := filepath.Join(fx.work, "pids")
+	// Each process records its pid as the host sees it (the plugin may run in its own PID
+	// namespace, where $BASHPID would be another number): /proc/self/stat's first field,
+	// read by a builtin so that self is the subshell. The grandchild then becomes sleep.
+	script := fmt.Sprintf(`( ( read -r me _ < /proc/self/stat; echo $me >> %[1]q; exec sleep 60 ) &
+read -r me _ < /proc/self/stat; echo $me >> %[1]q; wait ) & wait`, pids)
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() { // the test waits for it below
+		res, err := sh.Call(context.Background(), tool.Request{Method: "run", Args: mustJSON(map[string]any{"command": script})})
+		done <- outcome{res, err}
+	}()
+	// While the command runs, both processes exist on the host and one of them is sleep.
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, _ = os.ReadFile(pids)
+		if len(strings.Fields(string(b))) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pids = %q", b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sawSleep := false
+	for deadline := time.Now().Add(2 * time.Second); !sawSleep && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, f := range strings.Fields(string(b)) {
+			cmdline, _ := os.ReadFile("/proc/" + f + "/cmdline")
+			sawSleep = sawSleep || strings.HasPrefix(string(cmdline), "sleep\x00")
+		}
+	}
+	if !sawSleep {
+		t.Fatalf("the grandchild %q never showed up as sleep on the host", b)
+	}
+	o := <-done
+	var r runResult
+	if o.err != nil || json.Unmarshal(o.res, &r) != nil {
+		t.Fatalf("run: %v %s", o.err, o.res)
+	}
+	if !r.TimedOut || r.ExitCode != -1 {
+		t.Fatalf("result = %+v", r)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		deadline := time.Now().Add(3 * time.Second)
+		for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d outlived the time limit", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// childCPU is the user and system time of this process's finished children.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// BenchmarkColdStart measures opening a Workspace declaration and making its first call
+// (start, handshake, configure, list), with and without the sandbox wrapper, then closing.
+func BenchmarkColdStart(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for _, sandboxed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(b *testing.B) {
+			bt := New(Config{Executable: exe, Getenv: hostEnv(dir), Sandbox: &sandboxed})
+			reg := tool.NewRegistry()
+			for _, ty := range bt.Types() {
+				reg.Add(ty)
+			}
+			ctx := context.Background()
+			var closing time.Duration
+			// CPU time of the plugin processes (and the wrapper), which a busy machine does not
+			// inflate the way it inflates wall time.
+			cpuBefore := childCPU()
+			for b.Loop() {
+				p, err := reg.Open(ctx, tool.Declaration{Name: "Files", Provider: "Workspace", Args: []any{dir}, Dir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Call(ctx, tool.Request{Method: "list", Args: json.RawMessage(`{}`)}); err != nil {
+					b.Fatal(err)
+				}
+				// Closing is not start-up: time it apart.
+				start := time.Now()
+				b.StopTimer()
+				p.Close()
+				b.StartTimer()
+				closing += time.Since(start)
+			}
+			b.ReportMetric(float64(closing.Microseconds())/float64(b.N)/1000, "close-ms/op")
+			b.ReportMetric(float64((childCPU()-cpuBefore).Microseconds())/float64(b.N)/1000, "plugin-cpu-ms/op")
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// fakeServer is a scripted Streamable HTTP MCP server: it records what the client sends,
+// answers initialize with a chosen protocol version, answers tools/call as an event stream,
+// answers every unknown method with {} (as some servers do), and can expire its session.
+type fakeServer struct {
+	version string
+
+	mu       sync.Mutex
+	methods  []string
+	params   []json.RawMessage
+	headers  []http.Header
+	sessions int
+	expire   bool
+}
+
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.methods = append(f.methods, msg.Method)
+	f.params = append(f.params, msg.Params)
+	f.headers = append(f.headers, r.Header.Clone())
+	current := fmt.Sprintf("s%d", f.sessions)
+	if msg.Method == "initialize" {
+		f.sessions++
+		current = fmt.Sprintf("s%d", f.sessions)
+	} else if r.Header.Get("Mcp-Session-Id") != current || f.expire {
+		f.expire = false
+		f.mu.Unlock()
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	f.mu.Unlock()
+	w.Header().Set("Mcp-Session-Id", current)
+	if len(msg.ID) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var result string
+	switch msg.Method {
+	case "initialize":
+		result = `{"protocolVersion":"` + f.version + `","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`
+	case "tools/list":
+		result = `{"tools":[{"name":"lookup","inputSchema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"annotations":{"openWorldHint":true}}]}`
+	case "tools/call":
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"streamed\"}]}}\n\n", msg.ID)
+		return
+	default:
+		result = `{}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+}
+
+func (f *fakeServer) seen() ([]string, []json.RawMessage, []http.Header, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.methods...), f.params, f.headers, f.sessions
+}
+
+func fake(t *testing.T, version string) (*fakeServer, *Provider) {
+	t.Helper()
+	f := &fakeServer{version: version}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	p := openT(t, Config{Name: "Docs", URL: srv.URL + "/mcp", APIKey: "k-123",
+		Headers: map[string]string{"X-Org": "acme"}, HTTPClient: srv.Client()})
+	return f, p
+}
+
+// The client opens with initialize at 2025-06-18, never the draft protocol's server/discover
+// (which a server answering unknown methods with {} would take for a success).
+func TestHandshakeIsInitialize(t *testing.T) {
+	f, p := fake(t, "2025-06-18")
+	if _, err := p.Methods(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	methods, params, headers, _ := f.seen()
+	if len(methods) < 2 || methods[0] != "initialize" || methods[1] != "notifications/initialized" {
+		t.Fatalf("the client sent %v; want initialize, then notifications/initialized", methods)
+	}
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(params[0], &init)
+	if init.ProtocolVersion != ProtocolVersion {
+		t.Errorf("initialize asked for %q, want %q", init.ProtocolVersion, ProtocolVersion)
+	}
+	for i, h := range headers {
+		if h.Get("Authorization") != "Bearer k-123" || h.Get("X-Org") != "acme" {
+			t.Errorf("request %d (%s) headers: Authorization %q, X-Org %q", i, methods[i], h.Get("Authorization"), h.Get("X-Org"))
+		}
+		if i > 0 && h.Get("Mcp-Session-Id") != "s1" {
+			t.Errorf("request %d (%s) carries session %q, want s1", i, methods[i], h.Get("Mcp-Session-Id"))
+		}
+		if accept := h.Get("Accept"); !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
+			t.Errorf("request %d Accept %q: want JSON and event streams", i, accept)
+		}
+	}
+}
+
+func TestProtocolVersions(t *testing.T) {
+	for _, v := range []string{"2025-06-18", "2025-03-26", "2024-11-05"} {
+		t.Run(v, func(t *testing.T) {
+			_, p := fake(t, v)
+			ms, err := p.Methods(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := tool.FindMethod(ms, "lookup"); !ok || m.Effect != tool.External {
+				t.Errorf("lookup: %+v", m)
+			}
+		})
+	}
+	t.Run("2025-11-25", func(t *testing.T) {
+		_, p := fake(t, "2025-11-25")
+		_, err := p.Methods(context.Background())
+		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2025-11-25") {
+			t.Errorf("got %v, want TOOL_CONFIG naming the version", err)
+		}
+	})
+}
+
+// A reply that comes as an event stream is read like a JSON one.
+func TestEventStreamReply(t *testing.T) {
+	_, p := fake(t, "2025-06-18")
+	if got := mustCall(t, p, "lookup", `{"q": "x"}`); got != `"streamed"` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// A session the server has forgotten (404) is opened again and the call sent once more.
+func TestExpiredSession(t *testing.T) {
+	f, p := fake(t, "2025-06-18")
+	mustCall(t, p, "lookup", `{"q": "x"}`)
+	f.mu.Lock()
+	f.expire = true
+	f.mu.Unlock()
+	if got := mustCall(t, p, "lookup", `{"q": "y"}`); got != `"streamed"` {
+		t.Errorf("got %s", got)
+	}
+	if _, _, _, sessions := f.seen(); sessions != 2 {
+		t.Errorf("%d sessions, want 2 (the expired one and a new one)", sessions)
+	}
+}

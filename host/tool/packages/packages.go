@@ -1,0 +1,167 @@
+// Package packages turns a project's installed tool packages into provider types: it has
+// pkgmgr verify every package in halo.lock (checksum, trust, names; edited files rewritten
+// from the verified package), then registers each provider by kind — http through httppkg,
+// mcp through the MCP client with the manifest's command or URL fixed, module through the
+// plugin client with the executable pinned to its sha256 and only the manifest's variables.
+package packages
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/httppkg"
+	"github.com/halo-lang/halo/host/tool/mcp"
+	"github.com/halo-lang/halo/host/tool/plugin"
+	"github.com/halo-lang/halo/pkgmgr"
+)
+
+// Config is what opening package providers needs from the command.
+type Config struct {
+	// Getenv reads the environment the CLI handed in.
+	Getenv func(string) (string, bool)
+	// Logger receives plugin and MCP server logs; nil discards them.
+	Logger hclog.Logger
+	// HTTPClient sends http packages' requests; nil means a client with a 60-second timeout.
+	HTTPClient *http.Client
+	// Platform is the GOOS/GOARCH whose module executable runs; "" means this one.
+	Platform string
+}
+
+// Register verifies the packages installed in the project at dir and adds their providers
+// to reg. Names already in reg are reserved: a package provider that takes one is a
+// PACKAGE_CONFLICT. A project without halo.lock adds nothing.
+func Register(reg *tool.Registry, dir string, cfg Config) error {
+	types, err := Types(context.Background(), dir, reg.Has, cfg)
+	if err != nil {
+		return err
+	}
+	for _, t := range types {
+		if err := reg.Add(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Types verifies the project's packages and returns their provider types.
+func Types(ctx context.Context, dir string, reserved func(string) bool, cfg Config) ([]tool.Type, error) {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Platform == "" {
+		cfg.Platform = runtime.GOOS + "/" + runtime.GOARCH
+	}
+	pr := &pkgmgr.Project{Dir: dir, Reserved: reserved}
+	installed, err := pr.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []tool.Type
+	for _, ip := range installed {
+		m := ip.Package.Manifest
+		for _, name := range m.ProviderNames() {
+			spec := m.Providers[name]
+			switch spec.Kind {
+			case pkgmgr.KindHTTP:
+				out = append(out, httppkg.Type(m.Name, name, spec, cfg.HTTPClient))
+			case pkgmgr.KindMCP:
+				out = append(out, mcpType(m.Name, name, spec, cfg))
+			case pkgmgr.KindModule:
+				t, err := moduleType(ip, name, spec, cfg)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+func mcpType(pkgName, name string, spec *pkgmgr.Provider, cfg Config) tool.Type {
+	pkg := mcp.Package{Command: spec.Command, URL: spec.URL, Env: spec.Env}
+	return tool.Type{
+		Name: name, Description: spec.Description, Kind: tool.KindMCP, Package: pkgName,
+		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+			if d.Getenv == nil {
+				d.Getenv = cfg.Getenv
+			}
+			c, err := mcp.PackageConfig(pkg, d)
+			if err != nil {
+				return nil, err
+			}
+			if c.Logger == nil {
+				c.Logger = cfg.Logger
+			}
+			return mcp.Open(ctx, c)
+		},
+	}
+}
+
+// moduleType runs the package's plugin executable for this platform, pinned to the sha256 of
+// the file in the verified package, with only the manifest's variables.
+func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider, cfg Config) (tool.Type, error) {
+	m := ip.Package.Manifest
+	rel, ok := spec.Executables[cfg.Platform]
+	if !ok {
+		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeInvalid, Message: fmt.Sprintf("package %s has no %s executable for %s", m.Name, name, cfg.Platform)}
+	}
+	f, ok := ip.Package.File(rel)
+	if !ok {
+		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeIntegrity, Message: fmt.Sprintf("package %s lacks %s", m.Name, rel)}
+	}
+	sum := sha256.Sum256(f.Data)
+	cmd := plugin.Command{
+		Name:   name,
+		Path:   filepath.Join(ip.Dir, filepath.FromSlash(rel)),
+		Dir:    ip.Dir,
+		Env:    spec.Env,
+		SHA256: sum[:],
+	}
+	return tool.Type{
+		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
+		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+			c := cmd
+			c.Getenv = d.Getenv
+			if c.Getenv == nil {
+				c.Getenv = cfg.Getenv
+			}
+			client := plugin.New(c, plugin.Options{Logger: cfg.Logger})
+			p, err := client.Open(ctx, d)
+			if err != nil {
+				client.Close()
+				return nil, err
+			}
+			return &owned{Provider: p, client: client}, nil
+		},
+	}, nil
+}
+
+// owned is a module provider that owns its plugin process: closing it stops the process.
+type owned struct {
+	tool.Provider
+	client *plugin.Client
+	once   sync.Once
+}
+
+func (o *owned) Close() error {
+	var err error
+	o.once.Do(func() { err = errors.Join(o.Provider.Close(), o.client.Close()) })
+	return err
+}
+
+// PID returns the plugin's process id, 0 when none runs.
+func (o *owned) PID() int { return o.client.PID() }

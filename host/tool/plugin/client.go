@@ -1,0 +1,352 @@
+// Package plugin owns the host's side of out-of-process tool providers: it starts a plugin
+// executable with go-plugin over gRPC (proto/halo/plugin/v1), with a clean environment,
+// /dev/null as standard input, its socket in a host-owned 0700 folder, its own process group,
+// a parent-death signal, and (on Linux) its own user and PID namespaces; it marks the
+// host non-dumpable so a plugin cannot read the host's secrets from /proc; it forwards the
+// plugin's log lines under the provider's name; and it turns each configured declaration into
+// a tool.Provider that restarts a crashed plugin on the next call.
+//
+// One Client is one plugin executable, started on first use and kept for every declaration
+// and run that uses it; whoever builds the registry closes it when the command ends. The
+// built-in providers (halo re-executed), module packages and the sandbox wrapper all start
+// through Command.
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+
+	"github.com/halo-lang/halo/host/tool"
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+)
+
+// CodeIntegrity is the error code of a plugin executable whose sha256 is not the pinned one.
+const CodeIntegrity = "PACKAGE_INTEGRITY"
+
+// Options tune a Client. The zero value is ready to use.
+type Options struct {
+	// Logger is the host's logger; the plugin's own log lines appear under
+	// Logger.Named(Command.Name). Nil discards them.
+	Logger hclog.Logger
+	// StartTimeout bounds the start and handshake; 0 means 20 seconds.
+	StartTimeout time.Duration
+	// AutoMTLS wraps the connection in mutual TLS with throw-away certificates. It is off by
+	// default: the socket lives in a folder only the host's user can enter, so TLS adds
+	// nothing against other users, and it multiplied cold start (see docs/plugins.md for the
+	// figures). Turn it on only for a transport that leaves the machine.
+	AutoMTLS bool
+}
+
+// A Spec describes one provider a plugin serves, as Describe returns it.
+type Spec struct {
+	Name        string
+	Description string
+	Methods     []tool.Method
+}
+
+// A Client runs one plugin executable. It is safe for concurrent use.
+type Client struct {
+	cmd    Command
+	opts   Options
+	logger hclog.Logger
+
+	mu         sync.Mutex
+	proc       *process
+	gen        uint64
+	specs      []Spec
+	socketRoot string
+	closed     bool
+}
+
+// process is one running plugin process.
+type process struct {
+	gp   *goplugin.Client
+	rpc  pluginv1.PluginServiceClient
+	gen  uint64
+	dead bool // a call saw it die; restart even if go-plugin has not noticed yet
+	// runner is the process's runner, for its pid.
+	runner *procRunner
+}
+
+// New returns a Client for cmd. Nothing starts until the first Describe or Open.
+func New(cmd Command, opts Options) *Client {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 20 * time.Second
+	}
+	return &Client{cmd: cmd, opts: opts, logger: logger}
+}
+
+// Describe returns the providers the plugin serves, with every method each can offer. It
+// starts the plugin if it is not running.
+func (c *Client) Describe(ctx context.Context) ([]Spec, error) {
+	p, err := c.running()
+	if err != nil {
+		return nil, err
+	}
+	return c.describe(ctx, p)
+}
+
+func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
+	c.mu.Lock()
+	specs := c.specs
+	c.mu.Unlock()
+	if specs != nil {
+		return specs, nil
+	}
+	resp, err := p.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return nil, c.callError(ctx, p, "describe", err)
+	}
+	for _, ps := range resp.GetProviders() {
+		specs = append(specs, Spec{Name: ps.GetName(), Description: ps.GetDescription(), Methods: methodsFromProto(ps.GetMethods())})
+	}
+	c.mu.Lock()
+	c.specs = specs
+	c.mu.Unlock()
+	return specs, nil
+}
+
+// Open configures the plugin for one declaration and returns it as a tool.Provider. Closing
+// the provider releases the declaration, not the process: Close the Client for that.
+func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+	pr := &provider{client: c, decl: d}
+	if _, _, err := pr.instance(ctx); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// Close stops the plugin (a graceful shutdown, then SIGKILL to its whole process group after
+// two seconds) and removes its socket folder. Calls after Close fail. It is safe to call twice.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	p, root := c.proc, c.socketRoot
+	c.proc, c.closed = nil, true
+	c.mu.Unlock()
+	if p != nil {
+		p.gp.Kill()
+	}
+	if root != "" {
+		return os.RemoveAll(root)
+	}
+	return nil
+}
+
+// PID returns the process id of the running plugin, or 0. Tests and `halo tools` use it.
+func (c *Client) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil || c.proc.dead || c.proc.gp.Exited() {
+		return 0
+	}
+	return c.proc.runner.PID()
+}
+
+// running returns the live process, starting or restarting it as needed.
+func (c *Client) running() (*process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, tool.Errorf(tool.CodeToolError, "plugin %s: the host is shutting down", c.cmd.Name)
+	}
+	if c.proc != nil && !c.proc.dead && !c.proc.gp.Exited() {
+		return c.proc, nil
+	}
+	if c.proc != nil {
+		c.logger.Warn("plugin stopped; starting it again", "plugin", c.cmd.Name)
+		old := c.proc
+		c.proc = nil
+		old.gp.Kill()
+	}
+	p, err := c.start()
+	if err != nil {
+		return nil, err
+	}
+	c.proc = p
+	return p, nil
+}
+
+var versionRE = regexp.MustCompile(`Plugin version: (\d+)`)
+
+// start launches the plugin; c.mu is held.
+func (c *Client) start() (*process, error) {
+	if err := c.cmd.check(); err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	if err := hardenHost(); err != nil {
+		// Refuse rather than run a plugin that could read the host's secrets.
+		return nil, fmt.Errorf("plugin %s: cannot mark the host non-dumpable: %w", c.cmd.Name, err)
+	}
+	if c.socketRoot == "" {
+		root, err := os.MkdirTemp("", "halo-plugins-") // 0700: only this user can enter
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: socket folder: %w", c.cmd.Name, err)
+		}
+		c.socketRoot = root
+	}
+	spec := c.cmd
+	namespaces := wantNamespaces()
+	var run *procRunner
+	gp := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig: goplugin.HandshakeConfig{
+			ProtocolVersion:  pluginv1.ProtocolVersion,
+			MagicCookieKey:   pluginv1.MagicCookieKey,
+			MagicCookieValue: pluginv1.MagicCookieValue,
+		},
+		VersionedPlugins: map[int]goplugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: grpcPlugin{}}},
+		// go-plugin hands RunnerFunc a placeholder command carrying only its own variables
+		// (the cookie, the socket folder, the protocol versions: SkipHostEnv keeps the host's
+		// out). The real command is built here, so the pin is checked here too: go-plugin's
+		// SecureConfig only checks Cmd, which a RunnerFunc replaces.
+		RunnerFunc: func(l hclog.Logger, placeholder *exec.Cmd, socketDir string) (runner.Runner, error) {
+			if len(spec.SHA256) > 0 {
+				secure := &goplugin.SecureConfig{Checksum: spec.SHA256, Hash: sha256.New()}
+				ok, err := secure.Check(spec.Path)
+				if err != nil {
+					return nil, fmt.Errorf("error verifying checksum: %w", err)
+				}
+				if !ok {
+					return nil, goplugin.ErrChecksumsDoNotMatch
+				}
+			}
+			cmd := exec.Command(spec.Path, spec.Args...)
+			cmd.Env = append(spec.environ(), placeholder.Env...)
+			cmd.Dir = spec.Dir
+			if spec.Wrap != nil {
+				if err := spec.Wrap(cmd); err != nil {
+					return nil, fmt.Errorf("sandbox: %w", err)
+				}
+			}
+			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces)
+			run = r
+			return r, err
+		},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           c.logger,
+		AutoMTLS:         c.opts.AutoMTLS,
+		SkipHostEnv:      true,
+		StartTimeout:     c.opts.StartTimeout,
+		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: c.socketRoot},
+	})
+	rpcClient, err := gp.Client()
+	if err != nil {
+		gp.Kill()
+		return nil, c.startError(err)
+	}
+	raw, err := rpcClient.Dispense(pluginv1.PluginName)
+	if err != nil {
+		gp.Kill()
+		return nil, fmt.Errorf("plugin %s: %w", c.cmd.Name, err)
+	}
+	c.gen++
+	c.specs = nil
+	return &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run}, nil
+}
+
+func (c *Client) startError(err error) error {
+	switch {
+	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
+		return &tool.Error{Code: CodeIntegrity, Message: fmt.Sprintf("plugin %s: %s does not match the sha256 the lock pins; run halo install", c.cmd.Name, c.cmd.Path), Err: err}
+	}
+	if m := versionRE.FindStringSubmatch(err.Error()); m != nil {
+		return &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("plugin %s speaks plugin protocol version %s, and this halo speaks version %d: install a newer halo, or a version of the plugin built for this one", c.cmd.Name, m[1], pluginv1.ProtocolVersion), Err: err}
+	}
+	return &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("plugin %s did not start: %v", c.cmd.Name, err), Err: err}
+}
+
+// markDead records that a call saw p die, so the next call starts a new process.
+func (c *Client) markDead(p *process) {
+	c.mu.Lock()
+	p.dead = true
+	c.mu.Unlock()
+}
+
+// callError turns an RPC failure into a tool error: the caller's cancellation stays a
+// cancellation, a dead plugin is TOOL_CRASHED (and restarted on the next call).
+func (c *Client) callError(ctx context.Context, p *process, what string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return &tool.Error{Code: tool.CodeTimeout, Message: fmt.Sprintf("plugin %s: %s ran out of time", c.cmd.Name, what), Retryable: true, Err: ctxErr}
+		}
+		return fmt.Errorf("plugin %s: %s: %w", c.cmd.Name, what, ctxErr)
+	}
+	if c.died(p) {
+		c.markDead(p)
+		return &tool.Error{Code: tool.CodeToolCrashed, Message: fmt.Sprintf("plugin %s stopped during %s; it is started again on the next call", c.cmd.Name, what), Retryable: true, Err: err}
+	}
+	return &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("plugin %s: %s: %v", c.cmd.Name, what, err), Err: err}
+}
+
+// died reports whether p's process is gone, waiting briefly: a broken stream usually arrives
+// a moment before go-plugin sees the process exit.
+func (c *Client) died(p *process) bool {
+	deadline := time.Now().Add(time.Second)
+	for {
+		if p.gp.Exited() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			// The connection broke but the process lives on: it cannot be trusted either.
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// grpcPlugin is the host's half of the go-plugin plugin: it hands out the generated client.
+type grpcPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+}
+
+func (grpcPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("the host does not serve plugins")
+}
+
+func (grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return pluginv1.NewPluginServiceClient(cc), nil
+}
+
+func methodsFromProto(ms []*pluginv1.Method) []tool.Method {
+	out := make([]tool.Method, 0, len(ms))
+	for _, m := range ms {
+		var params json.RawMessage
+		if len(m.GetParamsSchema()) > 0 {
+			params = json.RawMessage(m.GetParamsSchema())
+		}
+		out = append(out, tool.Method{
+			Name:         m.GetName(),
+			Description:  m.GetDescription(),
+			Params:       params,
+			Effect:       effectFromProto(m.GetEffect()),
+			PipelineOnly: m.GetPipelineOnly(),
+		})
+	}
+	return out
+}
+
+func effectFromProto(e pluginv1.Effect) tool.Effect {
+	switch e {
+	case pluginv1.Effect_EFFECT_READ:
+		return tool.Read
+	case pluginv1.Effect_EFFECT_WRITE:
+		return tool.Write
+	}
+	return tool.External
+}

@@ -1,0 +1,404 @@
+package plugin_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/plugin"
+)
+
+func requireLinux(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skipf("skipped on %s: the proof reads /proc, which only Linux has", runtime.GOOS)
+	}
+}
+
+func openProbe(t *testing.T, c *plugin.Client) tool.Provider {
+	t.Helper()
+	p, err := c.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func call(t *testing.T, p tool.Provider, method, args string) (json.RawMessage, error) {
+	t.Helper()
+	return p.Call(context.Background(), tool.Request{Method: method, Args: json.RawMessage(args)})
+}
+
+func TestWorldTimeThroughTheHost(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "WorldTime", Path: bins.worldtime}, plugin.Options{})
+	specs, err := c.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 1 || specs[0].Name != "WorldTime" || len(specs[0].Methods) != 4 {
+		t.Fatalf("describe = %+v", specs)
+	}
+	if m := specs[0].Methods[0]; m.Name != "now" || m.Effect != tool.Read || !strings.Contains(string(m.Params), `"zone"`) {
+		t.Errorf("now = %+v", m)
+	}
+	p, err := c.Open(context.Background(), tool.Declaration{Name: "Clock", Provider: "WorldTime"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := call(t, p, "convert", `{"time":"2026-01-18T12:00:00Z","to":"Asia/Tokyo"}`)
+	if err != nil || !strings.Contains(string(res), `"time":"2026-01-18T21:00:00+09:00"`) {
+		t.Fatalf("convert = %s, %v", res, err)
+	}
+
+	// A domain failure is a *tool.Error whose Detail is what the model reads.
+	_, err = call(t, p, "now", `{"zone":"Mars/Olympus"}`)
+	var te *tool.Error
+	if !errors.As(err, &te) || te.Code != tool.CodeToolError || !strings.Contains(string(te.Detail), `"error":"unknown time zone`) {
+		t.Errorf("unknown zone: %#v", err)
+	}
+	// Bad arguments and unknown methods keep their codes across the process boundary.
+	if _, err := call(t, p, "convert", `{"to":"UTC"}`); tool.Code(err) != tool.CodeToolArgument {
+		t.Errorf("missing argument: %v (code %s)", err, tool.Code(err))
+	}
+	if _, err := call(t, p, "yesterday", `{}`); tool.Code(err) != tool.CodeUnknownMethod {
+		t.Errorf("unknown method: %v (code %s)", err, tool.Code(err))
+	}
+	// A bad declaration is a TOOL_CONFIG error.
+	if _, err := c.Open(context.Background(), tool.Declaration{Name: "X", Provider: "NoSuch"}); tool.Code(err) != tool.CodeToolConfig {
+		t.Errorf("unknown provider: %v", err)
+	}
+}
+
+func TestProgressAndRetry(t *testing.T) {
+	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
+	var got []tool.Progress
+	res, err := p.Call(context.Background(), tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":1}`), Progress: func(pr tool.Progress) { got = append(got, pr) }})
+	if err != nil || string(res) != `"slept"` {
+		t.Fatalf("sleep = %s, %v", res, err)
+	}
+	if len(got) != 1 || got[0].Message != "sleeping" || got[0].Total != 1 {
+		t.Errorf("progress = %+v", got)
+	}
+	_, err = call(t, p, "retry", `{}`)
+	var te *tool.Error
+	if !errors.As(err, &te) || !te.Retryable || te.RetryAfter != 1500*time.Millisecond {
+		t.Errorf("retry = %#v", err)
+	}
+}
+
+func TestCancellationReachesThePlugin(t *testing.T) {
+	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := p.Call(ctx, tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`)})
+	if tool.Code(err) != tool.CodeTimeout || time.Since(start) > 5*time.Second {
+		t.Fatalf("after %s: %v (code %s)", time.Since(start), err, tool.Code(err))
+	}
+	// The plugin is still there and answers.
+	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentCallsShareOneProcess(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
+	p := openProbe(t, c)
+	second := openProbe(t, c)
+	pid := c.PID()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			target := p
+			if i%2 == 1 {
+				target = second
+			}
+			want := fmt.Sprintf(`{"data":"call %d"}`, i)
+			res, err := target.Call(context.Background(), tool.Request{Method: "echo", Args: json.RawMessage(want)})
+			if err == nil && string(res) != want {
+				err = fmt.Errorf("got %s, want %s", res, want)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if c.PID() != pid {
+		t.Errorf("the plugin was restarted: pid %d, then %d", pid, c.PID())
+	}
+}
+
+// TestCrashMidCall kills the plugin while a call runs: the caller gets TOOL_CRASHED, the next
+// call runs on a fresh process, and nothing the plugin started is left behind.
+func TestCrashMidCall(t *testing.T) {
+	requireLinux(t)
+	before := len(childrenOf(os.Getpid()))
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
+	p := openProbe(t, c)
+	if _, err := call(t, p, "spawn", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	first := c.PID()
+	grandchildren := childrenOf(first)
+	if len(grandchildren) != 1 {
+		t.Fatalf("the probe should have one child, has %v", grandchildren)
+	}
+
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Call(context.Background(), tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`), Progress: func(tool.Progress) { close(started) }})
+		done <- err
+	}()
+	<-started
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if tool.Code(err) != tool.CodeToolCrashed {
+			t.Fatalf("mid-call crash: %v (code %q), want TOOL_CRASHED", err, tool.Code(err))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not return after the plugin died")
+	}
+
+	// A crash from inside (the plugin exits during the call) is the same.
+	res, err := call(t, p, "echo", `{"data":"again"}`)
+	if err != nil || string(res) != `{"data":"again"}` {
+		t.Fatalf("call after the crash: %s, %v", res, err)
+	}
+	second := c.PID()
+	if second == first || second == 0 {
+		t.Fatalf("pid %d after the crash, %d before: want a fresh process", second, first)
+	}
+	if _, err := call(t, p, "crash", `{}`); tool.Code(err) != tool.CodeToolCrashed {
+		t.Fatalf("crash: %v (code %q)", err, tool.Code(err))
+	}
+	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
+		t.Fatalf("call after the second crash: %v", err)
+	}
+
+	// The grandchild of the killed plugin went with it.
+	waitGone(t, grandchildren[0])
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "no child process left", func() bool { return len(childrenOf(os.Getpid())) == before })
+	if _, err := call(t, p, "echo", `{"data":"x"}`); err == nil {
+		t.Error("a call after Close should fail")
+	}
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("process %d gone", pid), func() bool { return !alive(pid) })
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSecretsStayInTheHost runs a host process whose environment holds a secret, and shows
+// that neither the probe nor the world-time plugin can see it: not in its environment, not in
+// /proc/<host pid>/environ, not on its standard input; and that a listed variable does reach it.
+func TestSecretsStayInTheHost(t *testing.T) {
+	requireLinux(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=secrets", secretName+"="+secretValue, allowedName+"=visible",
+		"PROBE_BIN="+bins.probe, "WORLDTIME_BIN="+bins.worldtime)
+	out, err := cmd.CombinedOutput()
+	t.Logf("helper host:\n%s", out)
+	if err != nil {
+		t.Fatalf("the helper host reported a leak or failed: %v", err)
+	}
+	if strings.Count(string(out), "ok: ") < 10 {
+		t.Fatalf("too few checks ran")
+	}
+}
+
+// TestKilledHostLeavesNoPlugin kills a host (SIGKILL: no clean-up; SIGINT: what Ctrl-C sends
+// when nothing handles it) and checks that its plugin and the plugin's child die too.
+func TestKilledHostLeavesNoPlugin(t *testing.T) {
+	requireLinux(t)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), helperEnv+"=orphans", "PROBE_BIN="+bins.probe)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err != nil {
+				t.Fatalf("helper: %v", err)
+			}
+			var pluginPID, grandchild int
+			if _, err := fmt.Sscanf(line, "plugin=%d grandchild=%d", &pluginPID, &grandchild); err != nil {
+				t.Fatalf("helper said %q", line)
+			}
+			if !alive(pluginPID) || !alive(grandchild) {
+				t.Fatal("the plugin and its child should be running")
+			}
+			_ = cmd.Process.Signal(sig)
+			_ = cmd.Wait()
+			waitGone(t, pluginPID)
+			waitGone(t, grandchild)
+		})
+	}
+}
+
+func TestSocketFolderIsPrivateAndRemoved(t *testing.T) {
+	requireLinux(t)
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
+	openProbe(t, c)
+	// The plugin's socket is the one Unix socket it listens on; find it through /proc.
+	sock := pluginSocket(t, c.PID())
+	dir := filepath.Dir(sock)
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s has mode %v, want 0700", d, fi.Mode().Perm())
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
+		t.Errorf("socket folder %s still exists after Close", filepath.Dir(dir))
+	}
+}
+
+// pluginSocket finds the path of the Unix socket process pid listens on: the inodes of its
+// socket descriptors, looked up in /proc/net/unix.
+func pluginSocket(t *testing.T, pid int) string {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if ino, ok := strings.CutPrefix(link, "socket:["); ok {
+			inodes[strings.TrimSuffix(ino, "]")] = true
+		}
+	}
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 8 && inodes[f[6]] && f[5] == "01" { // 01: listening
+			return f[7]
+		}
+	}
+	t.Fatalf("no listening socket for pid %d", pid)
+	return ""
+}
+
+func TestPinnedChecksum(t *testing.T) {
+	b, err := os.ReadFile(bins.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	good := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: sum[:]}, plugin.Options{})
+	openProbe(t, good)
+
+	wrong := sha256.Sum256([]byte("another build"))
+	bad := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: wrong[:]}, plugin.Options{})
+	_, err = bad.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
+	if tool.Code(err) != plugin.CodeIntegrity || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("wrong pin: %v (code %q)", err, tool.Code(err))
+	}
+}
+
+func TestNewerPluginIsRefused(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Future", Path: bins.probe, Args: []string{"--protocol=2"}}, plugin.Options{})
+	_, err := c.Open(context.Background(), tool.Declaration{Name: "F", Provider: "Probe"})
+	if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2") || !strings.Contains(err.Error(), "speaks version 1") {
+		t.Fatalf("newer plugin: %v (code %q)", err, tool.Code(err))
+	}
+}
+
+func TestPluginLogsUnderProviderName(t *testing.T) {
+	var buf syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Name: "halo", Level: hclog.Info, Output: &buf})
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{Logger: logger})
+	p := openProbe(t, c)
+	if _, err := call(t, p, "log", `{"data":"hello from the plugin"}`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the log line", func() bool { return strings.Contains(buf.String(), "hello from the plugin") })
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, "hello from the plugin") {
+			if !strings.Contains(line, "[INFO]") || !strings.Contains(line, "halo.Probe") || !strings.Contains(line, "method=log") {
+				t.Errorf("log line %q: want it at INFO under halo.Probe with the method", line)
+			}
+		}
+	}
+}
+
+func TestWrapRewritesTheCommand(t *testing.T) {
+	// A wrapper that runs the plugin through env(1) with an extra variable: the shape of the
+	// sandbox step (a different executable that ends by exec'ing the original command line).
+	envBin, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip("skipped: no env(1) on this system")
+	}
+	var wrapped []string
+	wrap := func(cmd *exec.Cmd) error {
+		wrapped = append([]string{}, cmd.Args...)
+		cmd.Args = append([]string{envBin, "WRAPPED=yes", cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = envBin
+		return nil
+	}
+	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Wrap: wrap}, plugin.Options{}))
+	res, err := call(t, p, "env", `{}`)
+	if err != nil || !strings.Contains(string(res), "WRAPPED=yes") {
+		t.Fatalf("env = %s, %v", res, err)
+	}
+	if len(wrapped) != 1 || wrapped[0] != bins.probe {
+		t.Errorf("wrap saw %v", wrapped)
+	}
+}

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package plugin
+
+import "syscall"
+
+// sysProcAttr starts a plugin in its own process group, so it is killed with everything it
+// started. There is no parent-death signal outside Linux: a host killed with SIGKILL leaves
+// its plugins to notice their closed connection and exit.
+func sysProcAttr(bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+func wantNamespaces() bool { return false }
+
+// hardenHost does nothing outside Linux. On macOS a process of the same user can read the
+// environment the host started with (sysctl KERN_PROCARGS2, what `ps eww` shows), and nothing
+// short of another user account closes that: docs/plugins.md says so.
+func hardenHost() error { return nil }
+
+func killGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+}

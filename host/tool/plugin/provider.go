@@ -1,0 +1,182 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/halo-lang/halo/host/tool"
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+)
+
+// provider is one configured declaration on a plugin. When the plugin restarts, the next call
+// configures the declaration again on the new process.
+type provider struct {
+	client *Client
+	decl   tool.Declaration
+
+	mu      sync.Mutex
+	gen     uint64
+	id      string
+	methods []tool.Method
+	closed  bool
+}
+
+// instance returns the live process and this declaration's instance id on it, configuring
+// the declaration when the process is new.
+func (pr *provider) instance(ctx context.Context) (*process, string, error) {
+	p, err := pr.client.running()
+	if err != nil {
+		return nil, "", err
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.closed {
+		return nil, "", tool.Errorf(tool.CodeToolError, "tool %s is closed", pr.decl.Name)
+	}
+	if pr.gen == p.gen && pr.id != "" {
+		return p, pr.id, nil
+	}
+	req, err := configureRequest(pr.decl)
+	if err != nil {
+		return nil, "", err
+	}
+	resp, err := p.rpc.Configure(ctx, req)
+	if err != nil {
+		return nil, "", pr.client.callError(ctx, p, "configure", err)
+	}
+	if msg := resp.GetError(); msg != "" {
+		return nil, "", tool.Errorf(tool.CodeToolConfig, "tool %s: %s", pr.decl.Name, msg)
+	}
+	methods := methodsFromProto(resp.GetMethods())
+	if len(methods) == 0 {
+		specs, err := pr.client.describe(ctx, p)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, s := range specs {
+			if s.Name == pr.decl.Provider {
+				methods = s.Methods
+			}
+		}
+	}
+	pr.gen, pr.id, pr.methods = p.gen, resp.GetInstanceId(), methods
+	return p, pr.id, nil
+}
+
+func configureRequest(d tool.Declaration) (*pluginv1.ConfigureRequest, error) {
+	args := d.Args
+	if args == nil {
+		args = []any{}
+	}
+	named := d.Named
+	if named == nil {
+		named = map[string]any{}
+	}
+	a, err := json.Marshal(args)
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "tool %s: arguments: %v", d.Name, err)
+	}
+	n, err := json.Marshal(named)
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "tool %s: named arguments: %v", d.Name, err)
+	}
+	return &pluginv1.ConfigureRequest{Provider: d.Provider, ToolName: d.Name, Args: a, NamedArgs: n, ProjectDir: d.Dir}, nil
+}
+
+// Methods returns what this declaration offers.
+func (pr *provider) Methods(ctx context.Context) ([]tool.Method, error) {
+	if _, _, err := pr.instance(ctx); err != nil {
+		return nil, err
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return append([]tool.Method(nil), pr.methods...), nil
+}
+
+// Call runs one method: progress goes to req.Progress, the outcome becomes the result or a
+// *tool.Error (a domain failure carries the model's result in Detail).
+func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage, error) {
+	p, id, err := pr.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := req.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	what := pr.decl.Name + "." + req.Method
+	// Cancelling ctx cancels the stream, which cancels the call's context in the plugin.
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := p.rpc.Call(callCtx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args})
+	if err != nil {
+		return nil, pr.client.callError(ctx, p, what, err)
+	}
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			if ctx.Err() != nil {
+				return nil, pr.client.callError(ctx, p, what, ctx.Err())
+			}
+			return nil, tool.Errorf(tool.CodeToolError, "%s: the plugin ended the call without a result", what)
+		}
+		if err != nil {
+			return nil, pr.client.callError(ctx, p, what, err)
+		}
+		switch ev := resp.GetEvent().(type) {
+		case *pluginv1.CallResponse_Progress:
+			if req.Progress != nil {
+				req.Progress(tool.Progress{Filled: ev.Progress.GetFilled(), Total: ev.Progress.GetTotal(), Message: ev.Progress.GetMessage()})
+			}
+		case *pluginv1.CallResponse_Result:
+			return json.RawMessage(ev.Result.GetJson()), nil
+		case *pluginv1.CallResponse_Failure:
+			detail := json.RawMessage(ev.Failure.GetDetail())
+			if len(detail) == 0 {
+				detail, _ = json.Marshal(map[string]string{"error": ev.Failure.GetMessage()})
+			}
+			return nil, &tool.Error{Code: tool.CodeToolError, Message: ev.Failure.GetMessage(), Detail: detail}
+		case *pluginv1.CallResponse_Retry:
+			return nil, &tool.Error{Code: tool.CodeToolError, Message: ev.Retry.GetMessage(), Retryable: true, RetryAfter: time.Duration(ev.Retry.GetRetryAfterMs()) * time.Millisecond}
+		case *pluginv1.CallResponse_Error:
+			code := ev.Error.GetCode()
+			switch code {
+			case tool.CodeToolArgument, tool.CodeUnknownMethod, tool.CodeToolConfig, tool.CodeToolError:
+			default:
+				code = tool.CodeToolError
+			}
+			return nil, &tool.Error{Code: code, Message: ev.Error.GetMessage()}
+		default:
+			return nil, tool.Errorf(tool.CodeToolError, "%s: the plugin sent an event this halo does not know (%T); upgrade halo", what, ev)
+		}
+	}
+}
+
+// Close releases the declaration on the plugin. The process stays for other declarations.
+func (pr *provider) Close() error {
+	pr.mu.Lock()
+	id, gen := pr.id, pr.gen
+	already := pr.closed
+	pr.closed = true
+	pr.mu.Unlock()
+	if already || id == "" {
+		return nil
+	}
+	pr.client.mu.Lock()
+	p := pr.client.proc
+	pr.client.mu.Unlock()
+	if p == nil || p.gen != gen || p.dead || p.gp.Exited() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := p.rpc.Release(ctx, &pluginv1.ReleaseRequest{InstanceId: id}); err != nil {
+		return fmt.Errorf("tool %s: release: %w", pr.decl.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// newest is the newest Landlock ABI this build knows; older kernels get the best subset.
+var newest = landlock.V11
+
+// Detect asks the kernel which Landlock ABI it offers.
+func Detect() Status {
+	s := Status{OS: runtime.GOOS}
+	v, err := llsys.LandlockGetABIVersion()
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		s.Reason = "this Linux kernel was built without Landlock (5.13 or newer with CONFIG_SECURITY_LANDLOCK is needed)"
+		return s
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		s.Reason = "Landlock is built into this kernel but turned off (add landlock to the lsm= boot parameter)"
+		return s
+	case err != nil:
+		s.Reason = fmt.Sprintf("Landlock is not available: %v", err)
+		return s
+	}
+	s.ABI = v
+	s.Files = v >= 1
+	s.TCP = v >= 4
+	s.Scoped = v >= 6
+	s.UDP = v >= 10
+	if !s.Files {
+		s.Reason = "Landlock reports no usable ABI"
+	}
+	return s
+}
+
+// Exec applies p to this process and replaces it with argv. It returns only on failure.
+// When the kernel has no Landlock it warns on stderr and runs argv unconfined, since the
+// host has already said so (Detect); a kernel that has Landlock but refuses the ruleset is
+// an error, never a silent fallback. Capabilities are dropped on every system that has
+// them, with or without Landlock.
+func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Writer) error {
+	prog, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	// Restrict only this thread, then exec from it: the new program starts with this
+	// thread's credentials and restrictions. The thread is never unlocked, so no other
+	// goroutine ever runs on it.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	status := Detect()
+	if !status.Files {
+		fmt.Fprintf(stderr, "halo sandbox: warning: %s\n", status.String())
+		return syscall.Exec(prog, argv, env)
+	}
+	full := p.withDefaults(prog, getenv)
+	handled := []any{newest.HandledAccessFS, newest.Scoped}
+	if !p.Network {
+		handled = append(handled, newest.HandledAccessNet)
+	}
+	cfg, err := landlock.NewConfig(handled...)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	rules := append(pathRules(full.ReadOnly, false), pathRules(full.ReadWrite, true)...)
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("sandbox: build the Landlock ruleset: %w", err)
+	}
+	if fd >= 0 {
+		defer unix.Close(fd)
+		if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+			return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
+		}
+	}
+	return syscall.Exec(prog, argv, env)
+}
+
+// pathRules grants each existing path: folders get folder rights, files file rights.
+// Missing paths are skipped (a policy may list /lib64 on a system without it).
+func pathRules(paths []string, write bool) []landlock.Rule {
+	var dirs, files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if st.IsDir() {
+			dirs = append(dirs, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	var rules []landlock.Rule
+	if write {
+		if len(dirs) > 0 {
+			rules = append(rules, landlock.RWDirs(dirs...).WithRefer())
+		}
+		if len(files) > 0 {
+			// Device files (/dev/null, /dev/tty) need ioctl: a shell asks whether its
+			// streams are terminals.
+			rules = append(rules, landlock.RWFiles(files...).WithIoctlDev())
+		}
+		return rules
+	}
+	if len(dirs) > 0 {
+		rules = append(rules, landlock.RODirs(dirs...))
+	}
+	if len(files) > 0 {
+		rules = append(rules, landlock.ROFiles(files...))
+	}
+	return rules
+}

@@ -1,0 +1,26 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// Detect reports that this system has no sandbox the wrapper can apply.
+func Detect() Status {
+	return Status{OS: runtime.GOOS, Reason: "Landlock is Linux only; on " + runtime.GOOS + " plugins are not confined to their folders"}
+}
+
+// Exec warns on stderr and runs argv without a file sandbox.
+func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Writer) error {
+	prog, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	fmt.Fprintf(stderr, "halo sandbox: warning: %s\n", Detect().String())
+	return syscall.Exec(prog, argv, env)
+}

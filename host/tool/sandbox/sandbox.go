@@ -1,0 +1,205 @@
+// Package sandbox owns the file and network sandbox the host puts around plugins. The halo
+// binary re-executes itself as a small wrapper (`halo __sandbox [flags] -- program args`)
+// that applies a Policy to its own process with Linux Landlock and then executes the plugin,
+// which inherits the restrictions and can never lift them.
+//
+// The host builds the wrapper's command line with Wrap; the hidden command hands its
+// arguments to Main. Detect says, at run time, what the running kernel can enforce, so the
+// host can say plainly when it cannot, rather than silently doing nothing. On systems other
+// than Linux the wrapper executes the plugin without a file sandbox, and Detect says so.
+//
+// Beyond the granted paths, every Landlock domain also keeps a plugin from ptrace-ing or
+// reading the /proc entries (environ, mem) of processes outside it, the host included; where
+// the kernel has scoping (ABI 6) it cannot signal them or reach their abstract Unix sockets.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A Policy is what a sandboxed plugin may reach.
+type Policy struct {
+	// ReadOnly lists folders and files the plugin may read and execute.
+	ReadOnly []string
+	// ReadWrite lists folders and files the plugin may read, execute, create, change and
+	// remove.
+	ReadWrite []string
+	// Network allows TCP and UDP. When false, the kernel refuses the plugin's TCP connect and
+	// bind (Landlock ABI 4) and UDP (ABI 10); Unix sockets are not affected.
+	Network bool
+}
+
+// SocketDirEnv is the variable go-plugin uses to tell a plugin where to create its socket.
+// The wrapper grants that folder read-write, so the plugin can listen there.
+const SocketDirEnv = "PLUGIN_UNIX_SOCKET_DIR"
+
+// Command is the hidden subcommand of halo that runs the wrapper.
+const Command = "__sandbox"
+
+// Wrap returns the command line that runs argv (program first) inside policy p, through the
+// halo executable at halo.
+func Wrap(halo string, p Policy, argv []string) []string {
+	out := []string{halo, Command}
+	for _, d := range p.ReadOnly {
+		out = append(out, "--ro", d)
+	}
+	for _, d := range p.ReadWrite {
+		out = append(out, "--rw", d)
+	}
+	if p.Network {
+		out = append(out, "--net")
+	}
+	out = append(out, "--")
+	return append(out, argv...)
+}
+
+// ErrUsage marks a malformed wrapper command line.
+var ErrUsage = errors.New("usage: halo __sandbox [--ro PATH]... [--rw PATH]... [--net] -- PROGRAM [ARG]...")
+
+// ParseArgs reads the wrapper's arguments (what follows `__sandbox`) back into a policy and
+// the command to run. Paths must be absolute: the wrapper never guesses a folder.
+func ParseArgs(args []string) (Policy, []string, error) {
+	var p Policy
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--":
+			argv := args[i+1:]
+			if len(argv) == 0 {
+				return p, nil, fmt.Errorf("no program after --: %w", ErrUsage)
+			}
+			return p, argv, nil
+		case "--net":
+			p.Network = true
+		case "--ro", "--rw":
+			if i+1 >= len(args) {
+				return p, nil, fmt.Errorf("%s needs a path: %w", a, ErrUsage)
+			}
+			i++
+			path := args[i]
+			if !filepath.IsAbs(path) {
+				return p, nil, fmt.Errorf("%s %q: the path must be absolute", a, path)
+			}
+			if a == "--ro" {
+				p.ReadOnly = append(p.ReadOnly, filepath.Clean(path))
+			} else {
+				p.ReadWrite = append(p.ReadWrite, filepath.Clean(path))
+			}
+		default:
+			return p, nil, fmt.Errorf("unknown argument %q: %w", a, ErrUsage)
+		}
+	}
+	return p, nil, fmt.Errorf("missing --: %w", ErrUsage)
+}
+
+// SystemReadOnly are the folders a program needs to load and run at all (the dynamic loader,
+// shared libraries, locale and time-zone data) and nothing a user keeps secrets in. Paths
+// that do not exist are skipped.
+var SystemReadOnly = []string{
+	"/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/usr/share/zoneinfo",
+}
+
+// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /etc,
+// /proc and /sys (another process's private /proc entries stay closed by Landlock's ptrace
+// rule), and /dev.
+var ShellReadOnly = []string{
+	"/bin", "/sbin", "/usr", "/etc", "/opt", "/proc", "/sys", "/dev", "/run",
+	"/nix", "/snap", "/var/lib",
+}
+
+// Devices are the device files every program may read and write.
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// A Status says what the running kernel can enforce.
+type Status struct {
+	// OS is the operating system (runtime.GOOS).
+	OS string `json:"os"`
+	// ABI is the Landlock ABI version, 0 when Landlock is not available.
+	ABI int `json:"abi"`
+	// Files: access to files is limited to the granted paths.
+	Files bool `json:"files"`
+	// TCP, UDP: a plugin without network cannot connect or bind.
+	TCP bool `json:"tcp"`
+	UDP bool `json:"udp"`
+	// Scoped: a plugin cannot signal, or reach the abstract Unix sockets of, processes
+	// outside its sandbox.
+	Scoped bool `json:"scoped"`
+	// Reason says why nothing is enforced, when Files is false.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Enforced reports whether the file sandbox works on this system.
+func (s Status) Enforced() bool { return s.Files }
+
+// String is the one line `halo tools` prints and the warning the host logs.
+func (s Status) String() string {
+	if !s.Files {
+		return "sandbox: NOT ENFORCED: " + s.Reason + "; plugins run with a clean environment but can read and write whatever your user can"
+	}
+	parts := []string{"files"}
+	if s.TCP {
+		net := "TCP"
+		if s.UDP {
+			net = "TCP and UDP"
+		}
+		parts = append(parts, net+" for plugins without network")
+	}
+	if s.Scoped {
+		parts = append(parts, "signals", "abstract sockets")
+	}
+	parts = append(parts, "other processes' /proc entries")
+	missing := []string{}
+	if !s.TCP {
+		missing = append(missing, "network")
+	} else if !s.UDP {
+		missing = append(missing, "UDP")
+	}
+	if !s.Scoped {
+		missing = append(missing, "signals")
+	}
+	line := fmt.Sprintf("sandbox: Landlock ABI %d confines %s", s.ABI, strings.Join(parts, ", "))
+	if len(missing) > 0 {
+		line += " (this kernel cannot limit " + strings.Join(missing, ", ") + ")"
+	}
+	return line
+}
+
+// paths returns the policy's read-only and read-write paths with the wrapper's own needs
+// added: the program itself, the system libraries, devices, and the plugin socket folder.
+func (p Policy) withDefaults(program string, getenv func(string) string) Policy {
+	out := Policy{Network: p.Network}
+	out.ReadOnly = append(append(append([]string{}, p.ReadOnly...), SystemReadOnly...), program)
+	out.ReadWrite = append(append([]string{}, p.ReadWrite...), Devices...)
+	if dir := getenv(SocketDirEnv); dir != "" && filepath.IsAbs(dir) {
+		out.ReadWrite = append(out.ReadWrite, dir)
+	}
+	out.ReadOnly = slices.Compact(out.ReadOnly)
+	return out
+}
+
+// Main runs the wrapper: args are what follows `halo __sandbox`, env is the whole
+// environment the plugin gets (the host already cleaned it). It returns only on failure,
+// with the exit status to use.
+func Main(args, env []string, stderr io.Writer) int {
+	p, argv, err := ParseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "halo sandbox: %v\n", err)
+		return 2
+	}
+	getenv := func(k string) string {
+		for _, kv := range env {
+			if key, v, ok := strings.Cut(kv, "="); ok && key == k {
+				return v
+			}
+		}
+		return ""
+	}
+	err = Exec(p, argv, env, getenv, stderr)
+	fmt.Fprintf(stderr, "halo sandbox: %v\n", err)
+	return 1
+}

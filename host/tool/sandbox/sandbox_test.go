@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary act as the wrapper: Wrap(os.Args[0], ...) runs it with
+// __sandbox first, as the halo binary would be run.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main(os.Args[2:], os.Environ(), os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestWrapParseRoundTrip(t *testing.T) {
+	cases := []Policy{
+		{},
+		{ReadOnly: []string{"/a", "/b c"}, ReadWrite: []string{"/w"}, Network: true},
+		{ReadWrite: []string{"/--"}},
+	}
+	for _, p := range cases {
+		argv := Wrap("/bin/halo", p, []string{"/bin/prog", "--ro", "x"})
+		if argv[0] != "/bin/halo" || argv[1] != Command {
+			t.Fatalf("Wrap = %q", argv)
+		}
+		got, prog, err := ParseArgs(argv[2:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(prog, []string{"/bin/prog", "--ro", "x"}) {
+			t.Errorf("program = %q", prog)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(p) {
+			t.Errorf("policy = %+v, want %+v", got, p)
+		}
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing --"},
+		{[]string{"--ro"}, "needs a path"},
+		{[]string{"--ro", "rel/path", "--", "x"}, "must be absolute"},
+		{[]string{"--bogus", "--", "x"}, "unknown argument"},
+		{[]string{"--"}, "no program"},
+	}
+	for _, c := range cases {
+		_, _, err := ParseArgs(c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseArgs(%q) = %v, want an error with %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestStatusLine(t *testing.T) {
+	cases := []struct {
+		s    Status
+		want string
+	}{
+		{Status{Reason: "Landlock is Linux only"}, "sandbox: NOT ENFORCED: Landlock is Linux only; plugins run with a clean environment but can read and write whatever your user can"},
+		{Status{ABI: 1, Files: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries (this kernel cannot limit network, signals)"},
+		{Status{ABI: 6, Files: true, TCP: true, Scoped: true}, "sandbox: Landlock ABI 6 confines files, TCP for plugins without network, signals, abstract sockets, other processes' /proc entries (this kernel cannot limit UDP)"},
+		{Status{ABI: 10, Files: true, TCP: true, UDP: true, Scoped: true}, "sandbox: Landlock ABI 10 confines files, TCP and UDP for plugins without network, signals, abstract sockets, other processes' /proc entries"},
+	}
+	for _, c := range cases {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
+
+// needLandlock skips a test that proves enforcement on a kernel that cannot enforce.
+func needLandlock(t *testing.T) Status {
+	t.Helper()
+	s := Detect()
+	if !s.Enforced() {
+		t.Skipf("skipped: this kernel cannot enforce the sandbox (%s)", s.Reason)
+	}
+	return s
+}
+
+// run runs bash -c script inside policy p through the wrapper and returns its output.
+func run(t *testing.T, p Policy, env []string, script string) (string, error) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("skipped: bash is not installed")
+	}
+	argv := Wrap(os.Args[0], p, []string{bash, "-c", script})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	return out.String(), err
+}
+
+// TestHomeSecretsAreOutOfReach plays a plugin that tries to read ~/.ssh, ~/.aws and a .env
+// file beside its folder, and the host's environment through /proc.
+func TestHomeSecretsAreOutOfReach(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	work := filepath.Join(home, "project")
+	ro := filepath.Join(base, "ro")
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE KEY"},
+		{filepath.Join(home, ".aws", "credentials"), "aws_secret_access_key=XYZ"},
+		{filepath.Join(home, ".env"), "OPENAI_API_KEY=sk-secret"},
+		{filepath.Join(work, "main.go"), "package main"},
+		{filepath.Join(ro, "data.txt"), "readable"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := Policy{ReadOnly: append(append([]string{}, ShellReadOnly...), ro), ReadWrite: []string{work}}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}
+
+	denied := []struct{ name, script string }{
+		{"ssh key", `cat "$HOME/.ssh/id_ed25519"`},
+		{"aws credentials", `cat "$HOME/.aws/credentials"`},
+		{"dotenv beside the folder", `cat "$HOME/.env"`},
+		{"listing home", `ls "$HOME"`},
+		{"host environ through /proc", fmt.Sprintf("cat /proc/%d/environ", os.Getpid())},
+		{"host memory maps through /proc", fmt.Sprintf("cat /proc/%d/maps", os.Getpid())},
+		{"write to a read-only folder", fmt.Sprintf("echo x > %q", filepath.Join(ro, "new.txt"))},
+		{"write beside the folder", fmt.Sprintf("echo x > %q", filepath.Join(home, "planted"))},
+	}
+	for _, c := range denied {
+		t.Run("denied "+c.name, func(t *testing.T) {
+			out, err := run(t, p, env, c.script)
+			if err == nil {
+				t.Fatalf("%s succeeded inside the sandbox:\n%s", c.script, out)
+			}
+			for _, secret := range []string{"PRIVATE KEY", "aws_secret", "sk-secret"} {
+				if strings.Contains(out, secret) {
+					t.Fatalf("secret leaked: %s", out)
+				}
+			}
+			if !strings.Contains(out, "ermission denied") {
+				t.Fatalf("want a permission error, got:\n%s", out)
+			}
+		})
+	}
+	allowed := []struct{ name, script, want string }{
+		{"read its folder", fmt.Sprintf("cat %q", filepath.Join(work, "main.go")), "package main"},
+		{"write its folder", fmt.Sprintf("cd %q && echo hi > out.txt && cat out.txt && rm out.txt", work), "hi"},
+		{"read a read-only folder", fmt.Sprintf("cat %q", filepath.Join(ro, "data.txt")), "readable"},
+		{"own /proc entries", "cat /proc/self/status | head -1", "Name:"},
+		{"system programs", "ls /usr/bin >/dev/null && echo ok", "ok"},
+		// Even a host running as root hands its plugins no capability (CAP_SYS_PTRACE would
+		// open other processes' /proc entries again).
+		{"no capabilities", "echo caps=$(grep -E '^Cap(Eff|Prm|Amb)' /proc/self/status | grep -v -c ':\\s*0*$')", "caps=0\n"},
+	}
+	for _, c := range allowed {
+		t.Run("allowed "+c.name, func(t *testing.T) {
+			out, err := run(t, p, env, c.script)
+			if err != nil || !strings.Contains(out, c.want) {
+				t.Fatalf("%s: %v\n%s", c.script, err, out)
+			}
+		})
+	}
+}
+
+func TestNetworkIsCutUnlessAllowed(t *testing.T) {
+	s := needLandlock(t)
+	if !s.TCP {
+		t.Skipf("skipped: Landlock ABI %d cannot limit TCP (ABI 4 can)", s.ABI)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // owned by the listener: Accept fails once ln is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	script := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port)
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	out, err := run(t, Policy{ReadOnly: ShellReadOnly}, env, script)
+	if err == nil || strings.Contains(out, "connected") {
+		t.Fatalf("a plugin without network connected: %v\n%s", err, out)
+	}
+	out, err = run(t, Policy{ReadOnly: ShellReadOnly, Network: true}, env, script)
+	if err != nil || !strings.Contains(out, "connected") {
+		t.Fatalf("a plugin with network could not connect: %v\n%s", err, out)
+	}
+}
+
+func TestWrapperRefusesBadUsage(t *testing.T) {
+	cmd := exec.Command(os.Args[0], Command, "--ro", "relative", "--", "true")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "must be absolute") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

@@ -1,0 +1,170 @@
+package pkgmgr
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPackDirCollectsFilesAndIsReproducible(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		ManifestFile:               acmeManifest,
+		"README.md":                "# Acme\n",
+		"docs/usage.md":            "use it\n",
+		".env":                     "SECRET=1",
+		".git/config":              "x",
+		"node_modules/x/index.js":  "x",
+		"acme-0.9.0.halotool":      "old",
+		"docs/.hidden":             "x",
+		"sub/node_modules/y/a.txt": "x",
+	})
+	p1, err := PackDir(context.Background(), dir, PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range p1.Files {
+		names = append(names, f.Path)
+	}
+	if got := strings.Join(names, ","); got != "README.md,docs/usage.md" {
+		t.Fatalf("packed %s", got)
+	}
+	p2, err := PackDir(context.Background(), dir, PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1.SHA256 != p2.SHA256 || p1.SHA256 != Sum(p1.Bytes) {
+		t.Fatalf("packing twice gave %s and %s", p1.SHA256, p2.SHA256)
+	}
+	back, err := ReadPackage(p1.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.FileName() != "acme-1.0.0.halotool" || len(back.Files) != 2 {
+		t.Fatalf("read back %s with %d files", back.FileName(), len(back.Files))
+	}
+	out := filepath.Join(t.TempDir(), "acme")
+	if err := back.Unpack(out); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "docs", "usage.md")); string(b) != "use it\n" {
+		t.Fatalf("unpacked %q", b)
+	}
+	if _, err := ParseManifest(mustRead(t, filepath.Join(out, ManifestFile))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestPackDirRefusesSymlinksAndBadManifests(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{ManifestFile: acmeManifest})
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := PackDir(context.Background(), dir, PackOptions{})
+	if Code(err) != CodeInvalid || !strings.Contains(err.Error(), "passwd: a symlink cannot be packed") {
+		t.Fatalf("want the symlink refused, got %v", err)
+	}
+	empty := t.TempDir()
+	if _, err := PackDir(context.Background(), empty, PackOptions{}); Code(err) != CodeInvalid {
+		t.Fatalf("a folder without a manifest: %v", err)
+	}
+	big := t.TempDir()
+	writeTree(t, big, map[string]string{ManifestFile: acmeManifest, "big.bin": strings.Repeat("x", MaxPlainSize+1)})
+	if _, err := PackDir(context.Background(), big, PackOptions{}); Code(err) != CodeInvalid || !strings.Contains(err.Error(), "MiB limit") {
+		t.Fatalf("an oversize package: %v", err)
+	}
+}
+
+func TestModulePackBuildsAndCompresses(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{ManifestFile: `{"name":"clock","version":"1.0.0","description":"d","providers":{
+		"Clock":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/linux-amd64/clock","darwin/arm64":"bin/darwin-arm64/clock"},"build":{"go":"./cmd/clock"}}}}`})
+	var calls []string
+	build := func(_ context.Context, d, goPkg, platform string) ([]byte, error) {
+		calls = append(calls, goPkg+" "+platform)
+		return bytes.Repeat([]byte(platform), 1000), nil
+	}
+	pkg, err := PackDir(context.Background(), dir, PackOptions{Build: build})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(calls, ",") != "./cmd/clock darwin/arm64,./cmd/clock linux/amd64" {
+		t.Fatalf("builds %q", calls)
+	}
+	f, ok := pkg.File("bin/linux-amd64/clock")
+	if !ok || !f.Executable || len(f.Data) != 11000 {
+		t.Fatalf("executable %+v", f)
+	}
+	if len(pkg.Bytes) > 2000 {
+		t.Fatalf("executables are not compressed: %d bytes", len(pkg.Bytes))
+	}
+	out := filepath.Join(t.TempDir(), "clock")
+	if err := pkg.Unpack(out); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(out, "bin", "linux-amd64", "clock"))
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("unpacked executable %v %v", st, err)
+	}
+	if _, err := PackDir(context.Background(), dir, PackOptions{}); Code(err) != CodeInvalid {
+		t.Fatalf("a build entry without a builder: %v", err)
+	}
+}
+
+// Hostile package files are refused by ReadPackage, before anything is written.
+func TestReadPackageRefusesHostileFiles(t *testing.T) {
+	module := `{"name":"m","version":"1.0.0","description":"d","providers":{"M":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/m"}}}}`
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zw.Write(make([]byte, MaxExecutableSize+10))
+	zw.Close()
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"parent path", rawPackage(t, acmeManifest, []wireFile{{Path: "../evil"}}), `"../evil": .. is not allowed`},
+		{"nested parent path", rawPackage(t, acmeManifest, []wireFile{{Path: "a/../../evil"}}), "not a clean relative path"},
+		{"absolute path", rawPackage(t, acmeManifest, []wireFile{{Path: "/etc/cron.d/evil"}}), "an absolute path is not allowed"},
+		{"windows path", rawPackage(t, acmeManifest, []wireFile{{Path: `..\evil`}}), "backslashes"},
+		{"dot file", rawPackage(t, acmeManifest, []wireFile{{Path: ".bashrc"}}), "dot-files"},
+		{"duplicate file", rawPackage(t, acmeManifest, []wireFile{{Path: "a.txt"}, {Path: "a.txt"}}), `"a.txt" appears twice`},
+		{"duplicate by case", rawPackage(t, acmeManifest, []wireFile{{Path: "A.txt"}, {Path: "a.txt"}}), "appears twice"},
+		{"manifest as a file", rawPackage(t, acmeManifest, []wireFile{{Path: ManifestFile}}), "never packed"},
+		{"nested package", rawPackage(t, acmeManifest, []wireFile{{Path: "x.halotool"}}), "never packed"},
+		{"file and folder", rawPackage(t, acmeManifest, []wireFile{{Path: "a"}, {Path: "a/b"}}), "both a file and a folder"},
+		{"bad base64", rawPackage(t, acmeManifest, []wireFile{{Path: "a", Data: "!!!"}}), "bad base64"},
+		{"oversize", rawPackage(t, acmeManifest, []wireFile{{Path: "a", Data: b64(strings.Repeat("x", MaxPlainSize))}}), "MiB limit"},
+		{"smuggled executable", rawPackage(t, acmeManifest, []wireFile{{Path: "a", Executable: true}}), "marked executable"},
+		{"missing executable", rawPackage(t, module, nil), `module executable "bin/m" is missing`},
+		{"gzip bomb", rawPackage(t, module, []wireFile{{Path: "bin/m", Executable: true, Gzip: true, Data: base64.StdEncoding.EncodeToString(bomb.Bytes())}}), "limit once uncompressed"},
+		{"bad manifest", rawPackage(t, `{"name":"x"}`, nil), "version: required"},
+		{"wrong format", []byte(`{"format":"zip","manifest":{},"files":[]}`), `format "zip"`},
+		{"unknown field", []byte(`{"format":"halotool/1","manifest":{},"files":[],"hooks":["rm -rf /"]}`), "unknown field"},
+		{"not json", []byte("PK\x03\x04"), "not a .halotool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadPackage(tt.data)
+			if Code(err) != CodeInvalid || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want %s with %q, got %v", CodeInvalid, tt.want, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,10 @@
+package bash
+
+import "syscall"
+
+// procAttr puts the shell in a new process group (its pid is the group id), so killing the
+// group reaches everything it started that did not leave on purpose, and kills the shell if
+// the plugin dies first.
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,111 @@
+// Package wire owns the SDK's side of the gRPC contract: the PluginService server that runs
+// an author's providers, the go-plugin plugin that registers it, and the coded outcomes a
+// method can end with. The generated protobuf types stop here; the public sdk package and
+// sdktest see only the plain Go types below.
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+)
+
+// A Provider is one provider type as the server runs it.
+type Provider struct {
+	Name        string
+	Description string
+	Methods     []Method
+	// Configure checks a declaration and returns the instance's state and the names of the
+	// methods it offers (nil: all). Nil Configure accepts any declaration.
+	Configure func(ctx context.Context, d Declaration) (state any, offered []string, err error)
+}
+
+// A Method is one method as the server runs it.
+type Method struct {
+	Name         string
+	Description  string
+	Schema       json.RawMessage
+	Effect       string
+	PipelineOnly bool
+	// Run decodes args and runs the method. Its result is marshalled to JSON.
+	Run func(c *CallInfo, args json.RawMessage) (any, error)
+}
+
+// A Declaration is one evaluated `tool X : Provider(...)`.
+type Declaration struct {
+	Tool       string
+	Provider   string
+	Args       []any
+	Named      map[string]any
+	ProjectDir string
+}
+
+// CallInfo is what a running method can reach beyond its arguments.
+type CallInfo struct {
+	Ctx      context.Context
+	State    any
+	Tool     string
+	Method   string
+	Logger   hclog.Logger
+	Progress func(filled, total float64, message string)
+}
+
+// Failure is a domain failure: a result the model reads.
+type Failure struct {
+	Message string
+	Detail  json.RawMessage
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// RetryError is a transient failure.
+type RetryError struct {
+	Message string
+	After   time.Duration
+}
+
+func (r *RetryError) Error() string { return r.Message }
+
+// CodedError is a fatal failure with a stable code.
+type CodedError struct {
+	Code    string
+	Message string
+}
+
+func (e *CodedError) Error() string { return e.Message }
+
+// ErrorCode returns the stable code.
+func (e *CodedError) ErrorCode() string { return e.Code }
+
+// Plugin is the go-plugin GRPCPlugin that serves a set of providers. Its client side returns
+// the generated client, which sdktest uses.
+type Plugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Providers []Provider
+	Logger    hclog.Logger
+}
+
+// GRPCServer registers the PluginService.
+func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	srv, err := NewServer(p.Providers, p.Logger)
+	if err != nil {
+		return err
+	}
+	pluginv1.RegisterPluginServiceServer(s, srv)
+	return nil
+}
+
+// GRPCClient returns a pluginv1.PluginServiceClient.
+func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pluginv1.NewPluginServiceClient(c), nil
+}
+
+// ErrorOf formats a panic value or error for a fatal outcome.
+func ErrorOf(v any) string { return fmt.Sprint(v) }

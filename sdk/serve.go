@@ -1,0 +1,57 @@
+package sdk
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"github.com/halo-lang/halo/sdk/internal/wire"
+)
+
+// Handshake is the go-plugin handshake a Halo host expects: protocol version 1 of
+// proto/halo/plugin/v1 and the magic cookie that marks a process the host started.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  pluginv1.ProtocolVersion,
+	MagicCookieKey:   pluginv1.MagicCookieKey,
+	MagicCookieValue: pluginv1.MagicCookieValue,
+}
+
+// Serve serves the providers to the Halo host that started this process, and returns when the
+// host stops it. Call it from main and do nothing else there: standard output belongs to the
+// handshake, and logs go through Call.Logger. Run by hand (not by a host), the program prints
+// a short explanation and exits with status 1.
+func Serve(providers ...Provider) {
+	logger := hclog.New(&hclog.LoggerOptions{
+		Level:      hclog.Trace, // the host filters at its own level
+		Output:     os.Stderr,
+		JSONFormat: true,
+	})
+	p, err := Plugin(providers...)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "halo plugin: %v\n", err)
+		os.Exit(1)
+	}
+	p.(*wire.Plugin).Logger = logger
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           logger,
+	})
+}
+
+// Plugin returns the go-plugin plugin (a gRPC one) that serves the providers, checked (a name each, no
+// name twice). Serve uses it, and so does sdktest; most authors never call it.
+func Plugin(providers ...Provider) (plugin.Plugin, error) {
+	ws := make([]wire.Provider, 0, len(providers))
+	for _, p := range providers {
+		ws = append(ws, p.toWire())
+	}
+	if _, err := wire.NewServer(ws, nil); err != nil {
+		return nil, err
+	}
+	return &wire.Plugin{Providers: ws}, nil
+}
