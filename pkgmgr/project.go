@@ -260,7 +260,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 		next.Tools[n] = e
 	}
 	next.Tools[name] = entry
-	if err := p.checkProviders(next); err != nil {
+	if err := p.checkProviders(next, name); err != nil {
 		return nil, err
 	}
 	ch := change{lock: next, install: []*Package{pkg}}
@@ -280,14 +280,26 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 }
 
 func untrusted(names []string, fix string) error {
-	return errorf(CodeUntrusted, "%s run(s) code on this machine and is not trusted here; read its permissions and source in halo.lock, then run: %s", strings.Join(names, ", "), fix)
+	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and this machine does not trust that exact checksum; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // checkProviders refuses a lock in which a provider takes a built-in's name or another
 // package's.
-func (p *Project) checkProviders(l *Lock) error {
+func (p *Project) checkProviders(l *Lock, focus ...string) error {
 	owner := map[string]string{}
-	for _, n := range l.Names() {
+	// The packages being added are checked last, so a clash names the one already there.
+	names := l.Names()
+	sort.SliceStable(names, func(i, j int) bool { return !contains(focus, names[i]) && contains(focus, names[j]) })
+	for _, n := range names {
 		for _, prov := range l.Tools[n].Providers {
 			if p.Reserved != nil && p.Reserved(prov) {
 				return errorf(CodeConflict, "package %s: provider %s is the name of a built-in provider", n, prov)

@@ -11,12 +11,14 @@ import (
 	"github.com/halo-lang/halo/sdk/internal/wire"
 )
 
-// Handshake is the go-plugin handshake a Halo host expects: protocol version 1 of
+// Handshake returns the go-plugin handshake a Halo host expects: protocol version 1 of
 // proto/halo/plugin/v1 and the magic cookie that marks a process the host started.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  pluginv1.ProtocolVersion,
-	MagicCookieKey:   pluginv1.MagicCookieKey,
-	MagicCookieValue: pluginv1.MagicCookieValue,
+func Handshake() plugin.HandshakeConfig {
+	return plugin.HandshakeConfig{
+		ProtocolVersion:  pluginv1.ProtocolVersion,
+		MagicCookieKey:   pluginv1.MagicCookieKey,
+		MagicCookieValue: pluginv1.MagicCookieValue,
+	}
 }
 
 // Serve serves the providers to the Halo host that started this process, and returns when the
@@ -36,7 +38,7 @@ func Serve(providers ...Provider) {
 	}
 	p.(*wire.Plugin).Logger = logger
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
+		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           logger,

@@ -55,9 +55,10 @@ var directives = set("retry", "timeout", "correct")
 
 // Check validates prog and returns every problem found, sorted by position.
 func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
-	c := &checker{cfg: cfg, decls: map[string]lang.Decl{}}
-	c.declare(prog)
-	for _, d := range prog.Decls() {
+	decls := prog.Decls()
+	c := &checker{cfg: cfg, decls: make(map[string]lang.Decl, len(decls))}
+	c.declare(decls)
+	for _, d := range decls {
 		switch x := d.(type) {
 		case *lang.PolicyDecl:
 			c.checkPolicy(x)
@@ -82,7 +83,9 @@ type checker struct {
 	byKind map[string][]string
 	// regexErrs remembers each pattern's compile result.
 	regexErrs map[regexKey]error
-	diags     lang.Diagnostics
+	// condErrs remembers each loop condition's compile result.
+	condErrs map[string]error
+	diags    lang.Diagnostics
 }
 
 func (c *checker) errorf(pos lang.Pos, code, format string, args ...any) {
@@ -94,8 +97,8 @@ func (c *checker) warn(pos lang.Pos, code, format string, args ...any) {
 }
 
 // declare records every declaration; a second one of a name is a DUPLICATE.
-func (c *checker) declare(prog *lang.Program) {
-	for _, d := range prog.Decls() {
+func (c *checker) declare(decls []lang.Decl) {
+	for _, d := range decls {
 		id := d.DeclName()
 		if reserved[id.Name] {
 			c.errorf(id.Pos, lang.CodeDuplicate, "%s is built in and cannot be declared", id.Name)

@@ -3,6 +3,8 @@ package check
 import (
 	"strings"
 
+	"github.com/expr-lang/expr"
+
 	"github.com/halo-lang/halo/host/lang"
 )
 
@@ -106,6 +108,10 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 	}
 	if s, ok := pos[1].Value.(*lang.StringLit); !ok || strings.TrimSpace(s.Value) == "" {
 		c.errorf(pos[1].Pos, lang.CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
+	} else if err := c.compileCondition(s.Value); err != nil {
+		// Compiled the way host/runtime compiles it. A warning for now: the runtime reports
+		// the same condition when the loop is reached.
+		c.warn(s.Pos, lang.CodeBadCondition, "loop condition %q is not a valid expression: %s", s.Value, firstLine(err.Error()))
 	}
 	for _, a := range call.Args {
 		if a.Name == nil {
@@ -259,4 +265,22 @@ func (c *checker) undeclaredValue(pos lang.Pos, name string, sc *scope) {
 	default:
 		c.errorf(pos, lang.CodeUndeclared, "undeclared name %s: not a parameter or an earlier stage's `as` name%s", name, suggest(name, sc.list()))
 	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// compileCondition compiles a loop condition once per distinct text.
+func (c *checker) compileCondition(src string) error {
+	if err, ok := c.condErrs[src]; ok {
+		return err
+	}
+	_, err := expr.Compile(src, expr.AsBool(), expr.AllowUndefinedVariables())
+	if c.condErrs == nil {
+		c.condErrs = map[string]error{}
+	}
+	c.condErrs[src] = err
+	return err
 }

@@ -29,6 +29,7 @@ const (
 	CodeNotEnforced     = "NOT_ENFORCED"     // a policy rule the runtime ignores
 	CodeBadType         = "BAD_TYPE"         // an unknown parameter or field type
 	CodeStage           = "STAGE"            // a stage in a place it cannot be (|? first, loop to no agent)
+	CodeBadCondition    = "BAD_CONDITION"    // a loop condition that is not a valid expression
 	CodeIO              = "IO"               // a file that could not be read
 )
 

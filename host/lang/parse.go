@@ -23,10 +23,11 @@ func Parse(filename string, src []byte) (*File, Diagnostics) {
 			f.Decls = append(f.Decls, d)
 		}
 	})
+	diags.Sort()
 	if len(diags) > maxDiags {
 		diags = diags[:maxDiags]
+		diags.errorf(diags[maxDiags-1].Pos, CodeSyntax, "too many errors in %s; fix these and run again", filename)
 	}
-	diags.Sort()
 	return f, diags
 }
 
@@ -55,6 +56,7 @@ func ParseFiles(srcs []Source) (*Program, Diagnostics) {
 func Load(dir string, paths []string) (*Program, Diagnostics) {
 	var srcs []Source
 	var diags Diagnostics
+	seen := map[string]bool{}
 	for _, p := range paths {
 		files, err := expand(dir, p)
 		if err != nil {
@@ -62,7 +64,12 @@ func Load(dir string, paths []string) (*Program, Diagnostics) {
 			continue
 		}
 		for _, name := range files {
-			b, err := os.ReadFile(resolve(dir, name))
+			full := filepath.Clean(resolve(dir, name))
+			if seen[full] {
+				continue // named twice (a file and its folder): read it once
+			}
+			seen[full] = true
+			b, err := os.ReadFile(full)
 			if err != nil {
 				diags.errorf(Pos{File: name}, CodeIO, "%v", err)
 				continue
@@ -505,6 +512,9 @@ func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
 	o := p.expect(open, "")
 	p.enter(p.at(o))
 	var args []*Arg
+	if p.tok().kind != close {
+		args = make([]*Arg, 0, 4)
+	}
 	for p.tok().kind != close {
 		var a *Arg
 		if p.tok().kind == tIdent && p.peekKind(1) == tColon {

@@ -333,6 +333,20 @@ func (s *scanner) scanNumber() {
 func (s *scanner) scanString() {
 	pos := s.pos()
 	s.advance(1) // opening quote
+	// Fast path: most strings are plain ASCII without escapes; take them in one piece.
+	for i := s.off; i < len(s.src); i++ {
+		c := s.src[i]
+		if c == '"' {
+			text := string(s.src[s.off:i])
+			s.col += i - s.off + 1
+			s.off = i + 1
+			s.emit(tString, text, pos)
+			return
+		}
+		if c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
+			break
+		}
+	}
 	var b strings.Builder
 	for {
 		if s.off >= len(s.src) || s.src[s.off] == '\n' || s.src[s.off] == '\r' {

@@ -32,7 +32,7 @@ func newAnthropic(cfg Config) (Provider, error) {
 	if u := cfg.env("ANTHROPIC_BASE_URL"); u != "" {
 		opts = append(opts, option.WithBaseURL(u))
 	}
-	return &anthropicProvider{caller: caller{name: Anthropic, cfg: cfg}, client: anthropic.NewClient(opts...)}, nil
+	return &anthropicProvider{caller: newCaller(Anthropic, cfg, "ANTHROPIC_API_KEY"), client: anthropic.NewClient(opts...)}, nil
 }
 
 func (p *anthropicProvider) Complete(ctx context.Context, req Request) (Response, error) {

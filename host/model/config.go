@@ -56,16 +56,6 @@ type Config struct {
 
 func (c Config) env(key string) string { return c.Env[key] }
 
-// envFirst returns the first non-empty value among keys.
-func (c Config) envFirst(keys ...string) string {
-	for _, k := range keys {
-		if v := c.Env[k]; v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 func (c Config) logger() hclog.Logger {
 	if c.Logger == nil {
 		return hclog.NewNullLogger()

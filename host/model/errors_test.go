@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,6 +68,9 @@ func testFailures(t *testing.T, open func(url string, cfg Config) Provider, mode
 				if me.Attempts != tt.requests {
 					t.Errorf("error Attempts = %d, want %d", me.Attempts, tt.requests)
 				}
+				if me.Code == CodeAuth && !strings.Contains(me.Message, "(check ") {
+					t.Errorf("auth message %q does not name the key variable", me.Message)
+				}
 				if tt.first.status != 200 && me.Status != tt.first.status {
 					t.Errorf("error Status = %d, want %d", me.Status, tt.first.status)
 				}
@@ -79,6 +83,14 @@ func testFailures(t *testing.T, open func(url string, cfg Config) Provider, mode
 			}
 		})
 	}
+
+	t.Run("no model id", func(t *testing.T) {
+		f := newFake(t, reply{body: ok})
+		_, err := open(f.srv.URL, testConfig(nil, &sleeper{})).Complete(context.Background(), Request{Messages: req.Messages})
+		if errCode(err) != CodeConfig || len(f.requests()) != 0 {
+			t.Errorf("err = %v after %d requests, want %s before any", err, len(f.requests()), CodeConfig)
+		}
+	})
 
 	t.Run("5xx until attempts run out", func(t *testing.T) {
 		f := newFake(t, reply{status: 503, body: `{"error":{"message":"overloaded"}}`})
@@ -114,6 +126,26 @@ func testFailures(t *testing.T, open func(url string, cfg Config) Provider, mode
 		var me *Error
 		if !errors.As(err, &me) || me.Code != CodeTimeout || !me.Retryable {
 			t.Fatalf("error = %v, want retryable %s", err, CodeTimeout)
+		}
+	})
+
+	t.Run("the caller's deadline is TIMEOUT, not retried here", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		s := &sleeper{}
+		_, err := open(srv.URL, testConfig(nil, s)).Complete(ctx, req)
+		var me *Error
+		if !errors.As(err, &me) || me.Code != CodeTimeout || me.Attempts != 1 || len(s.got()) != 0 {
+			t.Fatalf("error = %v (attempts %d, waits %v), want %s after one attempt", err, me.Attempts, s.got(), CodeTimeout)
 		}
 	})
 

@@ -23,7 +23,11 @@ type geminiProvider struct {
 
 func newGemini(cfg Config) (Provider, error) {
 	// GOOGLE_API_KEY wins when both are set, as in Google's own SDKs.
-	key := cfg.envFirst("GOOGLE_API_KEY", "GEMINI_API_KEY")
+	keyEnv := "GOOGLE_API_KEY"
+	key := cfg.env(keyEnv)
+	if key == "" {
+		keyEnv, key = "GEMINI_API_KEY", cfg.env("GEMINI_API_KEY")
+	}
 	if key == "" {
 		return nil, configError(Gemini, "GEMINI_API_KEY (or GOOGLE_API_KEY) is not set")
 	}
@@ -41,7 +45,7 @@ func newGemini(cfg Config) (Provider, error) {
 	if err != nil {
 		return nil, configError(Gemini, "%v", err)
 	}
-	return &geminiProvider{caller: caller{name: Gemini, cfg: cfg}, client: client}, nil
+	return &geminiProvider{caller: newCaller(Gemini, cfg, keyEnv), client: client}, nil
 }
 
 func (p *geminiProvider) Complete(ctx context.Context, req Request) (Response, error) {

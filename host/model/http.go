@@ -61,7 +61,13 @@ func (t *teeBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *teeBody) Close() error { return t.rc.Close() }
+// Close reads what the SDK left unread (a JSON decoder stops at the end of the value, before
+// EOF) so the connection can be reused and Raw holds the whole body; a large remainder is
+// not worth reading.
+func (t *teeBody) Close() error {
+	_, _ = io.CopyN(io.Discard, t, 256<<10)
+	return t.rc.Close()
+}
 
 // httpClient returns cfg's client with the recording transport in front of its own.
 func (c Config) httpClient() *http.Client {
@@ -81,12 +87,23 @@ func (c Config) httpClient() *http.Client {
 type caller struct {
 	name string
 	cfg  Config
+	// keyEnv names the variable the key came from, for MODEL_AUTH messages.
+	keyEnv string
+	// prices is read once, when the adapter is made.
+	prices Prices
+}
+
+func newCaller(name string, cfg Config, keyEnv string) caller {
+	return caller{name: name, cfg: cfg, keyEnv: keyEnv, prices: cfg.prices()}
 }
 
 // do runs attempt until it succeeds, fails for good, or runs out of attempts. Each attempt
 // gets its own timeout; retryable failures wait an exponential backoff, or the provider's
 // Retry-After when that is longer.
 func (c caller) do(ctx context.Context, req Request, attempt func(ctx context.Context) (Response, error)) (Response, error) {
+	if strings.TrimSpace(req.Model) == "" {
+		return Response{}, configError(c.name, "no model id in the request")
+	}
 	maxAttempts := c.cfg.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
@@ -105,7 +122,7 @@ func (c caller) do(ctx context.Context, req Request, attempt func(ctx context.Co
 			if resp.Model == "" {
 				resp.Model = req.Model
 			}
-			c.cfg.cost(c.name, &resp, req.Model)
+			c.cost(&resp, req.Model)
 			return resp, nil
 		}
 		err.Attempts = n
@@ -198,6 +215,9 @@ func (c caller) classify(ctx, actx context.Context, ex *exchange, err error) *Er
 	case ex.status != 0 && (ex.status < 200 || ex.status > 299):
 		e := statusError(c.name, ex.status, errorDetail(ex.body.Bytes()), retryAfter(ex.header, c.now()))
 		e.Err = err
+		if e.Code == CodeAuth && c.keyEnv != "" {
+			e.Message += " (check " + c.keyEnv + ")"
+		}
 		return e
 	case ctx.Err() != nil:
 		// The caller's own deadline or cancellation: retrying inside this call is pointless,

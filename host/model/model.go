@@ -88,7 +88,8 @@ type Message struct {
 	// thought signatures, Anthropic thinking blocks). When it is set and its Provider is the
 	// adapter's own, the adapter sends it back unchanged instead of rebuilding the message from
 	// Text and ToolCalls; other adapters ignore it. Callers copy it from Response.Message and
-	// never build it.
+	// never build it; a caller that changes Text or ToolCalls must set Native to nil, or the
+	// change is not what the provider sees.
 	Native *Native `json:"native,omitempty"`
 }
 

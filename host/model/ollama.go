@@ -79,7 +79,7 @@ func newOllama(cfg Config) (Provider, error) {
 		// Needed only by hosted Ollama; a local server takes no key.
 		h.Set("Authorization", "Bearer "+key)
 	}
-	return &ollamaProvider{caller: caller{name: Ollama, cfg: cfg}, rest: rest{client: cfg.httpClient(), header: h},
+	return &ollamaProvider{caller: newCaller(Ollama, cfg, "OLLAMA_API_KEY"), rest: rest{client: cfg.httpClient(), header: h},
 		url: base + "/api/chat"}, nil
 }
 

@@ -36,7 +36,7 @@ func newOpenAI(name string, cfg Config) (Provider, error) {
 		oc.BaseURL = strings.TrimRight(u, "/")
 	}
 	oc.HTTPClient = cfg.httpClient()
-	return &openAIProvider{caller: caller{name: name, cfg: cfg}, client: openai.NewClientWithConfig(oc)}, nil
+	return &openAIProvider{caller: newCaller(name, cfg, svc.keyEnv), client: openai.NewClientWithConfig(oc)}, nil
 }
 
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, error) {

@@ -123,6 +123,9 @@ func TestOpenAIRequestAndResponse(t *testing.T) {
 	if want.Cost == 0 {
 		t.Fatal("price table has no gpt-4o-mini")
 	}
+	if string(resp.Raw) != openAIText {
+		t.Errorf("Raw = %s, want the body as received", resp.Raw)
+	}
 	resp.Raw = nil
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("response\n got %+v\nwant %+v", resp, want)

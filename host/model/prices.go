@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"strings"
 	"sync"
@@ -85,15 +86,56 @@ func (p Prices) Lookup(provider, id string) (Price, bool) {
 }
 
 // cost prices a finished call; an unknown model costs 0 and says so in the debug log.
-func (c Config) cost(provider string, resp *Response, requested string) {
-	prices := c.prices()
-	pr, ok := prices.Lookup(provider, requested)
+func (c caller) cost(resp *Response, requested string) {
+	pr, ok := c.prices.Lookup(c.name, requested)
 	if !ok && resp.Model != "" && resp.Model != requested {
-		pr, ok = prices.Lookup(provider, resp.Model)
+		pr, ok = c.prices.Lookup(c.name, resp.Model)
 	}
 	if !ok {
-		c.logger().Debug("no price for model; counting its cost as 0", "provider", provider, "model", requested)
+		c.cfg.logger().Debug("no price for model; counting its cost as 0", "provider", c.name, "model", requested)
 		return
 	}
 	resp.Cost = pr.Cost(resp.Usage)
+}
+
+// MaxOutputTokens returns how many output tokens a call with inputTokens of input can afford
+// within budget dollars: 0 when the input alone uses it up, math.MaxInt when output is free.
+// MaxSpend uses it to cap a call's max_tokens so the call fits in what is left.
+func (p Price) MaxOutputTokens(budget float64, inputTokens int) int {
+	left := budget - float64(inputTokens)*p.Input/1e6
+	if left <= 0 {
+		return 0
+	}
+	if p.Output <= 0 {
+		return math.MaxInt
+	}
+	n := math.Floor(left * 1e6 / p.Output)
+	if n >= math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(n)
+}
+
+// EstimateInputTokens guesses the input tokens of req before it is sent, for budgets: about
+// four bytes of text per token, rounded up, over the system prompt, messages and tool
+// definitions, plus a few tokens per message for the wire format. It is a rough, generous
+// guess; the provider's count in Response.Usage is what costs are computed from.
+func EstimateInputTokens(req Request) int {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		n += len(m.Text) + 16
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Args) + 16
+		}
+		for _, r := range m.ToolResults {
+			n += len(r.Content) + len(r.Name) + 16
+		}
+		if m.Native != nil {
+			n += len(m.Native.Data)
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Params) + 16
+	}
+	return (n + 3) / 4
 }

@@ -1,8 +1,13 @@
 package model
 
 import (
+	"bytes"
+	"context"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 func TestDefaultPricesParse(t *testing.T) {
@@ -67,5 +72,54 @@ func TestParsePricesRejects(t *testing.T) {
 		if _, err := ParsePrices([]byte(doc)); err == nil {
 			t.Errorf("ParsePrices(%s) succeeded", doc)
 		}
+	}
+}
+
+func TestMaxOutputTokens(t *testing.T) {
+	p := Price{Input: 2.5, Output: 10}
+	tests := []struct {
+		budget float64
+		input  int
+		want   int
+	}{
+		{0.01, 1000, 750}, // 0.01 - 0.0025 = 0.0075 → 750 tokens at $10/M
+		{0.0025, 1000, 0}, // the input uses it all
+		{0.001, 1000, 0},  // the input alone is over
+		{1e9, 0, math.MaxInt32},
+	}
+	for _, tt := range tests {
+		if got := p.MaxOutputTokens(tt.budget, tt.input); got != tt.want {
+			t.Errorf("MaxOutputTokens(%v, %d) = %d, want %d", tt.budget, tt.input, got, tt.want)
+		}
+	}
+	if got := (Price{}).MaxOutputTokens(0.01, 10); got != math.MaxInt {
+		t.Errorf("free model: %d", got)
+	}
+}
+
+func TestEstimateInputTokens(t *testing.T) {
+	small := EstimateInputTokens(Request{System: "be brief", Messages: []Message{{Role: User, Text: "hi"}}})
+	big := EstimateInputTokens(Request{System: "be brief", Messages: []Message{{Role: User, Text: string(make([]byte, 4000))}}})
+	if small <= 0 || big < 1000 || big <= small {
+		t.Errorf("estimates: small %d, big %d", small, big)
+	}
+}
+
+// An unpriced model costs 0 and says so in the debug log.
+func TestUnknownModelCostsZero(t *testing.T) {
+	f := newFake(t, reply{body: ollamaText})
+	var logs bytes.Buffer
+	cfg := testConfig(nil, &sleeper{})
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})
+	cfg.Prices = Prices{"openai/gpt-4o": {Input: 1, Output: 1}}
+	resp, err := openOllama(t, f.srv.URL, cfg).Complete(context.Background(), Request{Model: "llama3.1:8b", Messages: []Message{{Role: User, Text: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Cost != 0 || resp.Usage.OutputTokens == 0 {
+		t.Errorf("cost = %v with usage %+v", resp.Cost, resp.Usage)
+	}
+	if !strings.Contains(logs.String(), "no price for model") || !strings.Contains(logs.String(), "llama3.1:8b") {
+		t.Errorf("debug log = %q", logs.String())
 	}
 }

@@ -49,7 +49,7 @@ func newReplicate(cfg Config) (Provider, error) {
 	}
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+token)
-	return &replicateProvider{caller: caller{name: Replicate, cfg: cfg}, rest: rest{client: cfg.httpClient(), header: h}, base: base}, nil
+	return &replicateProvider{caller: newCaller(Replicate, cfg, "REPLICATE_API_TOKEN"), rest: rest{client: cfg.httpClient(), header: h}, base: base}, nil
 }
 
 func (p *replicateProvider) Complete(ctx context.Context, req Request) (Response, error) {

@@ -75,7 +75,7 @@ func TestReplicatePollsAndPinsVersion(t *testing.T) {
 	f.replies[1].body = strings.ReplaceAll(f.replies[1].body, "URL", f.srv.URL)
 	s := &sleeper{}
 	resp, err := openReplicate(t, f.srv.URL, testConfig(nil, s)).Complete(context.Background(), Request{
-		Model: "meta/meta-llama-3-8b-instruct:5a6809ca6288247d06daf6365557e5e429063f32a21146b2a807c682652136b8",
+		Model:    "meta/meta-llama-3-8b-instruct:5a6809ca6288247d06daf6365557e5e429063f32a21146b2a807c682652136b8",
 		Messages: []Message{{Role: User, Text: "Say hello"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -198,11 +198,13 @@ func decodeAll(s string) (any, bool) {
 	return v, true
 }
 
+var xmlFence = regexp.MustCompile("(?s)^```[a-zA-Z]*[ \t]*\r?\n(.*?)\r?\n?```$")
+
 // checkXML accepts one well-formed root element (a ```xml fence around it is allowed).
 func checkXML(text string) error {
 	t := strings.TrimSpace(text)
 	if strings.HasPrefix(t, "```") {
-		if m := regexp.MustCompile("(?s)^```[a-zA-Z]*[ \t]*\r?\n(.*?)\r?\n?```$").FindStringSubmatch(t); m != nil {
+		if m := xmlFence.FindStringSubmatch(t); m != nil {
 			t = strings.TrimSpace(m[1])
 		}
 	}

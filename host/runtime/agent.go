@@ -295,4 +295,3 @@ func stringOf(s *lang.StringLit) string {
 	}
 	return s.Value
 }
-

@@ -34,9 +34,15 @@ type run struct {
 }
 
 func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
+	// context.data starts with the inputs, so "context.data.request.limit" reads an input
+	// the way it reads an `as` name.
+	data := make(map[string]any, len(inputs))
+	for k, v := range inputs {
+		data[k] = v
+	}
 	st := &state{
 		meta: Meta{RunID: r.cfg.NewID(), Calls: []CallInfo{}, Violations: []ViolationInfo{}},
-		data: map[string]any{}, onEv: r.cfg.OnEvent, now: r.cfg.Now,
+		data: data, onEv: r.cfg.OnEvent, now: r.cfg.Now,
 	}
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st,
@@ -48,7 +54,11 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 
 // sub makes the run of a pipeline called from this one.
 func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
-	st := &state{data: map[string]any{}, now: rn.r.cfg.Now, root: rn.st.top()}
+	data := make(map[string]any, len(inputs))
+	for k, v := range inputs {
+		data[k] = v
+	}
+	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top()}
 	return &run{
 		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, nested: true,
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},

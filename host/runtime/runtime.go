@@ -214,11 +214,18 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 	return res, rn.save(res)
 }
 
-// Resume continues the paused run id with payload as the answer to its yield. It needs
-// a Store.
+// Resume continues the paused run id with payload as the answer to its yield; id "last"
+// means the most recently paused run. It needs a Store.
 func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, error) {
 	if r.cfg.Store == nil {
 		return nil, errorf(CodeRun, "resume needs a run store")
+	}
+	if id == "last" {
+		latest, err := r.cfg.Store.Latest()
+		if err != nil {
+			return nil, err
+		}
+		id = latest
 	}
 	rec, err := r.cfg.Store.Load(id)
 	if err != nil {

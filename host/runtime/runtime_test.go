@@ -176,7 +176,7 @@ tool Tests : Fake()
 agent Fixer [anthropic/claude-sonnet-4-5]
 pipeline Fix(spec: String) -> Result:
   spec |> Fixer.fix("Fix it.") |> Tests.run() as result |<> loop(Fixer, "result.exitCode != 0", max: 2)
-`, runtime.Config{})
+`, runtime.Config{Tools: registry(t, &fakeProvider{}, nil)})
 	rt.Mock("Tests.run", map[string]any{"exitCode": 1.0})
 	var n int
 	rt.MockFunc("Fixer.fix", func(runtime.MockRequest) (any, error) { n++; return "x", nil })
@@ -229,7 +229,7 @@ pipeline Slow(x: String) -> Result:
 	if res.Status != runtime.Failed || res.Error.Code != tool.CodeToolArgument || fatal.Load() != 1 {
 		t.Errorf("fatal: %s %+v after %d calls; want TOOL_ARGUMENT, not retried", res.Status, res.Error, fatal.Load())
 	}
-	if !strings.HasPrefix(res.Error.At, "test.halo:5:") {
+	if !strings.HasPrefix(res.Error.At, "test.halo:6:") {
 		t.Errorf("error at %q, want the stage's place", res.Error.At)
 	}
 
@@ -474,7 +474,7 @@ tool Files : Fake()
 agent A [openai/gpt-4o]
 pipeline P(x: String) -> Result:
   x |> A.t() as first |> A.t() as second |> Files.read(path: "x") as f |> A.t()
-`, runtime.Config{Mocks: m})
+`, runtime.Config{Mocks: m, Tools: registry(t, &fakeProvider{}, nil)})
 	res := run(t, rt, "P", map[string]any{"x": "go"})
 	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeMock {
 		t.Errorf("third answer of a two-answer list: %s %+v, want MOCK", res.Status, res.Error)

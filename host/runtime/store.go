@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -114,4 +115,31 @@ func (s *Store) Load(id string) (*Record, error) {
 		return nil, errorf(CodeRun, "run %s: the record in %s is of run %s", id, p, rec.RunID)
 	}
 	return &rec, nil
+}
+
+// Latest returns the id of the most recently updated paused run, for `halo resume FILE
+// last`.
+func (s *Store) Latest() (string, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
+	}
+	best, bestTime := "", time.Time{}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !runIDPattern.MatchString(id) {
+			continue
+		}
+		rec, err := s.Load(id)
+		if err != nil || rec.Status != Paused {
+			continue
+		}
+		if best == "" || rec.Updated.After(bestTime) {
+			best, bestTime = id, rec.Updated
+		}
+	}
+	if best == "" {
+		return "", errorf(CodeRun, "no paused run in %s", s.Dir)
+	}
+	return best, nil
 }

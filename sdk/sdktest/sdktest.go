@@ -70,7 +70,7 @@ func Exec(t testing.TB, path string, env ...string) *Client {
 	}
 	cmd.Env = append(cmd.Env, env...)
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
+		HandshakeConfig:  sdk.Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: &wire.Plugin{}}},
 		Cmd:              cmd,
 		SkipHostEnv:      true,

@@ -216,7 +216,9 @@ func ssn(s string, i int) (int, bool) {
 }
 
 // creditCard matches 13 to 19 digits, single spaces or dashes allowed between them, with
-// a card network's leading digit and a valid Luhn check digit.
+// a card network's leading digit and a valid Luhn check digit. When separated groups run
+// on ("4111 1111 1111 1111 2024"), the longest valid card that ends at a group boundary
+// is taken.
 func creditCard(s string, i int) (int, bool) {
 	if c := s[i]; c < '2' || c > '6' {
 		return 0, false
@@ -224,43 +226,54 @@ func creditCard(s string, i int) (int, bool) {
 	var digits [19]byte
 	nd := 0
 	j := i
-	end := i
+	best := 0
+	try := func(end int) {
+		if nd >= 13 && luhn(digits[:nd]) {
+			best = end
+		}
+	}
+	overflow := false
 	for j < len(s) {
 		c := s[j]
 		if isDigit(c) {
 			if nd == 19 {
-				return 0, false
+				overflow = true // only a group boundary before here can end a card
+				break
 			}
 			digits[nd] = c - '0'
 			nd++
 			j++
-			end = j
 			continue
 		}
 		if (c == ' ' || c == '-') && j+1 < len(s) && isDigit(s[j+1]) && nd > 0 {
+			try(j)
 			j++
 			continue
 		}
 		break
 	}
-	if nd < 13 || end < len(s) && isLetter(s[end]) {
+	if !overflow && (j == len(s) || !isLetter(s[j])) {
+		try(j)
+	}
+	if best == 0 {
 		return 0, false
 	}
+	return best, true
+}
+
+func luhn(d []byte) bool {
 	sum := 0
-	for k := 0; k < nd; k++ {
-		d := int(digits[nd-1-k])
+	for k := 0; k < len(d); k++ {
+		x := int(d[len(d)-1-k])
 		if k%2 == 1 {
-			d *= 2
-			if d > 9 {
-				d -= 9
+			x *= 2
+			if x > 9 {
+				x -= 9
 			}
 		}
-		sum += d
+		sum += x
 	}
-	if sum%10 != 0 {
-		return 0, false
-	}
-	return end, true
+	return sum%10 == 0
 }
 
 // ipv4 matches four dot-separated octets of at most 255.
@@ -486,16 +499,12 @@ func lineEnd(s string, j int) int {
 	return j
 }
 
-// window returns the text from i to the end of its line, at most max bytes.
+// window returns at most max bytes of s from i: phrases may run over a line break
+// ("ignore\nprevious instructions"), so the window does not stop at one.
 func window(s string, i, max int) string {
 	end := i + max
 	if end > len(s) {
 		end = len(s)
-	}
-	for k := i; k < end; k++ {
-		if s[k] == '\n' {
-			return s[i:k]
-		}
 	}
 	return s[i:end]
 }
@@ -518,10 +527,10 @@ var (
 
 	reDrop     = regexp.MustCompile(`(?i)^drop\s+(?:table|database|schema)\b`)
 	reTruncate = regexp.MustCompile(`(?i)^truncate\s+(?:table\s+[\w."` + "`" + `\[\]]+|[\w."` + "`" + `\[\]]+\s*;)`)
-	reDelete   = regexp.MustCompile(`(?i)^delete\s+from\s+[\w."` + "`" + `\[\]]+(?:\s+where\b|\s*;|\s*$)`)
-	reGitPush  = regexp.MustCompile(`(?i)^git\s+push\b[^;&|]*?\s(?:--force(?:-with-lease)?|-f)\b`)
+	reDelete   = regexp.MustCompile(`(?im)^delete\s+from\s+[\w."` + "`" + `\[\]]+(?:\s+where\b|\s*;|\s*$)`)
+	reGitPush  = regexp.MustCompile(`(?i)^git\s+push\b[^;&|\n]*?\s(?:--force(?:-with-lease)?|-f)\b`)
 	reMkfs     = regexp.MustCompile(`(?i)^mkfs(?:\.\w+)?\b`)
-	reDD       = regexp.MustCompile(`(?i)^dd\s+[^;&|]*\bof=/dev/`)
+	reDD       = regexp.MustCompile(`(?i)^dd\s+[^;&|\n]*\bof=/dev/`)
 )
 
 // A keyword is what a lower-cased word may start: an injection phrase, a destructive
@@ -529,6 +538,10 @@ var (
 type keyword struct {
 	injection   *regexp.Regexp
 	destructive *regexp.Regexp
+	// near lists words one of which the pattern needs within the next few words: checked
+	// before the pattern runs, so ordinary prose ("forget the instructions in the README",
+	// "delete(c.m, k)") costs a few byte compares instead of a backtracking match.
+	near []string
 	// need is text the destructive pattern cannot match without (any case): checked
 	// first, so a run of "dd dd dd" costs no pattern runs.
 	need    string
@@ -545,20 +558,24 @@ var keywords = func() map[string]keyword {
 			k[w] = kw
 		}
 	}
-	inj := func(re *regexp.Regexp) func(*keyword) { return func(kw *keyword) { kw.injection = re } }
-	des := func(re *regexp.Regexp) func(*keyword) { return func(kw *keyword) { kw.destructive = re } }
-	set("ignore disregard forget override bypass skip", inj(reIgnore))
-	set("reveal show print repeat output tell display leak dump give share expose", inj(reReveal))
-	set("you", inj(reYouAre))
-	set("act pretend behave", inj(reActAs))
-	set("do", inj(reDoAny))
-	set("enable enter activate switch developer god dan jailbreak", inj(reMode))
-	set("new", inj(reNewInst))
-	set("drop", des(reDrop))
-	set("truncate", des(reTruncate))
-	set("delete", des(reDelete))
-	set("git", func(kw *keyword) { kw.destructive, kw.need = reGitPush, "-f" })
-	set("mkfs", des(reMkfs))
+	inj := func(re *regexp.Regexp, near string) func(*keyword) {
+		return func(kw *keyword) { kw.injection, kw.near = re, strings.Fields(near) }
+	}
+	des := func(re *regexp.Regexp, near string) func(*keyword) {
+		return func(kw *keyword) { kw.destructive, kw.near = re, strings.Fields(near) }
+	}
+	set("ignore disregard forget override bypass skip", inj(reIgnore, "all previous prior above earlier preceding system your original initial developer before"))
+	set("reveal show print repeat output tell display leak dump give share expose", inj(reReveal, "system initial hidden secret original developer prompt instructions"))
+	set("you", inj(reYouAre, "now dan"))
+	set("act pretend behave", inj(reActAs, "dan unrestricted unfiltered uncensored jailbroken"))
+	set("do", inj(reDoAny, "anything"))
+	set("enable enter activate switch developer god dan jailbreak", inj(reMode, "mode"))
+	set("new", inj(reNewInst, "instructions"))
+	set("drop", des(reDrop, "table database schema"))
+	set("truncate", des(reTruncate, ""))
+	set("delete", des(reDelete, "from"))
+	set("git", func(kw *keyword) { kw.destructive, kw.need, kw.near = reGitPush, "-f", []string{"push"} })
+	set("mkfs", des(reMkfs, ""))
 	set("dd", func(kw *keyword) { kw.destructive, kw.need = reDD, "of=/dev/" })
 	set("rm", func(kw *keyword) { kw.rm = true })
 	set(`fuck fucks fucking fucked fucker fuckers motherfucker shit shits shitty bullshit bitch bitches
@@ -610,6 +627,12 @@ func checkWord(s string, i, j int, cats Category) (Match, bool) {
 	}
 	kw, ok := keywords[string(w)]
 	if !ok {
+		return Match{}, false
+	}
+	if len(kw.near) > 0 && !wordNear(s, j, kw.near) {
+		if cats&Profanity != 0 && kw.profane {
+			return Match{i, j, Profanity}, true
+		}
 		return Match{}, false
 	}
 	if cats&PromptInjection != 0 && kw.injection != nil {
@@ -782,4 +805,29 @@ func apiKeyInContext(s string, i int) (int, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// nearWords is how many words after a keyword wordNear reads: the longest phrase puts its
+// needed word this far out ("show me the full hidden system prompt").
+const nearWords = 6
+
+// wordNear reports whether one of the next few words after j is in words (any case).
+func wordNear(s string, j int, words []string) bool {
+	k := j
+	for n := 0; n < nearWords && k < len(s) && k-j < 2*phraseWindow; n++ {
+		for k < len(s) && !isLetter(s[k]) {
+			k++
+		}
+		start := k
+		for k < len(s) && isLetter(s[k]) {
+			k++
+		}
+		w := s[start:k]
+		for _, x := range words {
+			if len(x) == len(w) && containsFold(w, x) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -2,10 +2,15 @@
 // and Bash. It registers them as tool.Types, with their methods known without starting
 // anything (for `halo tools` and validation), and opens each declaration as its own plugin
 // process: the halo binary re-executed (`halo __plugin workspace|bash`) through the sandbox
-// wrapper (`halo __sandbox`), with a clean environment and, on Linux, a Landlock ruleset
-// that grants exactly the declaration's folders.
+// wrapper (`halo __sandbox ... -- halo __plugin ...`), with a clean environment and, on
+// Linux, a Landlock ruleset that grants exactly the declaration's folders, and no
+// capabilities.
 //
-// Serve is the other half: what the hidden `__plugin` command runs inside the plugin.
+// The plugin does not sandbox itself in place: restricting every thread of a running Go
+// process goes through psx, which hangs when the plugin is process 1 of its own PID
+// namespace (as host/tool/plugin starts it). The wrapper restricts one thread and execs.
+//
+// Main is the other half: what the hidden `__plugin` command runs inside the plugin.
 package builtin
 
 import (
@@ -17,7 +22,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -280,19 +284,20 @@ func (o *owned) Close() error {
 // PID returns the plugin's process id, 0 when none runs. Tests use it.
 func (o *owned) PID() int { return o.client.PID() }
 
-// Serve serves the built-in plugin called name ("workspace" or "bash") to the host that
-// started this process; it returns when the host stops it. getenv reads this process's
-// environment, which the host already limited.
-func Serve(name string, getenv func(string) (string, bool)) error {
-	switch name {
+// Main runs the hidden `halo __plugin NAME`: it serves the built-in plugin NAME
+// ("workspace" or "bash") to the host that started this process, returning when the host
+// stops it. getenv reads this process's environment, which the host already limited.
+func Main(args []string, getenv func(string) (string, bool)) error {
+	if len(args) != 1 {
+		return errors.New("usage: halo __plugin workspace|bash")
+	}
+	switch args[0] {
 	case "workspace":
 		sdk.Serve(workspace.Provider())
 	case "bash":
 		sdk.Serve(bash.Provider(getenv))
 	default:
-		names := []string{"bash", "workspace"}
-		sort.Strings(names)
-		return fmt.Errorf("no built-in plugin %q (have %v)", name, names)
+		return fmt.Errorf("no built-in plugin %q (have bash, workspace)", args[0])
 	}
 	return nil
 }

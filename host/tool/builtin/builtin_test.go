@@ -24,7 +24,7 @@ import (
 // run with __plugin or __sandbox, as the halo binary would be.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == PluginCommand {
-		if err := Serve(os.Args[2], os.LookupEnv); err != nil {
+		if err := Main(os.Args[2:], os.LookupEnv); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -58,7 +58,10 @@ type fixture struct {
 	status sandbox.Status
 }
 
-func newFixture(t *testing.T, sandboxed bool) *fixture {
+// Sandbox modes the tests run in: without and with the wrapper.
+var modes = []string{"none", "wrapper"}
+
+func newFixture(t *testing.T, mode string) *fixture {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -79,6 +82,7 @@ func newFixture(t *testing.T, sandboxed bool) *fixture {
 		}
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Output: fx.logs, Level: hclog.Warn})
+	sandboxed := mode == "wrapper"
 	cfg := Config{Executable: exe, Getenv: hostEnv(fx.home), Logger: logger, Sandbox: &sandboxed}
 	fx.reg = tool.NewRegistry()
 	b := New(cfg)
@@ -135,7 +139,7 @@ func wantDomainFailure(t *testing.T, err error, want string) {
 }
 
 func TestStaticMethods(t *testing.T) {
-	fx := newFixture(t, false)
+	fx := newFixture(t, "none")
 	want := map[string]string{
 		"Workspace": "read:read list:read search:read write:write edit:write delete:write",
 		"Bash":      "run:external",
@@ -156,9 +160,9 @@ func TestStaticMethods(t *testing.T) {
 }
 
 func TestWorkspaceThroughThePlugin(t *testing.T) {
-	for _, sandboxed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(t *testing.T) {
-			fx := newFixture(t, sandboxed)
+	for _, mode := range modes {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			fx := newFixture(t, mode)
 			rw := fx.open(t, "Files", "Workspace", []any{"."}, map[string]any{"write": true})
 			var r struct {
 				Content string `json:"content"`
@@ -210,7 +214,7 @@ func TestWorkspaceThroughThePlugin(t *testing.T) {
 }
 
 func TestDeclarationErrors(t *testing.T) {
-	fx := newFixture(t, false)
+	fx := newFixture(t, "none")
 	cases := []struct {
 		provider string
 		args     []any
@@ -293,9 +297,9 @@ func TestSecretsStayInTheHost(t *testing.T) {
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("skipped: this system has no /proc to read environments from")
 	}
-	for _, sandboxed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(t *testing.T) {
-			fx := newFixture(t, sandboxed)
+	for _, mode := range modes {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			fx := newFixture(t, mode)
 			sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"env": []any{"HALO_VISIBLE"}})
 			r := run(t, sh, `env`)
 			if strings.Contains(r.Stdout, secret) || strings.Contains(r.Stdout, "OPENAI_API_KEY") {
@@ -340,7 +344,13 @@ func TestSecretsStayInTheHost(t *testing.T) {
 // TestSandboxKeepsHomeSecretsOut: under Landlock, a Bash command reads its cwd but not
 // ~/.ssh or a .env beside the project, and writes only its cwd and its TMPDIR.
 func TestSandboxKeepsHomeSecretsOut(t *testing.T) {
-	fx := newFixture(t, true)
+	for _, mode := range modes[1:] {
+		t.Run("sandbox="+mode, func(t *testing.T) { testHomeSecrets(t, mode) })
+	}
+}
+
+func testHomeSecrets(t *testing.T, mode string) {
+	fx := newFixture(t, mode)
 	if !fx.status.Enforced() {
 		t.Skipf("skipped: this kernel cannot enforce the sandbox (%s)", fx.status.Reason)
 	}
@@ -366,7 +376,7 @@ func TestSandboxKeepsHomeSecretsOut(t *testing.T) {
 }
 
 func TestBashTimeoutKillsGrandchildren(t *testing.T) {
-	fx := newFixture(t, true)
+	fx := newFixture(t, "wrapper")
 	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"timeout_ms": 500})
 	pids := filepath.Join(fx.work, "pids")
 	// Each process records its pid as the host sees it (the plugin may run in its own PID
@@ -454,14 +464,20 @@ func zombie(pid int) bool {
 
 // BenchmarkColdStart measures opening a Workspace declaration and making its first call
 // (start, handshake, configure, list), with and without the sandbox wrapper, then closing.
+// It starts this test binary; HALO_BENCH_EXE names a built halo binary to start instead
+// (go build -o /tmp/halo ./cmd/halo), whose package initialisation is what a user pays.
 func BenchmarkColdStart(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
+	if halo := os.Getenv("HALO_BENCH_EXE"); halo != "" {
+		exe = halo
+	}
 	dir := b.TempDir()
-	for _, sandboxed := range []bool{false, true} {
-		b.Run(fmt.Sprintf("sandbox=%v", sandboxed), func(b *testing.B) {
+	for _, mode := range modes {
+		b.Run("sandbox="+mode, func(b *testing.B) {
+			sandboxed := mode == "wrapper"
 			bt := New(Config{Executable: exe, Getenv: hostEnv(dir), Sandbox: &sandboxed})
 			reg := tool.NewRegistry()
 			for _, ty := range bt.Types() {

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,9 +59,13 @@ func benchProvider(b *testing.B, tr, url string, size int) {
 	if _, err := p.Call(ctx, req); err != nil { // connect outside the timed loop
 		b.Fatal(err)
 	}
+	serverPid := 0
+	if tr == "stdio" {
+		serverPid = p.sess.stdio.pid()
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu, serverCPU := cpuTime(), procCPU(serverPid)
 	for i := 0; i < b.N; i++ {
 		out, err := p.Call(ctx, req)
 		if err != nil || len(out) != size+2 {
@@ -66,6 +73,29 @@ func benchProvider(b *testing.B, tr, url string, size int) {
 		}
 	}
 	reportCPU(b, cpu)
+	if serverPid != 0 {
+		// The server's side of the same calls, for telling the two apart.
+		b.ReportMetric(float64(procCPU(serverPid)-serverCPU)/float64(b.N), "server-cpu-ns/op")
+	}
+}
+
+// procCPU is the CPU time process pid has used, from /proc (in clock ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // cpuTime is the CPU time this process has used so far.
@@ -114,5 +144,54 @@ func benchRaw(b *testing.B, tr, url string, size int) {
 		if txt, ok := res.Content[0].(mcp.TextContent); !ok || len(txt.Text) != size {
 			b.Fatalf("got %T", res.Content[0])
 		}
+	}
+}
+
+// BenchmarkDecode isolates the client's decoding of one tools/call response line, without
+// pipes or processes: the provider's path (one envelope decode, then the result, with text
+// passed through) beside mcp-go's (its stdio transport's decodes, then ParseCallToolResult).
+func BenchmarkDecode(b *testing.B) {
+	for _, size := range []int{100, 16 << 10} {
+		resp := map[string]any{"jsonrpc": "2.0", "id": 7, "result": map[string]any{
+			"content": []any{map[string]any{"type": "text", "text": testserver.Payload(size)}}}}
+		line, _ := json.Marshal(resp)
+		b.Run(fmt.Sprintf("provider/%d", size), func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			defer reportCPU(b, cpuTime())
+			for i := 0; i < b.N; i++ {
+				var m message
+				if err := json.Unmarshal(line, &m); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := toolResult("payload", m.Result); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("mcp-go/%d", size), func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			defer reportCPU(b, cpuTime())
+			for i := 0; i < b.N; i++ {
+				// What transport.Stdio.readResponses does with a line, then the client.
+				var base struct {
+					JSONRPC string         `json:"jsonrpc"`
+					ID      *mcp.RequestId `json:"id,omitempty"`
+					Method  string         `json:"method,omitempty"`
+				}
+				if err := json.Unmarshal(line, &base); err != nil {
+					b.Fatal(err)
+				}
+				var r transport.JSONRPCResponse
+				if err := json.Unmarshal(line, &r); err != nil {
+					b.Fatal(err)
+				}
+				raw := json.RawMessage(r.Result)
+				if _, err := mcp.ParseCallToolResult(&raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -181,6 +181,12 @@ func TestEverything(t *testing.T) {
 				t.Errorf("get-sum with text: got %v, want TOOL_ERROR with the server's message", err)
 			}
 
+			// The reference server answers an unknown tool with an error result; the caller
+			// gets TOOL_UNKNOWN_METHOD all the same.
+			if _, err := call(t, p, "no-such-tool", `{}`); tool.Code(err) != tool.CodeUnknownMethod {
+				t.Errorf("an unknown tool: got %v, want TOOL_UNKNOWN_METHOD", err)
+			}
+
 			// Resources.
 			var res []struct{ URI, Name string }
 			if err := json.Unmarshal([]byte(mustCall(t, p, "list_resources", `{}`)), &res); err != nil || len(res) == 0 {

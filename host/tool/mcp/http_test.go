@@ -116,6 +116,9 @@ func TestHandshakeIsInitialize(t *testing.T) {
 		if h.Get("Authorization") != "Bearer k-123" || h.Get("X-Org") != "acme" {
 			t.Errorf("request %d (%s) headers: Authorization %q, X-Org %q", i, methods[i], h.Get("Authorization"), h.Get("X-Org"))
 		}
+		if i > 0 && h.Get("Mcp-Protocol-Version") != ProtocolVersion {
+			t.Errorf("request %d (%s) carries protocol version %q", i, methods[i], h.Get("Mcp-Protocol-Version"))
+		}
 		if i > 0 && h.Get("Mcp-Session-Id") != "s1" {
 			t.Errorf("request %d (%s) carries session %q, want s1", i, methods[i], h.Get("Mcp-Session-Id"))
 		}

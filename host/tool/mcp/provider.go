@@ -508,8 +508,37 @@ func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage,
 		case ReadResource:
 			return p.readResource(ctx, s, args)
 		}
-		return p.callTool(ctx, s, req.Method, args, req.Progress)
+		out, err := p.callTool(ctx, s, req.Method, args, req.Progress)
+		if err != nil && ctx.Err() == nil {
+			if offered, unknown := p.unknownTool(ctx, s, req.Method); unknown {
+				// Servers report an unknown tool in different ways (invalid params, method
+				// not found, an error result); the caller gets one code for it, and the names.
+				return nil, tool.Errorf(tool.CodeUnknownMethod, "MCP tool %s has no method %s; the server offers %s",
+					p.cfg.Name, req.Method, offered)
+			}
+		}
+		return out, err
 	})
+}
+
+// unknownTool reports whether the server does not list a tool called name, and what it
+// does offer. It is asked only after a call failed, so a working call costs no extra round
+// trip.
+func (p *Provider) unknownTool(ctx context.Context, s *session, name string) (string, bool) {
+	tools, err := p.listTools(ctx, s)
+	if err != nil {
+		return "", false
+	}
+	names := []string{ListTools, ListResources, ReadResource}
+	for _, t := range tools {
+		if t.Name == name {
+			return "", false
+		}
+		if !IsBuiltin(t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", "), true
 }
 
 func (p *Provider) callTool(ctx context.Context, s *session, name string, args json.RawMessage, progress func(tool.Progress)) (json.RawMessage, error) {
@@ -530,18 +559,27 @@ func (p *Provider) callTool(ctx context.Context, s *session, name string, args j
 	if err != nil {
 		return nil, err
 	}
+	return toolResult(name, res)
+}
+
+// toolResult maps a tools/call result to the call's value, or to a TOOL_ERROR when the
+// server marked it isError.
+func toolResult(name string, res json.RawMessage) (json.RawMessage, error) {
+	// One decode of the whole result, straight into the content items: every further pass
+	// over a large text costs as much as this one.
 	var r struct {
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage   `json:"structuredContent"`
-		IsError           bool              `json:"isError"`
+		Content           []contentItem   `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, fmt.Errorf("the server's answer to %s is not a tool result: %w", name, err)
 	}
 	var value json.RawMessage
+	var err error
 	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
 		value = r.StructuredContent
-	} else if value, err = contentValue(r.Content); err != nil {
+	} else if value, err = contentValue(r.Content, func() []json.RawMessage { return rawContent(res) }); err != nil {
 		return nil, fmt.Errorf("the server's answer to %s: %w", name, err)
 	}
 	if r.IsError {
@@ -552,6 +590,16 @@ func (p *Provider) callTool(ctx context.Context, s *session, name string, args j
 		return nil, &tool.Error{Code: tool.CodeToolError, Message: msg, Detail: value}
 	}
 	return value, nil
+}
+
+// rawContent returns a result's content items as the server wrote them, for the kinds this
+// client passes on unchanged (a second decode, only for those).
+func rawContent(res json.RawMessage) []json.RawMessage {
+	var r struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(res, &r)
+	return r.Content
 }
 
 // contentItem is the union of the content kinds a tool result holds. Text stays the JSON
@@ -565,19 +613,39 @@ type contentItem struct {
 	Resource json.RawMessage `json:"resource,omitempty"`
 }
 
+// mapped reports whether Halo maps this kind of item itself; other kinds (resource_link,
+// kinds newer than this client) are passed on as the server wrote them.
+func (it contentItem) mapped() bool {
+	switch it.Type {
+	case "text", "image", "audio", "resource":
+		return true
+	}
+	return false
+}
+
 // contentValue maps a result's content: text (all text items joined with newlines) is
 // parsed as JSON when it is JSON and is a string otherwise; an image or audio item is
 // { type, mimeType, data }; several items of mixed kinds are a list of those values.
-func contentValue(raw []json.RawMessage) (json.RawMessage, error) {
-	items := make([]contentItem, len(raw))
+// raw returns the items as sent, needed only for kinds Halo does not map.
+func contentValue(items []contentItem, raw func() []json.RawMessage) (json.RawMessage, error) {
 	allText := true
-	for i, r := range raw {
-		if err := json.Unmarshal(r, &items[i]); err != nil {
-			return nil, fmt.Errorf("content item %d: %w", i, err)
-		}
-		if items[i].Type != "text" {
+	var raws []json.RawMessage
+	for _, it := range items {
+		if it.Type != "text" {
 			allText = false
 		}
+		if !it.mapped() && raws == nil {
+			raws = raw()
+			if len(raws) != len(items) {
+				return nil, fmt.Errorf("the result's content is not a list of items")
+			}
+		}
+	}
+	rawOf := func(i int) json.RawMessage {
+		if raws == nil {
+			return nil
+		}
+		return raws[i]
 	}
 	switch {
 	case len(items) == 0:
@@ -597,11 +665,11 @@ func contentValue(raw []json.RawMessage) (json.RawMessage, error) {
 		}
 		return textValue(lit)
 	case len(items) == 1:
-		return itemValue(items[0], raw[0])
+		return itemValue(items[0], rawOf(0))
 	}
 	vals := make([]json.RawMessage, len(items))
 	for i := range items {
-		v, err := itemValue(items[i], raw[i])
+		v, err := itemValue(items[i], rawOf(i))
 		if err != nil {
 			return nil, err
 		}
@@ -706,11 +774,10 @@ func itemValue(it contentItem, raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // errorText is the message of an isError result: its text items.
-func errorText(raw []json.RawMessage) string {
+func errorText(items []contentItem) string {
 	var parts []string
-	for _, r := range raw {
-		var it contentItem
-		if json.Unmarshal(r, &it) != nil || it.Type != "text" {
+	for _, it := range items {
+		if it.Type != "text" {
 			continue
 		}
 		if t, err := unquote(it.Text); err == nil && strings.TrimSpace(t) != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/mcp/internal/testserver"
@@ -166,8 +171,8 @@ func TestErrors(t *testing.T) {
 		if _, err := call(t, p, "read_resource", `{}`); tool.Code(err) != tool.CodeToolArgument {
 			t.Errorf("read_resource without uri: got %v, want TOOL_ARGUMENT", err)
 		}
-		if _, err := call(t, p, "no-such-tool", `{}`); err == nil {
-			t.Errorf("an unknown tool succeeded")
+		if _, err := call(t, p, "no-such-tool", `{}`); tool.Code(err) != tool.CodeUnknownMethod || !strings.Contains(err.Error(), "add-numbers") {
+			t.Errorf("an unknown tool: got %v, want TOOL_UNKNOWN_METHOD listing the server's tools", err)
 		}
 		// The connection survives a failed call.
 		if got := mustCall(t, p, "add-numbers", `{"a": 1, "b": 1}`); got != "2" {
@@ -465,16 +470,84 @@ func TestContentValue(t *testing.T) {
 		{"audio", `[{"type":"audio","mimeType":"audio/wav","data":"UklGRg==","annotations":{}}]`, `{"type":"audio","mimeType":"audio/wav","data":"UklGRg=="}`},
 		{"mixed", `[{"type":"text","text":"see"},{"type":"image","mimeType":"image/png","data":"AA=="}]`, `["see",{"type":"image","mimeType":"image/png","data":"AA=="}]`},
 		{"embedded resource", `[{"type":"resource","resource":{"uri":"f://a","mimeType":"text/plain","text":"hi"}}]`, `{"type":"resource","uri":"f://a","mimeType":"text/plain","text":"hi"}`},
+		{"text and a link", `[{"type":"text","text":"see"},{"type":"resource_link","uri":"f://a","name":"a","size":3}]`, `["see",{"type":"resource_link","uri":"f://a","name":"a","size":3}]`},
 		{"resource link as sent", `[{"type":"resource_link","uri":"f://a","name":"a"}]`, `{"type":"resource_link","uri":"f://a","name":"a"}`},
 	}
 	for _, tt := range tests {
-		var raw []json.RawMessage
-		if err := json.Unmarshal([]byte(tt.content), &raw); err != nil {
-			t.Fatal(err)
-		}
-		got, err := contentValue(raw)
+		got, err := toolResult("t", json.RawMessage(`{"content":`+tt.content+`}`))
 		if err != nil || string(got) != tt.want {
 			t.Errorf("%s: got %s, %v; want %s", tt.name, got, err, tt.want)
 		}
+	}
+}
+
+func TestProgress(t *testing.T) {
+	transports(t, func(t *testing.T, p *Provider) {
+		var mu sync.Mutex
+		var got []tool.Progress
+		out, err := p.Call(context.Background(), tool.Request{Method: "progress", Args: json.RawMessage(`{}`),
+			Progress: func(pr tool.Progress) {
+				mu.Lock()
+				got = append(got, pr)
+				mu.Unlock()
+			}})
+		if err != nil || string(out) != `"done"` {
+			t.Fatalf("progress: %s, %v", out, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, pr := range got {
+			if pr.Total != 2 || pr.Message != fmt.Sprintf("step %v", pr.Filled) {
+				t.Errorf("got %+v", got)
+			}
+		}
+		if len(got) != 2 {
+			t.Errorf("%d progress reports, want 2", len(got))
+		}
+	})
+}
+
+// A server that answers initialize and then stops reading its input: a call with more than
+// a pipe's worth of arguments must still end at the timeout, not hang.
+func TestServerStopsReading(t *testing.T) {
+	script := `read -r line
+id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"stuck","version":"1"}}}\n' "$id"
+exec sleep 300`
+	p := openT(t, Config{Name: "T", Command: []string{"/bin/sh", "-c", script}, Timeout: 2 * time.Second})
+	big := `{"text": "` + strings.Repeat("x", 256<<10) + `"}`
+	start := time.Now()
+	_, err := call(t, p, "echo", big)
+	if tool.Code(err) != tool.CodeTimeout {
+		t.Errorf("got %v, want TIMEOUT", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the call took %v", d)
+	}
+}
+
+// Why the provider has its own stdio transport: mcp-go's appends the host's environment to
+// the one it is given (measured, with mcp-go v1.2.1). If this starts failing, mcp-go has
+// changed and its transport may be worth another look.
+func TestMcpGoStdioLeaksEnvironment(t *testing.T) {
+	t.Setenv("HALO_TEST_HOST_SECRET", "leaked")
+	cmd := serverCommand(t)
+	tr := transport.NewStdio(cmd[0], []string{"GORACE=atexit_sleep_ms=0"}, cmd[1:]...)
+	c := client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: ProtocolVersion}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), `"HALO_TEST_HOST_SECRET":"leaked"`) {
+		t.Errorf("mcp-go's stdio transport no longer passes the host environment on: %s", b)
 	}
 }

@@ -29,11 +29,13 @@ import (
 //   - transport.Stdio's default command appends os.Environ() to the environment it is
 //     given, so every host secret would reach the server. Its CommandFunc hook avoids that,
 //     but the transport still signals only the leader process on Close (an `npx` server's
-//     node child survives) and reads stdout through the pipe exec.Cmd.Wait closes, so a
-//     server that exits cannot be told apart from one that is merely quiet.
+//     node child survives), and whether its server is still running is not exported, so a
+//     server that exited between two calls is found out only by a failed request.
 //   - here the server runs in its own process group with a parent-death signal, its
 //     environment is exactly Config.Env, and we own the pipes: the read loop ending is the
 //     liveness signal the provider uses to restart a server that exited.
+//   - each message is decoded once, and a write gives up at the call's deadline when the
+//     server stops reading its input.
 //
 // It implements mcp-go's transport.Interface, so the mcp-go client runs over it unchanged.
 
@@ -339,7 +341,7 @@ func (t *stdioTransport) respond(resp transport.JSONRPCResponse) {
 		t.logger.Debug("encoding a response to the MCP server", "error", err)
 		return
 	}
-	if err := t.write(b); err != nil {
+	if err := t.write(t.handlerCtx, b); err != nil {
 		t.logger.Debug("writing a response to the MCP server", "error", err)
 	}
 }
@@ -368,11 +370,23 @@ func (t *stdioTransport) stderrLoop() {
 	}
 }
 
-func (t *stdioTransport) write(b []byte) error {
+// write sends one message line. A server that stops reading its input fills the pipe and
+// would block the write forever: the write gives up at ctx's deadline, and since part of
+// the line may already be in the pipe the stream is beyond repair, so the server is
+// stopped too (the next call starts it again).
+func (t *stdioTransport) write(ctx context.Context, b []byte) error {
 	b = append(b, '\n')
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = t.stdin.SetWriteDeadline(dl)
+		defer t.stdin.SetWriteDeadline(time.Time{})
+	}
 	_, err := t.stdin.Write(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		return fmt.Errorf("the MCP server stopped reading its input: %w", context.DeadlineExceeded)
+	}
 	return err
 }
 
@@ -397,8 +411,11 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		delete(t.pending, key)
 		t.mu.Unlock()
 	}
-	if err := t.write(b); err != nil {
+	if err := t.write(ctx, b); err != nil {
 		forget()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: write %s request: %v: %w", errServerExited, req.Method, err, errNotSent)
 	}
 	select {
@@ -420,7 +437,7 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 }
 
 // SendNotification writes one notification.
-func (t *stdioTransport) SendNotification(_ context.Context, n mcp.JSONRPCNotification) error {
+func (t *stdioTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {
 	select {
 	case <-t.done:
 		return errServerExited
@@ -430,7 +447,7 @@ func (t *stdioTransport) SendNotification(_ context.Context, n mcp.JSONRPCNotifi
 	if err != nil {
 		return fmt.Errorf("encode %s notification: %w", n.Method, err)
 	}
-	return t.write(b)
+	return t.write(ctx, b)
 }
 
 // SetNotificationHandler sets who receives the server's notifications.
@@ -458,9 +475,9 @@ func (t *stdioTransport) Close() error {
 			return
 		}
 		pgid := t.cmd.Process.Pid
-		t.writeMu.Lock()
+		// Not under writeMu: a writer blocked on a full pipe (a server that stopped reading)
+		// holds it, and closing is what unblocks that writer.
 		t.stdin.Close()
-		t.writeMu.Unlock()
 		select {
 		case <-t.exited:
 		case <-time.After(gracefulExit):

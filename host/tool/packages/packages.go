@@ -43,6 +43,11 @@ type Config struct {
 func Register(reg *tool.Registry, dir string, cfg Config) error {
 	types, err := Types(context.Background(), dir, reg.Has, cfg)
 	if err != nil {
+		// Commands print errors as they are; the stable code goes into the message so users
+		// can match it (PACKAGE_INTEGRITY: run halo install).
+		if code := pkgmgr.Code(err); code != "" {
+			return fmt.Errorf("%w [%s]", err, code)
+		}
 		return err
 	}
 	for _, t := range types {

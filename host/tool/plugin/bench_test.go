@@ -94,21 +94,26 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 // BenchmarkColdStart measures a plugin's start to the end of its first call (launch with the
 // clean environment and namespaces, handshake, configure, one call), then its shutdown, with
-// and without AutoMTLS. The per-op time covers start to first answer; close is timed apart.
+// and without AutoMTLS, and without the namespaces. The per-op time covers start to first answer; close is timed apart.
 func BenchmarkColdStart(b *testing.B) {
-	for _, mtls := range []bool{false, true} {
-		name := "plain"
-		if mtls {
-			name = "automtls"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, v := range []struct {
+		name string
+		opts plugin.Options
+	}{
+		{"plain", plugin.Options{}},
+		{"automtls", plugin.Options{AutoMTLS: true}},
+		{"no-namespaces", plugin.Options{NoNamespaces: true}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			opts := v.opts
+			opts.Logger = hclog.NewNullLogger()
 			args := echoArgs(100)
 			var closing time.Duration
 			// CPU time of the plugins (reaped children) is a figure a loaded machine distorts
 			// less than wall time.
 			cpuBefore := childCPU()
 			for b.Loop() {
-				c := plugin.New(plugin.Command{Name: "Probe", Path: bins.probe, Getenv: hostEnv(nil)}, plugin.Options{AutoMTLS: mtls, Logger: hclog.NewNullLogger()})
+				c := plugin.New(plugin.Command{Name: "Probe", Path: bins.probe, Getenv: hostEnv(nil)}, opts)
 				p, err := c.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
 				if err != nil {
 					b.Fatal(err)

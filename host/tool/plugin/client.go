@@ -28,6 +28,9 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
 
 	"github.com/halo-lang/halo/host/tool"
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
@@ -45,9 +48,14 @@ type Options struct {
 	StartTimeout time.Duration
 	// AutoMTLS wraps the connection in mutual TLS with throw-away certificates. It is off by
 	// default: the socket lives in a folder only the host's user can enter, so TLS adds
-	// nothing against other users, and it multiplied cold start (see docs/plugins.md for the
-	// figures). Turn it on only for a transport that leaves the machine.
+	// nothing against other users, and it costs a key pair and a certificate on each side at
+	// every start (about 1.5x the cold start and its CPU, measured by BenchmarkColdStart; see
+	// docs/plugins.md). Turn it on only for a transport that leaves the machine.
 	AutoMTLS bool
+	// NoNamespaces starts plugins without their own user and PID namespaces on Linux. It is
+	// for measuring what they cost and for systems that forbid them (where the host would
+	// otherwise warn at every start); it gives up the protections isolation_linux.go lists.
+	NoNamespaces bool
 }
 
 // A Spec describes one provider a plugin serves, as Describe returns it.
@@ -79,6 +87,25 @@ type process struct {
 	dead bool // a call saw it die; restart even if go-plugin has not noticed yet
 	// runner is the process's runner, for its pid.
 	runner *procRunner
+	// conn is the gRPC connection; it leaves the Ready state as soon as the socket closes,
+	// which is usually before go-plugin has reaped the process.
+	conn *grpc.ClientConn
+}
+
+// alive reports whether p can take a call: not seen dying by a call, not exited, its
+// connection not broken. A plugin that died between calls is then restarted before the next
+// call is sent, instead of failing it.
+func (p *process) alive() bool {
+	if p.dead || p.gp.Exited() || p.runner.exited() {
+		return false
+	}
+	if p.conn != nil {
+		switch p.conn.GetState() {
+		case connectivity.TransientFailure, connectivity.Shutdown, connectivity.Idle:
+			return false
+		}
+	}
+	return true
 }
 
 // New returns a Client for cmd. Nothing starts until the first Describe or Open.
@@ -153,7 +180,7 @@ func (c *Client) Close() error {
 func (c *Client) PID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.proc == nil || c.proc.dead || c.proc.gp.Exited() {
+	if c.proc == nil || !c.proc.alive() {
 		return 0
 	}
 	return c.proc.runner.PID()
@@ -166,7 +193,7 @@ func (c *Client) running() (*process, error) {
 	if c.closed {
 		return nil, tool.Errorf(tool.CodeToolError, "plugin %s: the host is shutting down", c.cmd.Name)
 	}
-	if c.proc != nil && !c.proc.dead && !c.proc.gp.Exited() {
+	if c.proc != nil && c.proc.alive() {
 		return c.proc, nil
 	}
 	if c.proc != nil {
@@ -202,7 +229,7 @@ func (c *Client) start() (*process, error) {
 		c.socketRoot = root
 	}
 	spec := c.cmd
-	namespaces := wantNamespaces()
+	namespaces := wantNamespaces() && !c.opts.NoNamespaces
 	var run *procRunner
 	gp := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
@@ -257,7 +284,11 @@ func (c *Client) start() (*process, error) {
 	}
 	c.gen++
 	c.specs = nil
-	return &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run}, nil
+	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run}
+	if gc, ok := rpcClient.(*goplugin.GRPCClient); ok {
+		p.conn = gc.Conn
+	}
+	return p, nil
 }
 
 func (c *Client) startError(err error) error {
@@ -278,36 +309,35 @@ func (c *Client) markDead(p *process) {
 	c.mu.Unlock()
 }
 
-// callError turns an RPC failure into a tool error: the caller's cancellation stays a
-// cancellation, a dead plugin is TOOL_CRASHED (and restarted on the next call).
+// callError turns an RPC failure into a tool error: the caller's cancellation or deadline
+// stays that (the plugin may report it a moment before the caller's own timer fires), a dead
+// plugin or a broken connection is TOOL_CRASHED (and the next call starts a new process), and
+// anything else is TOOL_ERROR.
 func (c *Client) callError(ctx context.Context, p *process, what string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return &tool.Error{Code: tool.CodeTimeout, Message: fmt.Sprintf("plugin %s: %s ran out of time", c.cmd.Name, what), Retryable: true, Err: ctxErr}
+	code := status.Code(err)
+	if ctxErr := ctx.Err(); ctxErr != nil || code == codes.DeadlineExceeded || code == codes.Canceled {
+		if errors.Is(ctxErr, context.DeadlineExceeded) || (ctxErr == nil && code == codes.DeadlineExceeded) {
+			return &tool.Error{Code: tool.CodeTimeout, Message: fmt.Sprintf("plugin %s: %s ran out of time", c.cmd.Name, what), Retryable: true, Err: context.DeadlineExceeded}
 		}
-		return fmt.Errorf("plugin %s: %s: %w", c.cmd.Name, what, ctxErr)
+		return fmt.Errorf("plugin %s: %s: %w", c.cmd.Name, what, context.Canceled)
 	}
-	if c.died(p) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("plugin %s: %s stopped: the host is shutting down", c.cmd.Name, what), Err: err}
+	}
+	if code == codes.Unavailable || !p.alive() {
+		// Usually the process died; give go-plugin a moment to see the exit so the log says
+		// so. A connection that broke while the process lives cannot be trusted either.
+		deadline := time.Now().Add(time.Second)
+		for !p.gp.Exited() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
 		c.markDead(p)
 		return &tool.Error{Code: tool.CodeToolCrashed, Message: fmt.Sprintf("plugin %s stopped during %s; it is started again on the next call", c.cmd.Name, what), Retryable: true, Err: err}
 	}
 	return &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("plugin %s: %s: %v", c.cmd.Name, what, err), Err: err}
-}
-
-// died reports whether p's process is gone, waiting briefly: a broken stream usually arrives
-// a moment before go-plugin sees the process exit.
-func (c *Client) died(p *process) bool {
-	deadline := time.Now().Add(time.Second)
-	for {
-		if p.gp.Exited() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			// The connection broke but the process lives on: it cannot be trusted either.
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // grpcPlugin is the host's half of the go-plugin plugin: it hands out the generated client.
@@ -349,4 +379,26 @@ func effectFromProto(e pluginv1.Effect) tool.Effect {
 		return tool.Write
 	}
 	return tool.External
+}
+
+// Types describes the plugin and returns one tool.Type per provider it serves, each opening
+// declarations on this Client: what a module package or a built-in registers. kind and pkg
+// fill the types' Kind and Package. It starts the plugin.
+func (c *Client) Types(ctx context.Context, kind tool.Kind, pkg string) ([]tool.Type, error) {
+	specs, err := c.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	types := make([]tool.Type, 0, len(specs))
+	for _, s := range specs {
+		types = append(types, tool.Type{
+			Name:        s.Name,
+			Description: s.Description,
+			Kind:        kind,
+			Package:     pkg,
+			Methods:     s.Methods,
+			Open:        c.Open,
+		})
+	}
+	return types, nil
 }

@@ -57,7 +57,15 @@ func TestWorldTimeThroughTheHost(t *testing.T) {
 	if m := specs[0].Methods[0]; m.Name != "now" || m.Effect != tool.Read || !strings.Contains(string(m.Params), `"zone"`) {
 		t.Errorf("now = %+v", m)
 	}
-	p, err := c.Open(context.Background(), tool.Declaration{Name: "Clock", Provider: "WorldTime"})
+	types, err := c.Types(context.Background(), tool.KindModule, "world-time")
+	if err != nil || len(types) != 1 || types[0].Name != "WorldTime" || types[0].Package != "world-time" || len(types[0].Methods) != 4 {
+		t.Fatalf("types = %+v, %v", types, err)
+	}
+	reg := tool.NewRegistry()
+	if err := reg.Add(types[0]); err != nil {
+		t.Fatal(err)
+	}
+	p, err := reg.Open(context.Background(), tool.Declaration{Name: "Clock", Provider: "WorldTime"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +111,9 @@ func TestProgressAndRetry(t *testing.T) {
 }
 
 func TestCancellationReachesThePlugin(t *testing.T) {
-	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
+	var logs syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs})
+	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{Logger: logger}))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -111,7 +121,8 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 	if tool.Code(err) != tool.CodeTimeout || time.Since(start) > 5*time.Second {
 		t.Fatalf("after %s: %v (code %s)", time.Since(start), err, tool.Code(err))
 	}
-	// The plugin is still there and answers.
+	// The method's context in the plugin was cancelled, and the plugin still answers.
+	waitFor(t, "the plugin logs the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
 	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +212,16 @@ func TestCrashMidCall(t *testing.T) {
 	}
 	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
 		t.Fatalf("call after the second crash: %v", err)
+	}
+	// A plugin that dies between calls is restarted by the next call, which does not fail
+	// once the host has seen the process end (its socket close, or its exit).
+	idle := c.PID()
+	if err := syscall.Kill(idle, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the host notices the idle plugin died", func() bool { return c.PID() != idle })
+	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil || c.PID() == idle {
+		t.Fatalf("call after an idle crash: %v (pid %d, was %d)", err, c.PID(), idle)
 	}
 
 	// The grandchild of the killed plugin went with it.

@@ -40,14 +40,12 @@ type Command struct {
 	Wrap func(cmd *exec.Cmd) error
 }
 
-// baseEnv are the variables every plugin gets when the host has them.
-var baseEnv = []string{"PATH", "HOME"}
-
 // environ builds the plugin's whole environment: PATH, HOME, the allowed names, SetEnv.
 func (c Command) environ() []string {
 	vals := map[string]string{}
 	if c.Getenv != nil {
-		for _, name := range append(append([]string{}, baseEnv...), c.Env...) {
+		// PATH and HOME are what every plugin gets when the host has them.
+		for _, name := range append([]string{"PATH", "HOME"}, c.Env...) {
 			if v, ok := c.Getenv(name); ok {
 				vals[name] = v
 			}

@@ -16,9 +16,9 @@ import (
 
 // bins holds the plugin executables the tests start, built once per test binary.
 var bins struct {
-	dir                string
-	probe, worldtime   string
-	built              bool
+	dir              string
+	probe, worldtime string
+	built            bool
 }
 
 func TestMain(m *testing.M) {

@@ -20,16 +20,17 @@ import (
 // Linux, in its own user and PID namespaces: see isolation_linux.go), and kills the whole
 // group when the plugin is stopped or ends.
 type procRunner struct {
-	logger    hclog.Logger
-	name      string
-	cmd       *exec.Cmd
-	stdout    io.ReadCloser
-	stderr    io.ReadCloser
-	socketDir string
+	logger     hclog.Logger
+	name       string
+	cmd        *exec.Cmd
+	stdout     io.ReadCloser
+	stderr     io.ReadCloser
+	socketDir  string
 	namespaces bool
 
-	mu  sync.Mutex
-	pid int
+	mu     sync.Mutex
+	pid    int
+	waited bool
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -86,6 +87,9 @@ func (r *procRunner) Start(context.Context) error {
 
 func (r *procRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
+	r.mu.Lock()
+	r.waited = true
+	r.mu.Unlock()
 	// Whatever the plugin left running in its group goes with it, and so does its socket.
 	r.killGroup()
 	if r.socketDir != "" {
@@ -118,6 +122,13 @@ func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
 
 // Name is what go-plugin names the plugin's logger after: the provider's name.
 func (r *procRunner) Name() string { return r.name }
+
+// exited reports whether the plugin process has ended and been reaped.
+func (r *procRunner) exited() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.waited
+}
 
 // PID returns the plugin's process id as the host sees it, or 0 before it started.
 func (r *procRunner) PID() int {

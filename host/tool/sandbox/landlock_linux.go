@@ -68,17 +68,11 @@ func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Wr
 		fmt.Fprintf(stderr, "halo sandbox: warning: %s\n", status.String())
 		return syscall.Exec(prog, argv, env)
 	}
-	full := p.withDefaults(prog, getenv)
-	handled := []any{newest.HandledAccessFS, newest.Scoped}
-	if !p.Network {
-		handled = append(handled, newest.HandledAccessNet)
-	}
-	cfg, err := landlock.NewConfig(handled...)
+	cfg, rules, err := ruleset(p, prog, getenv)
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return err
 	}
-	rules := append(pathRules(full.ReadOnly, false), pathRules(full.ReadWrite, true)...)
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return fmt.Errorf("sandbox: build the Landlock ruleset: %w", err)
 	}
@@ -89,6 +83,22 @@ func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Wr
 		}
 	}
 	return syscall.Exec(prog, argv, env)
+}
+
+// ruleset is the Landlock configuration and rules of p for program, with the wrapper's own
+// needs added (see Policy.withDefaults).
+func ruleset(p Policy, program string, getenv func(string) string) (landlock.Config, []landlock.Rule, error) {
+	full := p.withDefaults(program, getenv)
+	handled := []any{newest.HandledAccessFS, newest.Scoped}
+	if !p.Network {
+		handled = append(handled, newest.HandledAccessNet)
+	}
+	cfg, err := landlock.NewConfig(handled...)
+	if err != nil {
+		return landlock.Config{}, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	rules := append(pathRules(full.ReadOnly, false), pathRules(full.ReadWrite, true)...)
+	return cfg.BestEffort(), rules, nil
 }
 
 // pathRules grants each existing path: folders get folder rights, files file rights.

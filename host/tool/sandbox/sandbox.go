@@ -44,7 +44,14 @@ const Command = "__sandbox"
 // Wrap returns the command line that runs argv (program first) inside policy p, through the
 // halo executable at halo.
 func Wrap(halo string, p Policy, argv []string) []string {
-	out := []string{halo, Command}
+	out := append([]string{halo, Command}, p.Args()...)
+	out = append(out, "--")
+	return append(out, argv...)
+}
+
+// Args writes p as the wrapper's flags: --ro PATH, --rw PATH, --net.
+func (p Policy) Args() []string {
+	var out []string
 	for _, d := range p.ReadOnly {
 		out = append(out, "--ro", d)
 	}
@@ -54,8 +61,7 @@ func Wrap(halo string, p Policy, argv []string) []string {
 	if p.Network {
 		out = append(out, "--net")
 	}
-	out = append(out, "--")
-	return append(out, argv...)
+	return out
 }
 
 // ErrUsage marks a malformed wrapper command line.
@@ -64,25 +70,41 @@ var ErrUsage = errors.New("usage: halo __sandbox [--ro PATH]... [--rw PATH]... [
 // ParseArgs reads the wrapper's arguments (what follows `__sandbox`) back into a policy and
 // the command to run. Paths must be absolute: the wrapper never guesses a folder.
 func ParseArgs(args []string) (Policy, []string, error) {
+	for i, a := range args {
+		if a != "--" {
+			continue
+		}
+		p, err := ParseFlags(args[:i])
+		if err != nil {
+			return p, nil, err
+		}
+		argv := args[i+1:]
+		if len(argv) == 0 {
+			return p, nil, fmt.Errorf("no program after --: %w", ErrUsage)
+		}
+		return p, argv, nil
+	}
+	if _, err := ParseFlags(args); err != nil {
+		return Policy{}, nil, err
+	}
+	return Policy{}, nil, fmt.Errorf("missing --: %w", ErrUsage)
+}
+
+// ParseFlags reads flags written by Policy.Args.
+func ParseFlags(args []string) (Policy, error) {
 	var p Policy
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
-		case "--":
-			argv := args[i+1:]
-			if len(argv) == 0 {
-				return p, nil, fmt.Errorf("no program after --: %w", ErrUsage)
-			}
-			return p, argv, nil
 		case "--net":
 			p.Network = true
 		case "--ro", "--rw":
 			if i+1 >= len(args) {
-				return p, nil, fmt.Errorf("%s needs a path: %w", a, ErrUsage)
+				return p, fmt.Errorf("%s needs a path: %w", a, ErrUsage)
 			}
 			i++
 			path := args[i]
 			if !filepath.IsAbs(path) {
-				return p, nil, fmt.Errorf("%s %q: the path must be absolute", a, path)
+				return p, fmt.Errorf("%s %q: the path must be absolute", a, path)
 			}
 			if a == "--ro" {
 				p.ReadOnly = append(p.ReadOnly, filepath.Clean(path))
@@ -90,10 +112,10 @@ func ParseArgs(args []string) (Policy, []string, error) {
 				p.ReadWrite = append(p.ReadWrite, filepath.Clean(path))
 			}
 		default:
-			return p, nil, fmt.Errorf("unknown argument %q: %w", a, ErrUsage)
+			return p, fmt.Errorf("unknown argument %q: %w", a, ErrUsage)
 		}
 	}
-	return p, nil, fmt.Errorf("missing --: %w", ErrUsage)
+	return p, nil
 }
 
 // SystemReadOnly are the folders a program needs to load and run at all (the dynamic loader,

@@ -19,6 +19,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main(os.Args[2:], os.Environ(), os.Stderr))
 	}
+
 	os.Exit(m.Run())
 }
 

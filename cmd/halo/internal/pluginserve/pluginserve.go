@@ -12,7 +12,8 @@ import (
 
 // Options are the command's inputs.
 type Options struct {
-	Name   string
+	// Args are the plugin's name.
+	Args   []string
 	Getenv func(string) (string, bool)
 }
 
@@ -24,7 +25,7 @@ func NewCmdPlugin(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := &Options{Name: args[0], Getenv: f.Env.Lookup}
+			opts := &Options{Args: args, Getenv: f.Env.Lookup}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -34,5 +35,5 @@ func NewCmdPlugin(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 }
 
 func pluginRun(opts *Options) error {
-	return builtin.Serve(opts.Name, opts.Getenv)
+	return builtin.Main(opts.Args, opts.Getenv)
 }

@@ -34,7 +34,8 @@ func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *Options) error
 		Use:   "resume FILE RUNID --payload ANSWER",
 		Short: "Continue a paused run",
 		Long: `Continue run RUNID of FILE, paused at a |! yield, from where it stopped: the payload
-becomes the yield stage's value. A payload that parses as JSON is used as JSON; anything
+becomes the yield stage's value. RUNID "last" means the run that paused most recently.
+A payload that parses as JSON is used as JSON; anything
 else is text. The run record is read from and written back to .halo/runs.
 
 Exit status: 0 completed, 1 failed, 2 bad usage, 3 paused again.`,

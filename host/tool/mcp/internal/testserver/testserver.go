@@ -85,6 +85,22 @@ func New() *server.MCPServer {
 			return mcp.NewToolResultText("slept"), nil
 		})
 
+	s.AddTool(mcp.NewTool("progress", mcp.WithDescription("Report progress twice, then finish"),
+		mcp.WithReadOnlyHintAnnotation(true)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+				srv := server.ServerFromContext(ctx)
+				for i := 1; i <= 2; i++ {
+					_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+						"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": 2, "message": fmt.Sprintf("step %d", i)})
+				}
+				// mcp-go's server sends notifications from another goroutine than results;
+				// give them a head start so they arrive first.
+				time.Sleep(50 * time.Millisecond)
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
+
 	s.AddTool(mcp.NewTool("exit", mcp.WithDescription("Exit the server process during the call")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			os.Exit(3)

@@ -67,6 +67,7 @@ func provider() sdk.Provider {
 				c.Progress(0, 1, "sleeping")
 				select {
 				case <-c.Done():
+					c.Logger().Info("sleep cancelled", "reason", c.Err())
 					return "", c.Err()
 				case <-time.After(time.Duration(p.Ms) * time.Millisecond):
 					return "slept", nil

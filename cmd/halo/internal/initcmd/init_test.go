@@ -1,0 +1,55 @@
+package initcmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/host/check"
+	"github.com/halo-lang/halo/host/lang"
+)
+
+// TestExampleValidates: the pipeline init writes has no diagnostic at all.
+func TestExampleValidates(t *testing.T) {
+	f, diags := lang.Parse(ExampleFile, []byte(Example))
+	diags = append(diags, check.Check(&lang.Program{Files: []*lang.File{f}}, check.Config{})...)
+	for _, d := range diags {
+		t.Errorf("%s", d)
+	}
+}
+
+func TestInitRefusesAndChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.halo"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := initRun(&Options{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir})
+	if err == nil {
+		t.Fatal("init overwrote hello.halo")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files after a refused init: %v", entries)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "hello.halo")); string(b) != "mine" {
+		t.Errorf("hello.halo changed: %q", b)
+	}
+}
+
+func TestInitNameFromFolder(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := initRun(&Options{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir, Folder: "My.Flows"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "My.Flows", "halo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "{\n  \"name\": \"my.flows\"\n}\n" {
+		t.Errorf("halo.json = %q", b)
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestPackageScripts runs testdata/pkgscript/*.txtar: the package commands (search, add,
+// remove, install, pack, publish, and tools loading packages). They live in their own folder
+// because they use three commands of their own:
+//
+//	serve DIR            serve DIR over https (httptest) and set $SERVER to its URL; halo
+//	                     trusts its certificate through SSL_CERT_FILE
+//	treehash DIR FILE    write one line per file under DIR (mode and sha256) to FILE, so
+//	                     `cmp` can assert that a refused command changed nothing (files
+//	                     named *.hash and the server's notes are left out)
+//	mkfile FILE SIZE     write SIZE bytes
+func TestPackageScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/pkgscript",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"serve":    serveCmd,
+			"treehash": treehashCmd,
+			"mkfile":   mkfileCmd,
+		},
+	})
+}
+
+var logMu sync.Mutex
+
+func serveCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: serve DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	logFile := ts.MkAbs("server.log")
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logMu.Lock()
+		f, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%s %s\n", r.Method, r.URL.Path)
+			f.Close()
+		}
+		logMu.Unlock()
+		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+	}))
+	ts.Defer(srv.Close)
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	certFile := ts.MkAbs("server-cert.pem")
+	if err := os.WriteFile(certFile, cert, 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	ts.Setenv("SSL_CERT_FILE", certFile)
+	ts.Setenv("SERVER", srv.URL)
+}
+
+func treehashCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: treehash DIR FILE")
+	}
+	root := ts.MkAbs(args[0])
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if strings.HasSuffix(rel, ".hash") || rel == "server.log" || strings.HasPrefix(rel, "server-cert") {
+			return nil // the test's own notes
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		line := rel + " " + info.Mode().String()
+		if info.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s := sha256.Sum256(b)
+			line += " " + hex.EncodeToString(s[:])
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	sort.Strings(lines)
+	if err := os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+}
+
+func mkfileCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mkfile FILE SIZE")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	p := ts.MkAbs(args[0])
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+}
