@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,10 +129,6 @@ func TestModulePackBuildsAndCompresses(t *testing.T) {
 // Hostile package files are refused by ReadPackage, before anything is written.
 func TestReadPackageRefusesHostileFiles(t *testing.T) {
 	module := `{"name":"m","version":"1.0.0","description":"d","providers":{"M":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/m"}}}}`
-	var bomb bytes.Buffer
-	zw := gzip.NewWriter(&bomb)
-	zw.Write(make([]byte, MaxExecutableSize+10))
-	zw.Close()
 	tests := []struct {
 		name string
 		data []byte
@@ -153,7 +148,7 @@ func TestReadPackageRefusesHostileFiles(t *testing.T) {
 		{"oversize", rawPackage(t, acmeManifest, []wireFile{{Path: "a", Data: b64(strings.Repeat("x", MaxPlainSize))}}), "MiB limit"},
 		{"smuggled executable", rawPackage(t, acmeManifest, []wireFile{{Path: "a", Executable: true}}), "marked executable"},
 		{"missing executable", rawPackage(t, module, nil), `module executable "bin/m" is missing`},
-		{"gzip bomb", rawPackage(t, module, []wireFile{{Path: "bin/m", Executable: true, Gzip: true, Data: base64.StdEncoding.EncodeToString(bomb.Bytes())}}), "limit once uncompressed"},
+		{"bad gzip", rawPackage(t, module, []wireFile{{Path: "bin/m", Executable: true, Gzip: true, Data: b64("not gzip")}}), "bad gzip data"},
 		{"bad manifest", rawPackage(t, `{"name":"x"}`, nil), "version: required"},
 		{"wrong format", []byte(`{"format":"zip","manifest":{},"files":[]}`), `format "zip"`},
 		{"unknown field", []byte(`{"format":"halotool/1","manifest":{},"files":[],"hooks":["rm -rf /"]}`), "unknown field"},
@@ -166,5 +161,20 @@ func TestReadPackageRefusesHostileFiles(t *testing.T) {
 				t.Fatalf("want %s with %q, got %v", CodeInvalid, tt.want, err)
 			}
 		})
+	}
+}
+
+// A gzip bomb stops at the limit instead of filling memory.
+func TestGunzipLimit(t *testing.T) {
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zw.Write(make([]byte, 1<<20))
+	zw.Close()
+	if _, err := gunzip(bomb.Bytes(), 1<<10); err == nil || !strings.Contains(err.Error(), "limit once uncompressed") {
+		t.Fatalf("want the limit, got %v", err)
+	}
+	out, err := gunzip(bomb.Bytes(), 1<<20)
+	if err != nil || len(out) != 1<<20 {
+		t.Fatalf("%d %v", len(out), err)
 	}
 }

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+./scripts/build-local-registry.sh # world-time, embedded in halo (docs/packages.md)
 go build -o bin/halo ./cmd/halo
 halo=$root/bin/halo
 ex=$root/examples

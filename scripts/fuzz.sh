@@ -16,6 +16,7 @@ targets=(
   "./host/policy FuzzRedact"
   "./host/policy FuzzDenyArgs"
   "./sdk FuzzDecodeArgs"
+  "./host/runtime FuzzParseMocks"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

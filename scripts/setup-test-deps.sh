@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 go mod download
 
+# The default registry's world-time package: a Go plugin built for this machine, not committed.
+./scripts/build-local-registry.sh
+
 # MCP integration tests (host/tool/mcp) run @modelcontextprotocol/server-everything, a server
 # nobody here wrote, over stdio and Streamable HTTP. The version and its whole dependency tree
 # are pinned by host/tool/mcp/testdata/npm/package-lock.json; `npm ci` installs exactly that

@@ -13,12 +13,11 @@ import (
 type argKind int
 
 const (
-	argString argKind = iota // a string
-	argName                  // a bare name (a category, a format)
-	argNameOrString
-	argNumber  // any number >= 0
-	argInteger // a whole number >= 1
-	argAny     // a string, number or boolean
+	argString       argKind = iota // a string
+	argNameOrString                // a bare name (a category, a format, a pattern) or a string
+	argNumber                      // a number > 0 (an amount in USD)
+	argInteger                     // a whole number >= 1
+	argAny                         // a string, number or boolean
 )
 
 // A ruleShape is a known policy rule: its arguments and whether the runtime enforces it.
@@ -34,14 +33,14 @@ type ruleShape struct {
 // rules is the table of policy rules the policies seed lists. host/policy enforces the same
 // set; this table only knows their shapes.
 var rules = map[string]ruleShape{
-	"Block":          {min: 1, max: -1, kinds: []argKind{argName}},
-	"Redact":         {min: 1, max: -1, kinds: []argKind{argName}},
+	"Block":          {min: 1, max: -1, kinds: []argKind{argNameOrString}},
+	"Redact":         {min: 1, max: -1, kinds: []argKind{argNameOrString}},
 	"MaxWords":       {min: 1, max: 1, kinds: []argKind{argInteger}},
 	"MaxChars":       {min: 1, max: 1, kinds: []argKind{argInteger}},
 	"MaxTokens":      {min: 1, max: 1, kinds: []argKind{argInteger}},
 	"MaxSpend":       {min: 1, max: 1, kinds: []argKind{argNumber}},
-	"Require":        {min: 1, max: 1, kinds: []argKind{argName}},
-	"Enforce":        {min: 1, max: 1, kinds: []argKind{argName}},
+	"Require":        {min: 1, max: 1, kinds: []argKind{argNameOrString}},
+	"Enforce":        {min: 1, max: 1, kinds: []argKind{argNameOrString}},
 	"MatchRegex":     {min: 1, max: 1, kinds: []argKind{argString}},
 	"Validate":       {min: 3, max: 3, kinds: []argKind{argString, argString, argAny}},
 	"LogViolation":   {min: 0, max: 0},
@@ -167,10 +166,6 @@ func (c *checker) argFits(rule string, i int, v lang.Expr, k argKind) bool {
 		if _, ok := v.(*lang.StringLit); !ok {
 			return bad("a string")
 		}
-	case argName:
-		if _, ok := v.(*lang.Ident); !ok {
-			return bad("a bare name, such as JSON or PII")
-		}
 	case argNameOrString:
 		switch v.(type) {
 		case *lang.Ident, *lang.StringLit:
@@ -179,8 +174,8 @@ func (c *checker) argFits(rule string, i int, v lang.Expr, k argKind) bool {
 		}
 	case argNumber:
 		n, ok := v.(*lang.NumberLit)
-		if !ok || n.Value < 0 {
-			return bad("a number, 0 or more")
+		if !ok || n.Value <= 0 {
+			return bad("a number above 0")
 		}
 	case argInteger:
 		n, ok := v.(*lang.NumberLit)
@@ -269,15 +264,17 @@ type regexKey struct {
 	ignoreCase bool
 }
 
-// checkRegex compiles a pattern the way host/policy will (DenyArgs is case-insensitive).
+// checkRegex compiles a pattern the way host/policy does (DenyArgs is case-insensitive).
 func (c *checker) checkRegex(v lang.Expr, ignoreCase bool) {
 	s, ok := v.(*lang.StringLit)
 	if !ok {
 		return
 	}
-	opt := regexp2.None
+	// The same options host/policy compiles with (RE2 mode: `$` is the end of the text), so
+	// a pattern that validates also loads.
+	opt := regexp2.RE2
 	if ignoreCase {
-		opt = regexp2.IgnoreCase
+		opt |= regexp2.IgnoreCase
 	}
 	key := regexKey{s.Value, ignoreCase}
 	err, done := c.regexErrs[key]

@@ -169,9 +169,9 @@ type ToolDecl struct {
 //	  equips A, B
 //	  requires P, Q
 //
-// Settings holds the named entries of the brackets in source order. System, Equips and
-// Requires may each be written more than once; the lists are concatenated and the last
-// system prompt wins (the checker warns about a repeat).
+// Settings holds the named entries of the brackets in source order. The body lines may come
+// in any order and more than once: equips and requires lists are concatenated, and a second
+// system line is a syntax error.
 type AgentDecl struct {
 	Pos      Pos // of the keyword
 	Name     *Ident

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,5 +134,40 @@ func TestDeepNesting(t *testing.T) {
 	_, diags := Parse("f.halo", []byte(src))
 	if len(diags) == 0 || !strings.Contains(diags[0].Message, "nested more than") {
 		t.Fatalf("got %v", diags)
+	}
+}
+
+// TestLineEndsAndIndentation: CRLF line ends and tab indentation parse to the same tree
+// shape as LF and spaces.
+func TestLineEndsAndIndentation(t *testing.T) {
+	src, err := os.ReadFile("../../examples/74-software-team.halo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, diags := Parse("lf.halo", src)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	lines := strings.Split(string(src), "\n")
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		lines[i] = strings.Repeat("\t", (len(l)-len(trimmed)+1)/2) + trimmed
+	}
+	crlf, diags := Parse("crlf.halo", []byte(strings.Join(lines, "\r\n")))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	if len(lf.Decls) != len(crlf.Decls) {
+		t.Fatalf("%d declarations with LF, %d with CRLF and tabs", len(lf.Decls), len(crlf.Decls))
+	}
+	for i := range lf.Decls {
+		a, b := lf.Decls[i], crlf.Decls[i]
+		if a.Kind() != b.Kind() || a.DeclName().Name != b.DeclName().Name || a.Position().Line != b.Position().Line {
+			t.Errorf("declaration %d: %s %s at %d vs %s %s at %d", i, a.Kind(), a.DeclName().Name, a.Position().Line, b.Kind(), b.DeclName().Name, b.Position().Line)
+		}
+	}
+	p := crlf.Decls[len(crlf.Decls)-1].(*PipelineDecl)
+	if len(p.Stages) != 4 || p.Stages[0].Pos.Col != 3 {
+		t.Errorf("pipeline stages %d, first at column %d (two tabs, then |>)", len(p.Stages), p.Stages[0].Pos.Col)
 	}
 }

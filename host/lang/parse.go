@@ -335,7 +335,10 @@ func (p *parser) parseAgent() *AgentDecl {
 	for {
 		switch {
 		case p.isWord("system"):
-			p.next()
+			kw := p.next()
+			if d.System != nil {
+				p.failf(p.at(kw), "agent %s has two system prompts; join them into one string (\\n starts a new line)", d.Name.Name)
+			}
 			t := p.expect(tString, "after system")
 			d.System = &StringLit{Pos: p.at(t), Value: t.text}
 		case p.isWord("equips"):

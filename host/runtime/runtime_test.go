@@ -479,6 +479,10 @@ pipeline P(x: String) -> Result:
 	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeMock {
 		t.Errorf("third answer of a two-answer list: %s %+v, want MOCK", res.Status, res.Error)
 	}
+	second, _ := json.Marshal(res.Data["second"])
+	if res.Data["first"] != "one" || string(second) != `["a","b"]` || res.Data["f"].(map[string]any)["ok"] != true {
+		t.Errorf("context.data %v: want a list answer from the wrapped list, and Files answering Files.read", res.Data)
+	}
 	if _, err := runtime.ParseMocks([]byte(`["not", "an object"]`)); tool.Code(err) != runtime.CodeMock {
 		t.Errorf("a list as mocks file: %v", err)
 	}

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -150,12 +149,13 @@ func WorkspacePolicy(o workspace.Options) sandbox.Policy {
 	return sandbox.Policy{ReadOnly: []string{o.Root}}
 }
 
-// BashPolicy is what a Bash declaration's plugin may reach: the system folders read-only,
-// its cwd and its own temporary folder read-write, the declaration's read: and write:
+// BashPolicy is what a Bash declaration's plugin may reach: the system folders read-only
+// (/etc without its secrets), its cwd and its own temporary folder read-write, the declaration's read: and write:
 // folders, and the network unless network: false.
 func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
 	p := sandbox.Policy{Network: o.NetworkAllowed()}
-	p.ReadOnly = append(append(append([]string{}, sandbox.ShellReadOnly...), sandbox.SystemReadOnly...), o.Read...)
+	p.ReadOnly = append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
+	p.ReadOnly = append(append(p.ReadOnly, sandbox.SystemReadOnly...), o.Read...)
 	p.ReadWrite = append([]string{o.Cwd, tmp}, o.Write...)
 	return p
 }
@@ -246,12 +246,7 @@ func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, p
 				b.cfg.Logger.Warn(b.status.String())
 			}
 		})
-		exe := b.cfg.Executable
-		cmd.Wrap = func(c *exec.Cmd) error {
-			argv := sandbox.Wrap(exe, pol, c.Args)
-			c.Path, c.Args = exe, argv
-			return nil
-		}
+		cmd.Wrap = sandbox.WrapCommand(b.cfg.Executable, pol)
 	}
 	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger})
 	p, err := client.Open(ctx, d)

@@ -133,7 +133,9 @@ func TestAuthKinds(t *testing.T) {
 		named map[string]any
 		check func(*http.Request) bool
 	}{
-		{`{"type":"header","env":"K","name":"X-Key"}`, nil, func(r *http.Request) bool { return r.Header.Get("X-Key") == "k1" && r.Header.Get("Authorization") == "" }},
+		{`{"type":"header","env":"K","name":"X-Key"}`, nil, func(r *http.Request) bool {
+			return r.Header.Get("X-Key") == "k1" && r.Header.Get("Authorization") == ""
+		}},
 		{`{"type":"query","env":"K","name":"api_key"}`, nil, func(r *http.Request) bool { return r.URL.Query().Get("api_key") == "k1" }},
 		{`{"type":"basic","env":["U","K"]}`, nil, func(r *http.Request) bool { u, pw, ok := r.BasicAuth(); return ok && u == "me@x" && pw == "k1" }},
 		{`{"type":"basic","env":["U","K"]}`, map[string]any{"user": "other", "apiKey": "pw"}, func(r *http.Request) bool { u, pw, ok := r.BasicAuth(); return ok && u == "other" && pw == "pw" }},

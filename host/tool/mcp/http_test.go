@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -39,6 +40,10 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer k-123" {
+		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
 	f.mu.Lock()
@@ -85,13 +90,50 @@ func (f *fakeServer) seen() ([]string, []json.RawMessage, []http.Header, int) {
 }
 
 func fake(t *testing.T, version string) (*fakeServer, *Provider) {
+	return fakeWithKey(t, version, "k-123")
+}
+
+func fakeWithKey(t *testing.T, version, key string) (*fakeServer, *Provider) {
 	t.Helper()
 	f := &fakeServer{version: version}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	p := openT(t, Config{Name: "Docs", URL: srv.URL + "/mcp", APIKey: "k-123",
+	p := openT(t, Config{Name: "Docs", URL: srv.URL + "/mcp", APIKey: key,
 		Headers: map[string]string{"X-Org": "acme"}, HTTPClient: srv.Client()})
 	return f, p
+}
+
+func TestUnauthorized(t *testing.T) {
+	_, p := fakeWithKey(t, "2025-06-18", "wrong")
+	_, err := p.Methods(context.Background())
+	var te *tool.Error
+	if !errors.As(err, &te) || te.Code != tool.CodeHTTPError || te.Status != 401 || te.Retryable || !strings.Contains(te.Message, "refused the apiKey") {
+		t.Errorf("got %#v, want a final HTTP_ERROR 401 about the apiKey", err)
+	}
+}
+
+// A server without resources: list_resources answers [] without asking it, and agents are
+// not offered the resource methods.
+func TestNoResources(t *testing.T) {
+	f, p := fake(t, "2025-06-18")
+	ms, err := p.Methods(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if IsBuiltin(m.Name) && !m.PipelineOnly {
+			t.Errorf("%s is offered to agents though the server has no resources", m.Name)
+		}
+	}
+	if got := mustCall(t, p, "list_resources", `{}`); got != `[]` {
+		t.Errorf("list_resources: %s", got)
+	}
+	methods, _, _, _ := f.seen()
+	for _, m := range methods {
+		if m == "resources/list" {
+			t.Errorf("resources/list was sent to a server without resources")
+		}
+	}
 }
 
 // The client opens with initialize at 2025-06-18, never the draft protocol's server/discover

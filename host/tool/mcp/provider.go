@@ -250,8 +250,25 @@ func (p *Provider) startError(s *session, err error) error {
 		return &tool.Error{Code: tool.CodeToolCrashed, Retryable: true, Err: err,
 			Message: fmt.Sprintf("MCP tool %s: the server %q did not start: %v%s", p.cfg.Name, strings.Join(p.cfg.Command, " "), err, s.stdio.exitText())}
 	}
+	if e := unauthorized(p.cfg, err); e != nil {
+		return e
+	}
 	return httpError(&tool.Error{Code: tool.CodeToolError, Retryable: true, Err: err,
 		Message: fmt.Sprintf("MCP tool %s: cannot connect to %s: %v", p.cfg.Name, p.cfg.URL, err)})
+}
+
+// unauthorized explains an HTTP 401, which no retry will cure.
+func unauthorized(cfg Config, err error) *tool.Error {
+	var auth *transport.AuthorizationRequiredError
+	if !errors.As(err, &auth) {
+		return nil
+	}
+	hint := "the server wants credentials: give apiKey: (sent as a Bearer token) or headers:"
+	if cfg.APIKey != "" {
+		hint = "the server refused the apiKey: given"
+	}
+	return &tool.Error{Code: tool.CodeHTTPError, Status: 401, Err: err,
+		Message: fmt.Sprintf("MCP tool %s: HTTP 401 from %s: %s", cfg.Name, cfg.URL, hint)}
 }
 
 var statusRE = regexp.MustCompile(`status (\d{3})`)
@@ -316,6 +333,9 @@ func (p *Provider) callError(s *session, err error) error {
 		return &tool.Error{Code: tool.CodeUnknownMethod, Err: err, Message: fmt.Sprintf("MCP tool %s: %v", p.cfg.Name, err)}
 	case errors.Is(err, mcp.ErrInvalidParams):
 		return &tool.Error{Code: tool.CodeToolArgument, Err: err, Message: fmt.Sprintf("MCP tool %s: %v", p.cfg.Name, err)}
+	}
+	if e := unauthorized(p.cfg, err); e != nil {
+		return e
 	}
 	e := &tool.Error{Code: tool.CodeToolError, Err: err, Message: fmt.Sprintf("MCP tool %s: %v", p.cfg.Name, err)}
 	if s.stdio == nil {

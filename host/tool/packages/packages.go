@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +124,13 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 	m := ip.Package.Manifest
 	rel, ok := spec.Executables[cfg.Platform]
 	if !ok {
-		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeInvalid, Message: fmt.Sprintf("package %s has no %s executable for %s", m.Name, name, cfg.Platform)}
+		// The provider stays declarable (validate, tools), but cannot run on this machine.
+		return tool.Type{
+			Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
+			Open: func(context.Context, tool.Declaration) (tool.Provider, error) {
+				return nil, tool.Errorf(tool.CodeToolConfig, "package %s has no %s executable for %s (it has %s)", m.Name, name, cfg.Platform, strings.Join(platformsOf(spec), ", "))
+			},
+		}, nil
 	}
 	f, ok := ip.Package.File(rel)
 	if !ok {
@@ -153,6 +161,15 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			return &owned{Provider: p, client: client}, nil
 		},
 	}, nil
+}
+
+func platformsOf(spec *pkgmgr.Provider) []string {
+	out := make([]string, 0, len(spec.Executables))
+	for p := range spec.Executables {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // owned is a module provider that owns its plugin process: closing it stops the process.

@@ -20,7 +20,7 @@ import (
 // A recorded request: what reached "the vendor" (the fake behind the rewriting transport).
 type sent struct {
 	Method, URL, Body, ContentType, Auth, User, Password string
-	Header                                             http.Header
+	Header                                               http.Header
 }
 
 // vendor serves every request on a TLS test server and records it with the URL the package
@@ -212,5 +212,29 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".halo", "tools", "stripe", "halo-tool.json")); !strings.Contains(string(b), "api.stripe.com") {
 		t.Fatal("the edited manifest was not restored")
+	}
+}
+
+// A module without an executable for this platform can be declared but not opened.
+func TestModuleOtherPlatform(t *testing.T) {
+	dir := t.TempDir()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"plan9/amd64":"bin/clock"}}}}`), 0o644)
+	// plan9 is not a platform a manifest may name: the manifest is refused outright.
+	if _, err := (&pkgmgr.Project{Dir: dir}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); pkgmgr.Code(err) != pkgmgr.CodeInvalid {
+		t.Fatalf("unknown platform: %v", err)
+	}
+	os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"freebsd/amd64":"bin/clock"}}}}`), 0o644)
+	os.MkdirAll(filepath.Join(src, "bin"), 0o755)
+	os.WriteFile(filepath.Join(src, "bin", "clock"), []byte("#!/bin/sh\n"), 0o755)
+	if _, err := (&pkgmgr.Project{Dir: dir}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); err != nil {
+		t.Fatal(err)
+	}
+	types, err := Types(context.Background(), dir, nil, Config{Platform: "linux/amd64"})
+	if err != nil || len(types) != 1 || types[0].Kind != tool.KindModule {
+		t.Fatalf("%v %v", types, err)
+	}
+	if _, err := types[0].Open(context.Background(), tool.Declaration{Name: "C", Provider: "Clock"}); tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "freebsd/amd64") {
+		t.Fatalf("open: %v", err)
 	}
 }

@@ -222,7 +222,7 @@ func (c *Client) start() (*process, error) {
 		return nil, fmt.Errorf("plugin %s: cannot mark the host non-dumpable: %w", c.cmd.Name, err)
 	}
 	if c.socketRoot == "" {
-		root, err := os.MkdirTemp("", "halo-plugins-") // 0700: only this user can enter
+		root, err := newSocketRoot()
 		if err != nil {
 			return nil, fmt.Errorf("plugin %s: socket folder: %w", c.cmd.Name, err)
 		}

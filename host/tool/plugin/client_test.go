@@ -306,6 +306,17 @@ func TestKilledHostLeavesNoPlugin(t *testing.T) {
 
 func TestSocketFolderIsPrivateAndRemoved(t *testing.T) {
 	requireLinux(t)
+	// The folder of a host that died without cleaning up: a process that has exited.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(os.TempDir(), fmt.Sprintf("halo-plugins-%d-123", gone.ProcessState.Pid()))
+	if err := os.MkdirAll(filepath.Join(stale, "plugin-dir1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(stale)
+
 	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
 	openProbe(t, c)
 	// The plugin's socket is the one Unix socket it listens on; find it through /proc.
@@ -319,6 +330,12 @@ func TestSocketFolderIsPrivateAndRemoved(t *testing.T) {
 		if fi.Mode().Perm() != 0o700 {
 			t.Errorf("%s has mode %v, want 0700", d, fi.Mode().Perm())
 		}
+	}
+	if !strings.HasPrefix(filepath.Base(filepath.Dir(dir)), fmt.Sprintf("halo-plugins-%d-", os.Getpid())) {
+		t.Errorf("socket folder %s is not named after the host's pid", filepath.Dir(dir))
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale folder %s of a dead host was not removed", stale)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)

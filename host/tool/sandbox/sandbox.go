@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +49,20 @@ func Wrap(halo string, p Policy, argv []string) []string {
 	out := append([]string{halo, Command}, p.Args()...)
 	out = append(out, "--")
 	return append(out, argv...)
+}
+
+// WrapCommand returns a host/tool/plugin Command.Wrap function that starts the command
+// through the wrapper at halo, inside p: what a module package's plugin needs, with its
+// package folder in p.ReadOnly (and Network as its manifest allows).
+func WrapCommand(halo string, p Policy) func(*exec.Cmd) error {
+	return func(c *exec.Cmd) error {
+		if halo == "" {
+			return errors.New("the sandbox wrapper needs the path of the halo executable")
+		}
+		c.Args = Wrap(halo, p, c.Args)
+		c.Path = halo
+		return nil
+	}
 }
 
 // Args writes p as the wrapper's flags: --ro PATH, --rw PATH, --net.
@@ -126,12 +142,56 @@ var SystemReadOnly = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/usr/share/zoneinfo",
 }
 
-// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /etc,
-// /proc and /sys (another process's private /proc entries stay closed by Landlock's ptrace
-// rule), and /dev.
+// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /proc
+// and /sys (another process's private /proc entries stay closed by Landlock's ptrace rule),
+// and the DNS configuration under /run. /etc is granted through EtcReadOnly, and /dev only
+// through Devices: a host running as root would otherwise hand its plugins root-owned
+// secrets (/etc/shadow) and raw disks (/dev/sda), which file ownership alone still allows.
 var ShellReadOnly = []string{
-	"/bin", "/sbin", "/usr", "/etc", "/opt", "/proc", "/sys", "/dev", "/run",
-	"/nix", "/snap", "/var/lib",
+	"/bin", "/sbin", "/usr", "/opt", "/proc", "/sys", "/nix", "/snap",
+	"/run/systemd/resolve", "/run/current-system",
+}
+
+// EtcSecrets are the files below /etc that EtcReadOnly leaves out: password hashes, sudo
+// rules, host keys, private TLS keys.
+var EtcSecrets = []string{
+	"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "security/opasswd",
+	"ssh/ssh_host_rsa_key", "ssh/ssh_host_dsa_key", "ssh/ssh_host_ecdsa_key", "ssh/ssh_host_ed25519_key",
+	"ssl/private", "pki/tls/private", "wireguard", "NetworkManager/system-connections",
+}
+
+// EtcReadOnly lists what a shell may read of etc (normally "/etc"): every entry except
+// EtcSecrets, descending only into the folders that hold one.
+func EtcReadOnly(etc string) []string {
+	return grantExcept(etc, EtcSecrets)
+}
+
+func grantExcept(dir string, deny []string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		var below []string
+		denied := false
+		for _, d := range deny {
+			if d == name {
+				denied = true
+			} else if rest, ok := strings.CutPrefix(d, name+"/"); ok {
+				below = append(below, rest)
+			}
+		}
+		switch {
+		case denied:
+		case len(below) > 0 && e.IsDir():
+			out = append(out, grantExcept(filepath.Join(dir, name), below)...)
+		default:
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	return out
 }
 
 // Devices are the device files every program may read and write.

@@ -131,7 +131,7 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := Policy{ReadOnly: append(append([]string{}, ShellReadOnly...), ro), ReadWrite: []string{work}}
+	p := Policy{ReadOnly: append(append(append([]string{}, ShellReadOnly...), EtcReadOnly("/etc")...), ro), ReadWrite: []string{work}}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}
 
 	denied := []struct{ name, script string }{
@@ -143,6 +143,9 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 		{"host memory maps through /proc", fmt.Sprintf("cat /proc/%d/maps", os.Getpid())},
 		{"write to a read-only folder", fmt.Sprintf("echo x > %q", filepath.Join(ro, "new.txt"))},
 		{"write beside the folder", fmt.Sprintf("echo x > %q", filepath.Join(home, "planted"))},
+		// Even when the host runs as root, and file ownership would allow it.
+		{"password hashes", "test -e /etc/shadow || { echo 'Permission denied (no /etc/shadow here)' >&2; exit 1; }; cat /etc/shadow"},
+		{"a raw device", "d=$(ls /dev/[sv]d[a-z] /dev/nvme0n1 /dev/loop0 2>/dev/null | head -1); test -n \"$d\" || { echo 'Permission denied (no disk device here)' >&2; exit 1; }; head -c 16 \"$d\" >/dev/null"},
 	}
 	for _, c := range denied {
 		t.Run("denied "+c.name, func(t *testing.T) {
@@ -166,6 +169,7 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 		{"read a read-only folder", fmt.Sprintf("cat %q", filepath.Join(ro, "data.txt")), "readable"},
 		{"own /proc entries", "cat /proc/self/status | head -1", "Name:"},
 		{"system programs", "ls /usr/bin >/dev/null && echo ok", "ok"},
+		{"/etc without its secrets", "cat /etc/passwd | head -1", "root:"},
 		// Even a host running as root hands its plugins no capability (CAP_SYS_PTRACE would
 		// open other processes' /proc entries again).
 		{"no capabilities", "echo caps=$(grep -E '^Cap(Eff|Prm|Amb)' /proc/self/status | grep -v -c ':\\s*0*$')", "caps=0\n"},
@@ -218,5 +222,26 @@ func TestWrapperRefusesBadUsage(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "must be absolute") {
 		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+func TestEtcReadOnlyLeavesSecretsOut(t *testing.T) {
+	etc := t.TempDir()
+	for _, f := range []string{"passwd", "shadow", "ssh/ssh_config", "ssh/ssh_host_ed25519_key", "ssl/certs/ca.pem", "ssl/private/key.pem", "sudoers.d/x"} {
+		p := filepath.Join(etc, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, p := range EtcReadOnly(etc) {
+		got = append(got, strings.TrimPrefix(p, etc+"/"))
+	}
+	want := "passwd ssh/ssh_config ssl/certs"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("EtcReadOnly = %v, want %s", got, want)
 	}
 }

@@ -1,0 +1,55 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// socketPrefix starts the name of every host's socket folder: halo-plugins-<host pid>-<random>.
+const socketPrefix = "halo-plugins-"
+
+// newSocketRoot makes this host's socket folder (0700: only this user can enter it) in the
+// temporary folder, after removing the folders of hosts that died without cleaning up (killed
+// with SIGKILL, say): their plugins died with them, and their sockets lead nowhere.
+func newSocketRoot() (string, error) {
+	sweepSocketRoots(os.TempDir())
+	return os.MkdirTemp("", fmt.Sprintf("%s%d-", socketPrefix, os.Getpid()))
+}
+
+// sweepSocketRoots removes the socket folders in dir that belong to this user and to a
+// process that no longer exists. Errors are ignored: this is tidying, not correctness.
+func sweepSocketRoots(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), socketPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
