@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,6 +45,8 @@ type File struct {
 	// Executable marks a module's plugin executable; it is stored gzip-compressed and
 	// unpacked with mode 0755.
 	Executable bool
+	// SHA256 is the hex checksum of Data, as the package lists it.
+	SHA256 string
 }
 
 // A Package is a read, checked .halotool file.
@@ -76,7 +79,10 @@ func (p *Package) File(name string) (File, bool) {
 }
 
 type wireFile struct {
-	Path       string `json:"path"`
+	Path string `json:"path"`
+	// SHA256 is the checksum of the file's contents (uncompressed). Packages made by Encode
+	// always list it; it lets an installed folder be checked without decoding the package.
+	SHA256     string `json:"sha256,omitempty"`
 	Data       string `json:"data"`
 	Gzip       bool   `json:"gzip,omitempty"`
 	Executable bool   `json:"executable,omitempty"`
@@ -168,6 +174,11 @@ func ReadPackage(data []byte) (*Package, error) {
 				continue
 			}
 		}
+		sum := Sum(raw)
+		if f.SHA256 != "" && f.SHA256 != sum {
+			bad(i, "%q: its contents do not have the sha256 the package lists", f.Path)
+			continue
+		}
 		if f.Executable {
 			if len(raw) > MaxExecutableSize {
 				bad(i, "%q: %d bytes is more than the %d MiB limit for an executable", f.Path, len(raw), MaxExecutableSize>>20)
@@ -176,7 +187,7 @@ func ReadPackage(data []byte) (*Package, error) {
 		} else {
 			plain += len(raw)
 		}
-		p.Files = append(p.Files, File{Path: f.Path, Data: raw, Executable: f.Executable})
+		p.Files = append(p.Files, File{Path: f.Path, Data: raw, Executable: f.Executable, SHA256: sum})
 	}
 	if plain > MaxPlainSize {
 		problems = append(problems, Problem{Path: "files", Message: fmt.Sprintf("%d bytes of files is more than the %d MiB limit", plain, MaxPlainSize>>20)})
@@ -226,14 +237,21 @@ func gunzip(data []byte, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bad gzip data: %w", err)
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
-	if err != nil {
+	// The gzip trailer states the size (mod 4 GiB): growing the buffer once saves the
+	// repeated copies of io.ReadAll. It is only a hint; the limit is what bounds memory.
+	var buf bytes.Buffer
+	if len(data) >= 4 {
+		if hint := int64(binary.LittleEndian.Uint32(data[len(data)-4:])); hint <= limit {
+			buf.Grow(int(hint) + bytes.MinRead)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil {
 		return nil, fmt.Errorf("bad gzip data: %w", err)
 	}
-	if int64(len(out)) > limit {
+	if int64(buf.Len()) > limit {
 		return nil, fmt.Errorf("more than the %d MiB limit once uncompressed", limit>>20)
 	}
-	return out, nil
+	return buf.Bytes(), nil
 }
 
 // Encode builds the .halotool bytes of a manifest and files. The output depends only on its
@@ -249,7 +267,7 @@ func Encode(manifest json.RawMessage, files []File) ([]byte, error) {
 	w := wirePackage{Format: Format, Manifest: compact.Bytes(), Files: []wireFile{}}
 	for _, f := range sorted {
 		data := f.Data
-		wf := wireFile{Path: f.Path, Executable: f.Executable}
+		wf := wireFile{Path: f.Path, Executable: f.Executable, SHA256: Sum(f.Data)}
 		if f.Executable {
 			var buf bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)

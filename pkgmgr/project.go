@@ -33,8 +33,11 @@ type Project struct {
 
 // An InstalledPackage is a verified package of the project.
 type InstalledPackage struct {
-	Name    string
-	Entry   *LockEntry
+	Name  string
+	Entry *LockEntry
+	// Package is the verified package. When its folder was already intact, Load and Install
+	// do not decode the files: each File then has its Path, Executable bit and SHA256 but no
+	// Data (read it from Dir, which was just checked against those checksums).
 	Package *Package
 	// Dir is the folder it is unpacked in.
 	Dir string
@@ -440,6 +443,9 @@ func (p *Project) installedCopy(name string, e *LockEntry) (*Package, bool) {
 	if err != nil || Sum(b) != e.SHA256 {
 		return nil, false
 	}
+	if lp, ok := readListing(b); ok && quickMatches(dir, lp) {
+		return lp, true
+	}
 	pkg, err := ReadPackage(b)
 	if err != nil {
 		return nil, false
@@ -481,9 +487,14 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 		if got := Sum(b); got != e.SHA256 {
 			return nil, errorf(CodeIntegrity, "%s: .halo/tools/%s/%s has sha256 %s, but halo.lock pins %s; run halo install", name, name, Installed, got, e.SHA256)
 		}
-		pkg, err := ReadPackage(b)
-		if err != nil {
-			return nil, err
+		// The fast path hashes the unpacked files against the checksums the pinned package
+		// lists; anything else reads the whole package and compares byte for byte.
+		pkg, intact := readListing(b)
+		intact = intact && quickMatches(dir, pkg)
+		if !intact {
+			if pkg, err = ReadPackage(b); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkLocked(name, e, pkg); err != nil {
 			return nil, err
@@ -491,7 +502,7 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 		if pkg.Permissions().NeedsTrust() && !trust.Trusts(name, e.SHA256) {
 			return nil, untrusted([]string{name}, "halo install --trust")
 		}
-		if !dirMatches(dir, pkg) {
+		if !intact && !dirMatches(dir, pkg) {
 			ch.install = append(ch.install, pkg)
 		}
 		out = append(out, &InstalledPackage{Name: name, Entry: e, Package: pkg, Dir: dir})

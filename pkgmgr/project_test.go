@@ -354,3 +354,45 @@ func TestRegistryOverHTTPSAndDefault(t *testing.T) {
 		t.Fatal("a failed install changed the project")
 	}
 }
+
+// The fast check of an installed folder catches a changed executable bit, and a package
+// without per-file checksums (made by hand) is checked the slow way.
+func TestQuickCheck(t *testing.T) {
+	index := newRegistry(t, httpManifest("acme", "1.0.0", "Acme"))
+	pr := newProject(t, index)
+	ctx := context.Background()
+	if _, err := pr.Add(ctx, "acme", AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clean := hashTree(t, pr.Dir)
+	loaded, err := pr.Load(ctx)
+	if err != nil || loaded[0].Package.Files[0].Data != nil || loaded[0].Package.Files[0].SHA256 == "" {
+		t.Fatalf("an intact folder was decoded: %+v %v", loaded, err)
+	}
+	os.Chmod(filepath.Join(pr.PackageDir("acme"), "README.md"), 0o755)
+	if _, err := pr.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashTree(t, pr.Dir); got != clean {
+		t.Fatalf("the executable bit was not restored:\n%s\n---\n%s", clean, got)
+	}
+	// A hand-made package without checksums still installs and verifies.
+	file := filepath.Join(t.TempDir(), "hand.halotool")
+	os.WriteFile(file, rawPackage(t, httpManifest("hand", "1.0.0", "Hand"), []wireFile{{Path: "a.txt"}}), 0o644)
+	if _, err := pr.Add(ctx, file, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pr.PackageDir("hand"), "a.txt"), []byte("changed"), 0o644)
+	loaded, err = pr.Load(ctx)
+	if err != nil || len(loaded) != 2 {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(pr.PackageDir("hand"), "a.txt")); string(b) != "x" {
+		t.Fatalf("a.txt is %q", b)
+	}
+	// A listed checksum that does not match its file is refused.
+	bad := rawPackage(t, httpManifest("bad", "1.0.0", "Bad"), []wireFile{{Path: "a.txt", SHA256: strings.Repeat("0", 64)}})
+	if _, err := ReadPackage(bad); Code(err) != CodeInvalid || !strings.Contains(err.Error(), "do not have the sha256") {
+		t.Fatalf("bad checksum: %v", err)
+	}
+}

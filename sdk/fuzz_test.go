@@ -18,10 +18,10 @@ func FuzzDecodeArgs(f *testing.F) {
 	for _, s := range []string{`{}`, `{"path":"a"}`, `{"path":"a","limit":3,"tags":["x"]}`, `{"path":1}`, `[]`, `null`, `{"path":"a","nope":1}`, `{"path":"a"} {"path":"b"}`} {
 		f.Add([]byte(s))
 	}
-	_, required := schemaOf[fuzzParams]()
+	_, ps := schemaOf[fuzzParams]()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p fuzzParams
-		if err := decodeArgs(b, &p, required); err != nil {
+		if err := decodeArgs(b, &p, ps); err != nil {
 			return
 		}
 		var present map[string]json.RawMessage

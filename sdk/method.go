@@ -1,10 +1,11 @@
 package sdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -57,7 +58,7 @@ type Method struct {
 // R is the result: anything encoding/json can marshal. Return Fail for a failure the model
 // should read and act on, Retry for a passing one, any other error for a fatal one.
 func NewMethod[P, R any](name, description string, effect Effect, fn func(c *Call, params P) (R, error)) Method {
-	schema, required := schemaOf[P]()
+	schema, fields := schemaOf[P]()
 	return Method{
 		Name:        name,
 		Description: description,
@@ -65,7 +66,7 @@ func NewMethod[P, R any](name, description string, effect Effect, fn func(c *Cal
 		Schema:      schema,
 		run: func(info *wire.CallInfo, args json.RawMessage) (any, error) {
 			var p P
-			if err := decodeArgs(args, &p, required); err != nil {
+			if err := decodeArgs(args, &p, fields); err != nil {
 				return nil, &wire.CodedError{Code: wire.CodeToolArgument, Message: fmt.Sprintf("%s: %v", name, err)}
 			}
 			return fn(&Call{Context: info.Ctx, info: info}, p)
@@ -77,8 +78,14 @@ func (m Method) toWire() wire.Method {
 	return wire.Method{Name: m.Name, Description: m.Description, Schema: m.Schema, Effect: string(m.Effect), PipelineOnly: m.PipelineOnly, Run: m.run}
 }
 
-// schemaOf derives the JSON Schema of P, inlined (no $ref, no $schema), and its required list.
-func schemaOf[P any]() (json.RawMessage, []string) {
+// params lists the parameters a struct's schema declares, for checking arguments.
+type params struct {
+	required []string
+	known    map[string]bool
+}
+
+// schemaOf derives the JSON Schema of P, inlined (no $ref, no $schema), and its parameters.
+func schemaOf[P any]() (json.RawMessage, params) {
 	t := reflect.TypeFor[P]()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -94,27 +101,43 @@ func schemaOf[P any]() (json.RawMessage, []string) {
 	if err != nil {
 		panic(fmt.Sprintf("sdk.NewMethod: schema of %s: %v", t, err))
 	}
-	return b, s.Required
+	ps := params{required: s.Required, known: map[string]bool{}}
+	if s.Properties != nil {
+		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+			ps.known[pair.Key] = true
+		}
+	}
+	return b, ps
 }
 
 // decodeArgs decodes a JSON object into p, refusing unknown fields and missing required ones.
-func decodeArgs(args json.RawMessage, p any, required []string) error {
+// null counts as an empty object.
+// The object is read twice, once for its keys and once into p; a json.Decoder with
+// DisallowUnknownFields would read it three times, which shows on large arguments.
+func decodeArgs(args json.RawMessage, p any, ps params) error {
 	var present map[string]json.RawMessage
 	if err := json.Unmarshal(args, &present); err != nil {
-		return fmt.Errorf("the arguments must be a JSON object: %v", err)
+		return fmt.Errorf("the arguments must be a JSON object: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	var missing []string
-	for _, name := range required {
+	var missing, unknown []string
+	for _, name := range ps.required {
 		if _, ok := present[name]; !ok {
 			missing = append(missing, name)
+		}
+	}
+	for name := range present {
+		if !ps.known[name] {
+			unknown = append(unknown, strconv.Quote(name))
 		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing required argument %s", strings.Join(missing, ", "))
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("unknown argument %s", strings.Join(unknown, ", "))
+	}
+	if err := json.Unmarshal(args, p); err != nil {
 		return fmt.Errorf("bad arguments: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil

@@ -75,7 +75,7 @@ func TestArgumentsAreChecked(t *testing.T) {
 	}{
 		{map[string]any{}, "missing required argument text"},
 		{map[string]any{"text": 3}, "cannot unmarshal number"},
-		{map[string]any{"text": "a", "loud": true}, `unknown field "loud"`},
+		{map[string]any{"text": "a", "loud": true}, `unknown argument "loud"`},
 		{[]int{1}, "must be a JSON object"},
 	} {
 		out := loud.Call("shout", tt.args)

@@ -3,6 +3,7 @@ package sdk
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -37,6 +38,8 @@ func Serve(providers ...Provider) {
 		os.Exit(1)
 	}
 	p.(*wire.Plugin).Logger = logger
+	// It lives as long as the process: Serve returns only when the process is about to exit.
+	go exitWithParent(os.Getppid(), logger)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
@@ -56,4 +59,17 @@ func Plugin(providers ...Provider) (plugin.Plugin, error) {
 		return nil, err
 	}
 	return &wire.Plugin{Providers: ws}, nil
+}
+
+// exitWithParent ends the plugin when the host that started it is gone, whatever killed it.
+// On Linux the host also sets a parent-death signal; elsewhere this is what stops a plugin
+// whose host was killed with SIGKILL. A process whose parent dies is re-parented, so its
+// parent's pid changes.
+func exitWithParent(ppid int, logger hclog.Logger) {
+	for range time.Tick(time.Second) {
+		if os.Getppid() != ppid {
+			logger.Warn("the host that started this plugin is gone; exiting")
+			os.Exit(1)
+		}
+	}
 }

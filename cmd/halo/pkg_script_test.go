@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/halo-lang/halo/registry"
 )
 
 // TestPackageScripts runs testdata/pkgscript/*.txtar: the package commands (search, add,
@@ -35,6 +37,19 @@ func TestPackageScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			return nil
+		},
+		// [worldtime]: the default registry has the world-time package, which set-up builds
+		// for this machine (scripts/build-local-registry.sh).
+		Condition: func(cond string) (bool, error) {
+			if cond != "worldtime" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			fsys, err := registry.Default()
+			if err != nil {
+				return false, err
+			}
+			_, err = fs.Stat(fsys, "local/index.json")
+			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":    serveCmd,

@@ -176,7 +176,9 @@ func (s Set) blockViolation(text string, m detect.Match, phase Phase) *Violation
 				break
 			}
 		}
-		v = p.violation(r, phase, "%s detected: %q", named, excerpt(text[m.Start:m.End]))
+		// The message names the category only: the matched text is exactly what Block keeps
+		// out of events, run records and logs.
+		v = p.violation(r, phase, "%s detected", named)
 		return false
 	})
 	return v

@@ -71,7 +71,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		}
 	}
 	if toolFirst != nil {
-		out, err := rn.toolCall(ctx, toolFirst, "", inputArgs(value), nil, value, o.at, agent)
+		out, err := rn.toolCall(ctx, toolFirst, "", inputArgs(value), nil, value, o.at, agent, set)
 		if err != nil {
 			return nil, err
 		}
@@ -216,8 +216,9 @@ func (rn *run) violation(err error, agent, target, at string) {
 	if !errors.As(err, &v) {
 		return
 	}
-	rn.st.addViolation(ViolationInfo{Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: v.Message, Agent: agent, Target: target})
-	rn.st.emit(Event{Type: "violation", At: at, Agent: agent, Target: target, Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: v.Message})
+	msg := v.Message
+	rn.st.addViolation(ViolationInfo{Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg, Agent: agent, Target: target})
+	rn.st.emit(Event{Type: "violation", At: at, Agent: agent, Target: target, Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg})
 	if v.Log {
 		rn.r.cfg.Logger.Warn("policy violation", "policy", v.Policy, "rule", v.Rule, "phase", v.Phase, "agent", agent, "message", v.Message)
 	}

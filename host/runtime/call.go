@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -38,7 +40,7 @@ func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (a
 			// The flowing value is the input when no argument says otherwise.
 			pos = []any{value}
 		}
-		return rn.toolCall(ctx, td, c.Method.Name, pos, named, value, o.at, "")
+		return rn.toolCall(ctx, td, c.Method.Name, pos, named, value, o.at, "", nil)
 	}
 	return nil, errorf(CodeInternal, "%s: %s is not an agent, a tool or System", c.Pos, recv)
 }
@@ -128,8 +130,9 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 }
 
 // toolCall calls Tool.method (method "" for an agent's tool: T, which calls T's only
-// method). agent names the agent it runs for, if any.
-func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, pos []any, named map[string]any, input any, at, agent string) (any, error) {
+// method). agent names the agent it runs for, if any; its policies, when given, apply to
+// what the tool event shows of the result (Redact replaces, a Block match withholds it).
+func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, pos []any, named map[string]any, input any, at, agent string, set policy.Set) (any, error) {
 	name := td.Name.Name
 	target := name
 	if method != "" {
@@ -163,6 +166,14 @@ func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, p
 		ev.Error = infoOf(err, "")
 	} else {
 		ev.Output = out
+		if len(set) > 0 {
+			shown, verr := set.InputValue(out)
+			ev.Output = shown
+			var v *policy.Violation
+			if errors.As(verr, &v) {
+				ev.Output = "[withheld: " + v.Message + "]"
+			}
+		}
 	}
 	rn.st.addCall(ci)
 	rn.st.emit(ev)

@@ -30,6 +30,8 @@ const (
 	// CodeTimeout is the code of a stage that ran out of time (@timeout); the same string as
 	// tool and model timeouts.
 	CodeTimeout = tool.CodeTimeout
+	// CodeCancelled: the run was cancelled (Ctrl-C, a client that went away).
+	CodeCancelled = "CANCELLED"
 	// CodeInternal: anything else that went wrong in the host.
 	CodeInternal = "INTERNAL"
 )
@@ -70,10 +72,14 @@ type ErrorInfo struct {
 
 func infoOf(err error, at string) *ErrorInfo {
 	code := tool.Code(err)
-	if code == "" {
+	switch {
+	case code == "" && errors.Is(err, context.Canceled):
+		code = CodeCancelled
+	case code == "":
 		code = CodeInternal
 	}
-	return &ErrorInfo{Code: code, Message: err.Error(), At: at}
+	msg := err.Error()
+	return &ErrorInfo{Code: code, Message: msg, At: at}
 }
 
 // retryable reports whether @retry may run a stage again after err: tool and model failures

@@ -91,7 +91,7 @@ func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) 
 		rn.st.mu.Lock()
 		rn.st.meta.Paused = &PauseInfo{WaitingFor: "yield", Question: pause.question}
 		rn.st.mu.Unlock()
-		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn}
+		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut}
 		rn.st.emit(Event{Type: "paused", At: rn.pd.Stages[pause.stage].Pos.String(), Output: pause.question})
 	case err != nil:
 		res.Status = Failed

@@ -255,6 +255,9 @@ func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, 
 	for k, v := range rec.Resume.Inputs {
 		rn.stageIn[k] = v
 	}
+	for k, v := range rec.Resume.Outputs {
+		rn.stageOut[k] = v
+	}
 	r.cfg.Mocks.seek(rec.Mocks)
 	defer rn.close()
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)

@@ -514,3 +514,83 @@ pipeline P(x: String) -> Result:
 		t.Errorf("%s %+v, want BAD_CONDITION", res.Status, res.Error)
 	}
 }
+
+// flakyModel fails with a retryable error until it has been asked n times.
+type flakyModel struct {
+	n     int32
+	calls atomic.Int32
+}
+
+func (m *flakyModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if m.calls.Add(1) < m.n {
+		return model.Response{}, &model.Error{Code: model.CodeRateLimit, Status: 429, Retryable: true, RetryAfter: time.Second, Message: "slow down"}
+	}
+	return model.Response{Text: "ok " + req.Messages[0].Text, Message: model.Message{Role: model.Assistant, Text: "ok"}}, nil
+}
+
+func TestAgentToolFirstAndModelRetry(t *testing.T) {
+	p := &fakeProvider{methods: map[string]func(context.Context, map[string]any) (any, error){
+		"lookup": func(_ context.Context, a map[string]any) (any, error) {
+			return map[string]any{"owner": "ann@example.com", "id": a["input"]}, nil
+		},
+	}}
+	var events []runtime.Event
+	var waits []time.Duration
+	m := &flakyModel{n: 3}
+	rt := load(t, `
+policy Private : Redact(Email)
+tool Db : Fake()
+agent A [openai/gpt-4o-mini]
+  requires Private
+pipeline P(id: String) -> Result:
+  id |> A.explain("Explain the record.", tool: Db) @retry(2)
+`, runtime.Config{
+		Tools:   registry(t, p, nil),
+		Models:  func(string) (model.Provider, string, error) { return m, "gpt-4o-mini", nil },
+		OnEvent: func(e runtime.Event) { events = append(events, e) },
+		Sleep:   func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil },
+	})
+	res := run(t, rt, "P", map[string]any{"id": "r1"})
+	wantCompleted(t, res)
+	out := res.Output.(string)
+	if !strings.Contains(out, "Result of Db:") || !strings.Contains(out, "[REDACTED:Email]") || strings.Contains(out, "ann@") {
+		t.Errorf("the prompt the model got: %q", out)
+	}
+	if m.calls.Load() != 3 || len(waits) != 2 || waits[0] != time.Second {
+		t.Errorf("%d model calls, waits %v; want 3 calls and the 1s Retry-After honoured", m.calls.Load(), waits)
+	}
+	for _, e := range events {
+		if e.Type == "tool" {
+			b, _ := json.Marshal(e.Output)
+			if strings.Contains(string(b), "ann@") || e.Agent != "A" {
+				t.Errorf("tool event %+v shows the address or lacks the agent", e)
+			}
+		}
+	}
+}
+
+// A Block match is kept out of everything the run shows: the violation, the llm event's
+// answer, and the run's error.
+func TestBlockedTextStaysOut(t *testing.T) {
+	var lines []string
+	rt := load(t, `
+policy NoSSN : Block(SSN)
+agent A [openai/gpt-4o-mini]
+  requires NoSSN
+pipeline P(x: String) -> Result:
+  x |> A.t("Answer.")
+`, runtime.Config{OnEvent: func(e runtime.Event) { b, _ := json.Marshal(e); lines = append(lines, string(b)) }})
+	rt.Mock("A.t", "Her SSN is 123-45-6789.")
+	res := run(t, rt, "P", map[string]any{"x": "go"})
+	if res.Status != runtime.Failed || res.Error.Code != "POLICY_VIOLATION" {
+		t.Fatalf("%s %+v", res.Status, res.Error)
+	}
+	all, _ := json.Marshal(res)
+	shown := strings.Join(lines, "\n") + string(all)
+	if strings.Contains(shown, "6789") {
+		t.Errorf("the blocked number shows:\n%s", shown)
+	}
+	if !strings.Contains(shown, "[withheld: SSN detected]") || res.Meta.Violations[0].Message != "SSN detected" {
+		t.Errorf("want the category named:\n%s", shown)
+	}
+}

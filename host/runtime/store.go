@@ -40,8 +40,10 @@ type ResumePoint struct {
 	Stage int `json:"stage"`
 	// Loops counts the passes each loop stage (by index) has made.
 	Loops map[int]int `json:"loops,omitempty"`
-	// Inputs are the flowing values stages received, by index, for loops going back.
-	Inputs map[int]any `json:"inputs,omitempty"`
+	// Inputs and Outputs are the flowing values stages received and returned, by index, for
+	// loops going back (and the answer their feedback quotes).
+	Inputs  map[int]any `json:"inputs,omitempty"`
+	Outputs map[int]any `json:"outputs,omitempty"`
 }
 
 // A Store keeps run records as JSON files in one folder (.halo/runs).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -375,6 +376,37 @@ func testHomeSecrets(t *testing.T, mode string) {
 	wantDomainFailure(t, err, "outside the workspace root")
 }
 
+// TestBashNetworkFalse: network: false cuts TCP where the kernel can; the default keeps it.
+func TestBashNetworkFalse(t *testing.T) {
+	fx := newFixture(t, "wrapper")
+	if !fx.status.TCP {
+		t.Skipf("skipped: this kernel cannot limit TCP (Landlock ABI %d; 4 is needed): %s", fx.status.ABI, fx.status.Reason)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // ends when ln is closed
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	connect := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", ln.Addr().(*net.TCPAddr).Port)
+	cut := fx.open(t, "Offline", "Bash", nil, map[string]any{"network": false})
+	if r := run(t, cut, connect); r.ExitCode == 0 || strings.Contains(r.Stdout, "connected") {
+		t.Fatalf("network: false connected: %+v", r)
+	}
+	online := fx.open(t, "Online", "Bash", nil, nil)
+	if r := run(t, online, connect); r.ExitCode != 0 || r.Stdout != "connected\n" {
+		t.Fatalf("the default Bash could not connect: %+v", r)
+	}
+}
+
 func TestBashTimeoutKillsGrandchildren(t *testing.T) {
 	fx := newFixture(t, "wrapper")
 	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"timeout_ms": 500})
@@ -506,5 +538,36 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(closing.Microseconds())/float64(b.N)/1000, "close-ms/op")
 			b.ReportMetric(float64((childCPU()-cpuBefore).Microseconds())/float64(b.N)/1000, "plugin-cpu-ms/op")
 		})
+	}
+}
+
+// TestWarnsWhenTheKernelCannotEnforce: the host says so, once, rather than silently running
+// plugins unconfined.
+func TestWarnsWhenTheKernelCannotEnforce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	on := true
+	dir := t.TempDir()
+	b := New(Config{
+		Executable: exe, Getenv: hostEnv(dir), Sandbox: &on,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn}),
+		Status: &sandbox.Status{OS: "linux", Reason: "Landlock is built into this kernel but turned off"},
+	})
+	reg := tool.NewRegistry()
+	for _, ty := range b.Types() {
+		reg.Add(ty)
+	}
+	for i := 0; i < 2; i++ {
+		p, err := reg.Open(context.Background(), tool.Declaration{Name: "Files", Provider: "Workspace", Args: []any{dir}, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+	}
+	if n := strings.Count(logs.String(), "sandbox: NOT ENFORCED: Landlock is built into this kernel but turned off"); n != 1 {
+		t.Fatalf("want the warning once, got %d times:\n%s", n, logs.String())
 	}
 }

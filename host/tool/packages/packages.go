@@ -8,6 +8,7 @@ package packages
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -136,13 +137,18 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 	if !ok {
 		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeIntegrity, Message: fmt.Sprintf("package %s lacks %s", m.Name, rel)}
 	}
-	sum := sha256.Sum256(f.Data)
+	// The pin is the checksum the verified package lists for the executable; the plugin
+	// client hashes the file on disk against it before every start.
+	sum, err := hex.DecodeString(f.SHA256)
+	if err != nil || len(sum) != sha256.Size {
+		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeIntegrity, Message: fmt.Sprintf("package %s: no checksum for %s", m.Name, rel)}
+	}
 	cmd := plugin.Command{
 		Name:   name,
 		Path:   filepath.Join(ip.Dir, filepath.FromSlash(rel)),
 		Dir:    ip.Dir,
 		Env:    spec.Env,
-		SHA256: sum[:],
+		SHA256: sum,
 	}
 	return tool.Type{
 		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -49,7 +50,7 @@ type Options struct {
 	// AutoMTLS wraps the connection in mutual TLS with throw-away certificates. It is off by
 	// default: the socket lives in a folder only the host's user can enter, so TLS adds
 	// nothing against other users, and it costs a key pair and a certificate on each side at
-	// every start (about 1.5x the cold start and its CPU, measured by BenchmarkColdStart; see
+	// every start (about 1.5x the plugin's CPU at start, measured by BenchmarkColdStart; see
 	// docs/plugins.md). Turn it on only for a transport that leaves the machine.
 	AutoMTLS bool
 	// NoNamespaces starts plugins without their own user and PID namespaces on Linux. It is
@@ -84,7 +85,7 @@ type process struct {
 	gp   *goplugin.Client
 	rpc  pluginv1.PluginServiceClient
 	gen  uint64
-	dead bool // a call saw it die; restart even if go-plugin has not noticed yet
+	dead atomic.Bool // a call saw it die; restart even if go-plugin has not noticed yet
 	// runner is the process's runner, for its pid.
 	runner *procRunner
 	// conn is the gRPC connection; it leaves the Ready state as soon as the socket closes,
@@ -96,7 +97,7 @@ type process struct {
 // connection not broken. A plugin that died between calls is then restarted before the next
 // call is sent, instead of failing it.
 func (p *process) alive() bool {
-	if p.dead || p.gp.Exited() || p.runner.exited() {
+	if p.dead.Load() || p.gp.Exited() || p.runner.exited() {
 		return false
 	}
 	if p.conn != nil {
@@ -271,6 +272,9 @@ func (c *Client) start() (*process, error) {
 		SkipHostEnv:      true,
 		StartTimeout:     c.opts.StartTimeout,
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: c.socketRoot},
+		// gRPC closes an idle connection after 30 minutes by default; a plugin's connection
+		// must live as long as the plugin, and a closed one reads as a dead plugin.
+		GRPCDialOptions: []grpc.DialOption{grpc.WithIdleTimeout(0)},
 	})
 	rpcClient, err := gp.Client()
 	if err != nil {
@@ -303,11 +307,7 @@ func (c *Client) startError(err error) error {
 }
 
 // markDead records that a call saw p die, so the next call starts a new process.
-func (c *Client) markDead(p *process) {
-	c.mu.Lock()
-	p.dead = true
-	c.mu.Unlock()
-}
+func (c *Client) markDead(p *process) { p.dead.Store(true) }
 
 // callError turns an RPC failure into a tool error: the caller's cancellation or deadline
 // stays that (the plugin may report it a moment before the caller's own timer fires), a dead

@@ -170,7 +170,7 @@ func (pr *provider) Close() error {
 	pr.client.mu.Lock()
 	p := pr.client.proc
 	pr.client.mu.Unlock()
-	if p == nil || p.gen != gen || p.dead || p.gp.Exited() {
+	if p == nil || p.gen != gen || !p.alive() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

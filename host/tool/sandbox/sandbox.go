@@ -251,7 +251,7 @@ func (s Status) String() string {
 	return line
 }
 
-// paths returns the policy's read-only and read-write paths with the wrapper's own needs
+// withDefaults returns the policy with what every sandboxed program needs
 // added: the program itself, the system libraries, devices, and the plugin socket folder.
 func (p Policy) withDefaults(program string, getenv func(string) string) Policy {
 	out := Policy{Network: p.Network}

@@ -1,0 +1,68 @@
+package pkgcmd
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/pkgmgr"
+)
+
+func TestRegistryLocationPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	f := &cmdutil.Factory{Dir: dir, Env: cmdutil.Env{}}
+	if loc, err := RegistryLocation(f, ""); err != nil || loc != "" {
+		t.Fatalf("default: %q %v", loc, err)
+	}
+	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"registry": "https://json.example/index.json", "other": 1}`), 0o644)
+	if loc, _ := RegistryLocation(f, ""); loc != "https://json.example/index.json" {
+		t.Fatalf("halo.json: %q", loc)
+	}
+	f.Env["HALO_REGISTRY"] = "https://env.example/index.json"
+	if loc, _ := RegistryLocation(f, ""); loc != "https://env.example/index.json" {
+		t.Fatalf("env: %q", loc)
+	}
+	if loc, _ := RegistryLocation(f, "./flag/index.json"); loc != "./flag/index.json" {
+		t.Fatalf("flag: %q", loc)
+	}
+	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{`), 0o644)
+	delete(f.Env, "HALO_REGISTRY")
+	if _, err := RegistryLocation(f, ""); err == nil || !strings.Contains(err.Error(), "halo.json") {
+		t.Fatalf("bad halo.json: %v", err)
+	}
+}
+
+func TestReservedAndCoded(t *testing.T) {
+	r := Reserved()
+	for _, n := range []string{"Workspace", "Bash", "MCP"} {
+		if !r(n) {
+			t.Errorf("%s is not reserved", n)
+		}
+	}
+	if r("Stripe") {
+		t.Error("Stripe is reserved")
+	}
+	err := Coded(&pkgmgr.Error{Code: pkgmgr.CodeInvalid, Message: "bad", Problems: []pkgmgr.Problem{{Path: "name", Message: "x"}}})
+	if err.Error() != "bad [PACKAGE_INVALID]\n  name: x" || pkgmgr.Code(err) != pkgmgr.CodeInvalid {
+		t.Fatalf("%q", err)
+	}
+	plain := errors.New("plain")
+	if Coded(plain) != plain {
+		t.Fatal("an uncoded error changed")
+	}
+}
+
+func TestDeclarations(t *testing.T) {
+	m, err := pkgmgr.ParseManifest([]byte(`{"name":"cf","version":"1.0.0","description":"d","providers":{
+	  "Zone":{"kind":"http","description":"d","baseUrl":"https://api.example.com/{{zone}}/{{env}}","methods":[{"name":"a","description":"d","effect":"read","http":{"method":"GET","path":"/a"}}]},
+	  "Acct":{"kind":"mcp","description":"d","url":"https://mcp.example.com"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Declarations(m); got != `tool X : Acct(...), tool X : Zone(zone: "...", env: "...")` {
+		t.Fatalf("%s", got)
+	}
+}
