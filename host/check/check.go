@@ -27,6 +27,19 @@ type Config struct {
 	// IsSystemMethod reports whether System.<name> exists beside Value and Fail (a host may
 	// register its own). Nil means only the built-in ones.
 	IsSystemMethod func(name string) bool
+	// CheckDeclaration, when not nil, checks a tool declaration's arguments the way its
+	// provider reads them (every option of MCP(...), say), without opening anything. Values
+	// are what can be known before a run: literals as JSON-like Go values, and nil for
+	// anything that needs the environment or a run's inputs (Env.NAME, {{templates}}). When
+	// it is set it replaces the checker's own, smaller MCP check.
+	CheckDeclaration func(provider string, args []any, named map[string]any) []DeclProblem
+}
+
+// A DeclProblem is one problem CheckDeclaration found: the option at fault ("url", "env",
+// or "" for the first positional argument) and what is wrong.
+type DeclProblem struct {
+	Option  string
+	Message string
 }
 
 // BuiltinProviders returns the provider types every project has.
@@ -160,9 +173,63 @@ func (c *checker) checkTool(d *lang.ToolDecl) {
 		}
 		c.checkStatic(a.Value, "a tool declaration")
 	}
-	if p == "MCP" {
+	switch {
+	case c.cfg.CheckDeclaration != nil:
+		c.checkDeclaration(d)
+	case p == "MCP":
 		c.checkMCP(d)
 	}
+}
+
+// checkDeclaration reports the problems Config.CheckDeclaration finds, each at the argument
+// it names.
+func (c *checker) checkDeclaration(d *lang.ToolDecl) {
+	var args []any
+	named := map[string]any{}
+	for _, a := range d.Args {
+		if a.Name == nil {
+			args = append(args, staticValue(a.Value))
+		} else {
+			named[a.Name.Name] = staticValue(a.Value)
+		}
+	}
+	for _, pr := range c.cfg.CheckDeclaration(d.Provider.Name, args, named) {
+		at := d.Provider.Pos
+		if a := d.Named(pr.Option); a != nil {
+			at = a.Pos
+		} else if pos := d.Positional(); len(pos) > 0 && (pr.Option == "" || pr.Option == "command") {
+			at = pos[0].Pos
+		}
+		c.errorf(at, lang.CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
+	}
+}
+
+// staticValue is v as a JSON-like Go value when it is known before a run, else nil.
+func staticValue(v lang.Expr) any {
+	switch x := v.(type) {
+	case *lang.StringLit:
+		if len(x.Templates()) > 0 {
+			return nil
+		}
+		return x.Value
+	case *lang.NumberLit:
+		return x.Value
+	case *lang.BoolLit:
+		return x.Value
+	case *lang.ListLit:
+		out := make([]any, len(x.Elems))
+		for i, e := range x.Elems {
+			out[i] = staticValue(e)
+		}
+		return out
+	case *lang.ObjectLit:
+		out := make(map[string]any, len(x.Fields))
+		for _, f := range x.Fields {
+			out[f.Key] = staticValue(f.Value)
+		}
+		return out
+	}
+	return nil
 }
 
 // checkMCP: an MCP tool needs exactly one of a command and a url.

@@ -129,6 +129,7 @@ func Load(name, src string, cfg Config) (*Runtime, error) {
 func Validate(prog *lang.Program, reg *tool.Registry, system []string) lang.Diagnostics {
 	cfg := check.Config{}
 	if reg != nil {
+		cfg.CheckDeclaration = DeclarationChecker(reg)
 		cfg.IsProvider = reg.Has
 		for _, t := range reg.Types() {
 			cfg.Providers = append(cfg.Providers, t.Name)
@@ -145,6 +146,18 @@ func Validate(prog *lang.Program, reg *tool.Registry, system []string) lang.Diag
 		}
 	}
 	return check.Check(prog, cfg)
+}
+
+// DeclarationChecker adapts the registry's per-provider declaration checks (every option of
+// MCP(...), say) to host/check.
+func DeclarationChecker(reg *tool.Registry) func(provider string, args []any, named map[string]any) []check.DeclProblem {
+	return func(provider string, args []any, named map[string]any) []check.DeclProblem {
+		var out []check.DeclProblem
+		for _, p := range reg.CheckDeclaration(tool.Declaration{Provider: provider, Args: args, Named: named}) {
+			out = append(out, check.DeclProblem{Option: p.Option, Message: p.Message})
+		}
+		return out
+	}
 }
 
 // Mock makes target answer v (see Mocks). It returns r for chaining.

@@ -58,6 +58,29 @@ type Type struct {
 	Methods []Method
 	// Open configures a provider for one declaration.
 	Open func(ctx context.Context, d Declaration) (Provider, error)
+	// Check, when not nil, reports problems with a declaration's arguments without opening
+	// anything; `halo validate` calls it. Values it cannot know before a run are nil.
+	Check func(d Declaration) []Problem
+}
+
+// A Problem is one thing wrong with a declaration: the option at fault ("url", "env", or
+// "command" for the first positional argument) and what is wrong.
+type Problem struct {
+	Option  string
+	Message string
+}
+
+func (p Problem) String() string { return p.Option + ": " + p.Message }
+
+// ErrorCode returns TOOL_CONFIG: every declaration problem carries it.
+func (p Problem) ErrorCode() string { return CodeToolConfig }
+
+// CheckDeclaration runs the Check of d's provider type, if it has one.
+func (r *Registry) CheckDeclaration(d Declaration) []Problem {
+	if t, ok := r.types[d.Provider]; ok && t.Check != nil {
+		return t.Check(d)
+	}
+	return nil
 }
 
 // A Registry maps provider type names to types. It is built per command, never global.

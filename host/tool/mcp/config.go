@@ -49,17 +49,7 @@ type Config struct {
 
 // A Problem is one thing wrong with a declaration's options. halo validate prints each one
 // at the declaration with code TOOL_CONFIG.
-type Problem struct {
-	// Option is the option at fault: "url", "env", ..., or "command" for the first argument.
-	Option string
-	// Message says what is wrong and how to fix it.
-	Message string
-}
-
-func (p Problem) String() string { return p.Option + ": " + p.Message }
-
-// ErrorCode returns TOOL_CONFIG: every declaration problem carries it.
-func (p Problem) ErrorCode() string { return tool.CodeToolConfig }
+type Problem = tool.Problem
 
 // options every MCP declaration may name, and which transport each belongs to.
 var optionTransport = map[string]string{
@@ -328,15 +318,15 @@ type Package struct {
 func PackageConfig(pkg Package, d tool.Declaration) (Config, error) {
 	var ps []Problem
 	if len(d.Args) > 0 {
-		ps = append(ps, Problem{"command", "this provider's server is fixed by its package; a declaration cannot give a command or URL"})
+		ps = append(ps, Problem{Option: "command", Message: "this provider's server is fixed by its package; a declaration cannot give a command or URL"})
 	}
 	for _, k := range []string{"url", "env"} {
 		if hasKey(d.Named, k) {
-			ps = append(ps, Problem{k, "this provider's server and environment are fixed by its package; remove " + k + ":"})
+			ps = append(ps, Problem{Option: k, Message: "this provider's server and environment are fixed by its package; remove " + k + ":"})
 		}
 	}
 	if (pkg.Command == "") == (pkg.URL == "") {
-		ps = append(ps, Problem{"command", "the package manifest must give exactly one of command and url"})
+		ps = append(ps, Problem{Option: "command", Message: "the package manifest must give exactly one of command and url"})
 	}
 	// Check the options the declaration may set as if it named the package's server itself.
 	probe := tool.Declaration{Name: d.Name, Named: map[string]any{}}
@@ -353,7 +343,7 @@ func PackageConfig(pkg Package, d tool.Declaration) (Config, error) {
 	ps = append(ps, CheckDeclaration(probe)...)
 	for _, n := range pkg.Env {
 		if !envName.MatchString(n) {
-			ps = append(ps, Problem{"env", fmt.Sprintf("the package lists %q, which is not a variable name", n)})
+			ps = append(ps, Problem{Option: "env", Message: fmt.Sprintf("the package lists %q, which is not a variable name", n)})
 		}
 	}
 	if len(ps) > 0 {

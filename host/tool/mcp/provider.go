@@ -52,6 +52,7 @@ func Type(logger hclog.Logger) tool.Type {
 		Name:        "MCP",
 		Description: "An MCP server's tools, over stdio (a command) or Streamable HTTP (url:)",
 		Kind:        tool.KindMCP,
+		Check:       CheckDeclaration,
 		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
 			cfg, err := FromDeclaration(d)
 			if err != nil {

@@ -16,6 +16,9 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/mcp"
 )
 
 // Options are `halo validate`'s inputs.
@@ -73,9 +76,16 @@ func validateRun(opts *Options) error {
 	for _, p := range providers {
 		known[p] = true
 	}
+	// Declarations are checked by their provider types where those can check without
+	// loading anything: MCP(...)'s options. Package providers are only names here.
+	checks := tool.NewRegistry()
+	if err := checks.Add(mcp.Type(nil)); err != nil {
+		return err
+	}
 	diags = append(diags, check.Check(prog, check.Config{
-		IsProvider: func(name string) bool { return known[name] },
-		Providers:  providers,
+		IsProvider:       func(name string) bool { return known[name] },
+		Providers:        providers,
+		CheckDeclaration: runtime.DeclarationChecker(checks),
 	})...)
 	diags.Sort()
 
