@@ -17,8 +17,21 @@ const socketPrefix = "halo-plugins-"
 // temporary folder, after removing the folders of hosts that died without cleaning up (killed
 // with SIGKILL, say): their plugins died with them, and their sockets lead nowhere.
 func newSocketRoot() (string, error) {
-	sweepSocketRoots(os.TempDir())
-	return os.MkdirTemp("", fmt.Sprintf("%s%d-", socketPrefix, os.Getpid()))
+	base := socketBase(os.TempDir())
+	sweepSocketRoots(base)
+	return os.MkdirTemp(base, fmt.Sprintf("%s%d-", socketPrefix, os.Getpid()))
+}
+
+// socketBase is the folder socket folders go in: the temporary folder, unless its path is so
+// long that a socket inside would pass the limit on Unix socket paths (104 bytes on macOS,
+// 108 on Linux): macOS's per-user TMPDIR and test work folders are. A socket path adds about
+// 50 bytes to the base (halo-plugins-<pid>-<random>/plugin<random>).
+func socketBase(tmp string) string {
+	const maxBase = 48
+	if len(tmp) > maxBase {
+		return "/tmp"
+	}
+	return tmp
 }
 
 // sweepSocketRoots removes the socket folders in dir that belong to this user and to a
