@@ -57,6 +57,10 @@ type Provider struct {
 	// and optionally how halo pack builds them.
 	Executables map[string]string `json:"executables,omitempty"`
 	Build       *Build            `json:"build,omitempty"`
+	// Network lists the hosts a module's plugin connects to. A module that lists none runs
+	// with its network cut where the sandbox can cut it (Linux with Landlock ABI 4+); the
+	// sandbox cannot tell hosts apart, so listing any host opens the network.
+	Network []string `json:"network,omitempty"`
 }
 
 // Auth says how an http package sends its key.
@@ -325,7 +329,7 @@ func (v *validator) manifest(tree any) {
 var kindFields = map[string][]string{
 	KindHTTP:   {"kind", "description", "baseUrl", "auth", "body", "headers", "methods"},
 	KindMCP:    {"kind", "description", "command", "url", "env"},
-	KindModule: {"kind", "description", "executables", "env", "build"},
+	KindModule: {"kind", "description", "executables", "env", "build", "network"},
 }
 
 func (v *validator) provider(p string, x any) {
@@ -696,6 +700,21 @@ func (v *validator) moduleProvider(p string, obj map[string]any) {
 		}
 	}
 	v.envList(p, obj)
+	if nx, ok := obj["network"]; ok {
+		np := join(p, "network")
+		hosts, ok := nx.([]any)
+		if !ok {
+			v.add(np, "want a list of host names, got %s", typeName(nx))
+		}
+		for i, h := range hosts {
+			switch s, ok := h.(string); {
+			case !ok:
+				v.add(fmt.Sprintf("%s[%d]", np, i), "want a host name such as api.example.com, got %s", typeName(h))
+			case !reHostName.MatchString(s):
+				v.add(fmt.Sprintf("%s[%d]", np, i), "%q is not a host name such as api.example.com", s)
+			}
+		}
+	}
 	if bx, ok := obj["build"]; ok {
 		bp := join(p, "build")
 		if b, ok := v.object(bp, bx, "go"); ok {
@@ -703,6 +722,9 @@ func (v *validator) moduleProvider(p string, obj map[string]any) {
 		}
 	}
 }
+
+// reHostName is what a module's network entry must look like: a DNS name, * for a part.
+var reHostName = regexp.MustCompile(`^(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?))*$`)
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -53,13 +53,13 @@ func TestPermissionsByKind(t *testing.T) {
 	    "methods":[{"name":"me","description":"d","effect":"read","http":{"method":"GET","path":"/myself"}}]},
 	  "Gh":{"kind":"mcp","description":"d","command":"docker run -i --rm ghcr.io/x","env":["GH_TOKEN"]},
 	  "Docs":{"kind":"mcp","description":"d","url":"https://docs.example.com/mcp"},
-	  "Clock":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/clock"},"env":["TZ"]}}}`))
+	  "Clock":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/clock"},"env":["TZ"],"network":["api.clock.example"]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := m.Permissions()
 	want := Permissions{
-		Network: []string{"*.atlassian.net", "docs.example.com"},
+		Network: []string{"*.atlassian.net", "api.clock.example", "docs.example.com"},
 		Env:     []string{"GH_TOKEN", "JIRA_API_TOKEN", "JIRA_EMAIL", "TZ"},
 		Spawn:   []string{"docker"},
 		Code:    true,
@@ -119,9 +119,15 @@ func TestParseManifestProblems(t *testing.T) {
 			"providers.Env.env: only a stdio server", "providers.BadEnv.env: want a list", "providers.Plain.url:"}},
 		{"module rules", `{"name":"a","version":"1.0.0","description":"d","providers":{
 			"M":{"kind":"module","description":"d","executables":{"plan9/amd64":"bin/x","linux/amd64":"../x"},"build":{}},
-			"N":{"kind":"module","description":"d","entry":"index.ts"}}}`, []string{
+			"N":{"kind":"module","description":"d","entry":"index.ts"},
+			"O":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/x"},"network":["ok.example.com", "https://x.example", 3]},
+			"P":{"kind":"module","description":"d","executables":{"linux/amd64":"bin/x"},"network":"x.example"},
+			"Q":{"kind":"http","description":"d","baseUrl":"https://x.example","network":["x.example"],
+			  "methods":[{"name":"me","description":"d","effect":"read","http":{"method":"GET","path":"/me"}}]}}}`, []string{
 			`providers.M.executables["plan9/amd64"]: unknown platform`, `providers.M.executables["linux/amd64"]: "../x"`,
-			"providers.M.build.go: required", "providers.N.entry: unknown field", "providers.N.executables: required"}},
+			"providers.M.build.go: required", "providers.N.entry: unknown field", "providers.N.executables: required",
+			`providers.O.network[1]: "https://x.example" is not a host name`, "providers.O.network[2]: want a host name",
+			"providers.P.network: want a list of host names", "providers.Q.network:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,6 +55,9 @@ func (m *Manifest) Permissions() Permissions {
 			}
 		case KindModule:
 			code = true
+			for _, h := range p.Network {
+				net[h] = true
+			}
 			for _, e := range p.Env {
 				env[e] = true
 			}

@@ -219,6 +219,10 @@ func isDir(what, p string) error {
 	return nil
 }
 
+// Sandboxed reports whether plugins start through the sandbox wrapper (on Linux, unless
+// the configuration turned it off).
+func (b *Builtins) Sandboxed() bool { return b.sandboxed() }
+
 func (b *Builtins) sandboxed() bool {
 	if b.cfg.Sandbox != nil {
 		return *b.cfg.Sandbox

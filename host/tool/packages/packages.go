@@ -25,6 +25,7 @@ import (
 	"github.com/halo-lang/halo/host/tool/httppkg"
 	"github.com/halo-lang/halo/host/tool/mcp"
 	"github.com/halo-lang/halo/host/tool/plugin"
+	"github.com/halo-lang/halo/host/tool/sandbox"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -38,6 +39,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Platform is the GOOS/GOARCH whose module executable runs; "" means this one.
 	Platform string
+	// Executable is the halo binary, re-executed as the sandbox wrapper that module plugins
+	// start through (host/tool/sandbox). Empty means module plugins start unwrapped.
+	Executable string
 }
 
 // Register verifies the packages installed in the project at dir and adds their providers
@@ -150,6 +154,9 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 		Env:    spec.Env,
 		SHA256: sum,
 	}
+	if cfg.Executable != "" {
+		cmd.Wrap = sandbox.WrapCommand(cfg.Executable, ModulePolicy(ip.Dir, spec))
+	}
 	return tool.Type{
 		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
 		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
@@ -167,6 +174,14 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			return &owned{Provider: p, client: client}, nil
 		},
 	}, nil
+}
+
+// ModulePolicy is what a module's plugin may reach under the sandbox: its own package folder
+// and the system's libraries and time-zone data, read-only; the network only when its
+// manifest lists hosts. Nothing else: not the project, not the user's home.
+func ModulePolicy(pkgDir string, spec *pkgmgr.Provider) sandbox.Policy {
+	ro := append([]string{pkgDir}, sandbox.SystemReadOnly...)
+	return sandbox.Policy{ReadOnly: ro, Network: len(spec.Network) > 0}
 }
 
 func platformsOf(spec *pkgmgr.Provider) []string {

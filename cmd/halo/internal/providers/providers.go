@@ -35,8 +35,18 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 		return nil, err
 	}
 	// Installed packages add their providers here (host/tool's package glue).
-	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger}); err != nil {
+	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b)}); err != nil {
 		return nil, err
 	}
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil
+}
+
+// sandboxExecutable is the halo binary module plugins start through, or "" where the
+// sandbox is not used (not Linux). Where the kernel cannot enforce Landlock the wrapper still
+// runs, drops capabilities and says so, as it does for the built-ins.
+func sandboxExecutable(f *cmdutil.Factory, b *builtin.Builtins) string {
+	if !b.Sandboxed() {
+		return ""
+	}
+	return f.Executable
 }
