@@ -71,7 +71,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		}
 	}
 	if toolFirst != nil {
-		out, err := rn.toolCall(ctx, toolFirst, "", inputArgs(value), nil, value, o.at, agent, set)
+		out, err := rn.toolCall(ctx, toolFirst, "", inputArgs(value), value != nil, nil, value, o.at, agent, set)
 		if err != nil {
 			return nil, err
 		}

@@ -36,11 +36,12 @@ func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (a
 		if err != nil {
 			return nil, err
 		}
-		if len(c.Args) == 0 && value != nil {
+		implicit := len(c.Args) == 0 && value != nil
+		if implicit {
 			// The flowing value is the input when no argument says otherwise.
 			pos = []any{value}
 		}
-		return rn.toolCall(ctx, td, c.Method.Name, pos, named, value, o.at, "", nil)
+		return rn.toolCall(ctx, td, c.Method.Name, pos, implicit, named, value, o.at, "", nil)
 	}
 	return nil, errorf(CodeInternal, "%s: %s is not an agent, a tool or System", c.Pos, recv)
 }
@@ -132,7 +133,8 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 // toolCall calls Tool.method (method "" for an agent's tool: T, which calls T's only
 // method). agent names the agent it runs for, if any; its policies, when given, apply to
 // what the tool event shows of the result (Redact replaces, a Block match withholds it).
-func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, pos []any, named map[string]any, input any, at, agent string, set policy.Set) (any, error) {
+// implicit says pos holds only the flowing value, not arguments written in the call.
+func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, pos []any, implicit bool, named map[string]any, input any, at, agent string, set policy.Set) (any, error) {
 	name := td.Name.Name
 	target := name
 	if method != "" {
@@ -156,7 +158,7 @@ func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, p
 		json.Unmarshal(args, &mreq.Args)
 		out, _, err = rn.r.cfg.Mocks.answer(mreq, targets...)
 	} else {
-		out, args, err = rn.tools.call(ctx, td, method, pos, named)
+		out, args, err = rn.tools.call(ctx, td, method, pos, implicit, named)
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
 	ci := CallInfo{Kind: "tool", Target: target, Agent: agent, DurationMs: dur, Mocked: mocked}

@@ -93,8 +93,9 @@ func (ot *openTool) list(ctx context.Context) ([]tool.Method, error) {
 }
 
 // call runs one method of td's provider. method "" (an agent's tool: T) means the
-// provider's only method.
-func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, pos []any, named map[string]any) (any, json.RawMessage, error) {
+// provider's only method. implicit says pos is only the flowing value, which a method that
+// cannot take it (no parameter for a value, no fields for an object) does not get.
+func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, pos []any, implicit bool, named map[string]any) (any, json.RawMessage, error) {
 	ot, err := ts.provider(ctx, td)
 	if err != nil {
 		return nil, nil, err
@@ -124,6 +125,9 @@ func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, p
 		sort.Strings(names)
 		return nil, nil, tool.Errorf(tool.CodeUnknownMethod, "%s has no method %s (it has: %s)", td.Name.Name, method, strings.Join(names, ", "))
 	}
+	if implicit && len(pos) == 1 && !takesValue(m, pos[0]) {
+		pos = nil
+	}
 	args, err := tool.BindArgs(m, pos, named)
 	if err != nil {
 		return nil, nil, err
@@ -147,4 +151,16 @@ func (ts *toolSet) close() {
 	}
 	ts.open = map[string]*openTool{}
 	ts.order = nil
+}
+
+// takesValue reports whether m can take v as its single positional argument: an object
+// when m's schema allows fields, any other value when m has a required parameter to fill.
+func takesValue(m tool.Method, v any) bool {
+	if _, ok := v.(map[string]any); ok {
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		return len(m.Params) == 0 || json.Unmarshal(m.Params, &s) != nil || len(s.Properties) > 0
+	}
+	return tool.FirstRequired(m.Params) != ""
 }
