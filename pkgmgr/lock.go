@@ -57,7 +57,7 @@ func ParseLock(b []byte) (*Lock, error) {
 		l.Tools = map[string]*LockEntry{}
 	}
 	for name, e := range l.Tools {
-		if e == nil || !reName.MatchString(name) || e.SHA256 == "" || e.Source == "" {
+		if e == nil || !reName().MatchString(name) || e.SHA256 == "" || e.Source == "" {
 			return nil, errorf(CodeIntegrity, "halo.lock: entry %q is incomplete", name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ManifestFile is the manifest's file name in a package folder.
@@ -128,15 +129,17 @@ var platforms = map[string]bool{
 }
 
 var (
-	reName      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	reVersion   = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
-	reProvider  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-	reMethod    = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	reEnv       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	reTemplate  = regexp.MustCompile(`\{\{([^{}]*)\}\}`)
-	reIdent     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	reHeader    = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-	rePathParam = regexp.MustCompile(`\{([^{}/]*)\}`)
+	reName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
+	reVersion = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+	})
+	reProvider  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`) })
+	reMethod    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`) })
+	reEnv       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	reTemplate  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{([^{}]*)\}\}`) })
+	reIdent     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	reHeader    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
+	rePathParam = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([^{}/]*)\}`) })
 )
 
 // ParseManifest checks a halo-tool.json against every rule and returns it, or a
@@ -176,7 +179,7 @@ func (m *Manifest) ProviderNames() []string {
 // PathParams returns the {name} parameters of an http path, in order.
 func PathParams(p string) []string {
 	var out []string
-	for _, m := range rePathParam.FindAllStringSubmatch(p, -1) {
+	for _, m := range rePathParam().FindAllStringSubmatch(p, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -186,7 +189,7 @@ func PathParams(p string) []string {
 func Templates(baseURL string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range reTemplate.FindAllStringSubmatch(baseURL, -1) {
+	for _, m := range reTemplate().FindAllStringSubmatch(baseURL, -1) {
 		if !seen[m[1]] {
 			seen[m[1]] = true
 			out = append(out, m[1])
@@ -205,7 +208,7 @@ func join(parent, key string) string {
 	if parent == "" {
 		return key
 	}
-	if reIdent.MatchString(key) {
+	if reIdent().MatchString(key) {
 		return parent + "." + key
 	}
 	b, _ := json.Marshal(key)
@@ -285,10 +288,10 @@ func (v *validator) manifest(tree any) {
 	if !ok {
 		return
 	}
-	if s, ok := v.str("", obj, "name", true); ok && !reName.MatchString(s) {
+	if s, ok := v.str("", obj, "name", true); ok && !reName().MatchString(s) {
 		v.add("name", "%q: use lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters", s)
 	}
-	if s, ok := v.str("", obj, "version", true); ok && !reVersion.MatchString(s) {
+	if s, ok := v.str("", obj, "version", true); ok && !reVersion().MatchString(s) {
 		v.add("version", "%q: want a version like 1.2.3 or 1.2.3-beta.1", s)
 	}
 	v.str("", obj, "description", true)
@@ -319,7 +322,7 @@ func (v *validator) manifest(tree any) {
 	sort.Strings(names)
 	for _, n := range names {
 		p := join("providers", n)
-		if !reProvider.MatchString(n) {
+		if !reProvider().MatchString(n) {
 			v.add(p, "provider name %q: a capital letter, then letters and digits", n)
 		}
 		v.provider(p, providers[n])
@@ -396,14 +399,14 @@ func (v *validator) httpProvider(p string, obj map[string]any) {
 	if base, ok := v.str(p, obj, "baseUrl", true); ok {
 		bp := join(p, "baseUrl")
 		for _, name := range Templates(base) {
-			if !reIdent.MatchString(name) {
+			if !reIdent().MatchString(name) {
 				v.add(bp, "{{%s}}: a template name is letters, digits and _", name)
 			}
 		}
-		if strings.Count(base, "{{") != strings.Count(base, "}}") || strings.Count(base, "{{") != len(reTemplate.FindAllString(base, -1)) {
+		if strings.Count(base, "{{") != strings.Count(base, "}}") || strings.Count(base, "{{") != len(reTemplate().FindAllString(base, -1)) {
 			v.add(bp, "unbalanced {{ }} in %q", base)
 		}
-		filled := reTemplate.ReplaceAllString(base, "x")
+		filled := reTemplate().ReplaceAllString(base, "x")
 		if strings.ContainsAny(filled, "{}") {
 			v.add(bp, "stray { or } in %q", base)
 		}
@@ -442,7 +445,7 @@ func (v *validator) httpProvider(p string, obj map[string]any) {
 			case "header", "query":
 				if !hasName || name == "" {
 					v.add(join(ap, "name"), "required for %s auth: the %s name", authType, authType)
-				} else if !reHeader.MatchString(name) {
+				} else if !reHeader().MatchString(name) {
 					v.add(join(ap, "name"), "%q is not a valid name", name)
 				}
 			default:
@@ -461,7 +464,7 @@ func (v *validator) httpProvider(p string, obj map[string]any) {
 			v.add(hp, "want an object of strings, got %s", typeName(hx))
 		} else {
 			for k, val := range h {
-				if !reHeader.MatchString(k) {
+				if !reHeader().MatchString(k) {
 					v.add(join(hp, k), "%q is not a valid header name", k)
 				}
 				if s, ok := val.(string); !ok {
@@ -494,7 +497,7 @@ func (v *validator) httpProvider(p string, obj map[string]any) {
 			continue
 		}
 		if n, ok := v.str(ip, m, "name", true); ok {
-			if !reMethod.MatchString(n) {
+			if !reMethod().MatchString(n) {
 				v.add(join(ip, "name"), "%q: use lowercase snake_case", n)
 			}
 			if seen[n] {
@@ -553,13 +556,13 @@ func (v *validator) httpPath(p, s string) []string {
 		if !strings.ContainsAny(seg, "{}") {
 			continue
 		}
-		m := rePathParam.FindAllStringSubmatch(seg, -1)
+		m := rePathParam().FindAllStringSubmatch(seg, -1)
 		if len(m) != 1 || "{"+m[0][1]+"}" != seg {
 			v.add(p, "%q: a {name} parameter must be a whole path segment", s)
 			continue
 		}
 		name := m[0][1]
-		if !reIdent.MatchString(name) {
+		if !reIdent().MatchString(name) {
 			v.add(p, "{%s}: a parameter name is letters, digits and _", name)
 			continue
 		}
@@ -613,7 +616,7 @@ func (v *validator) envNames(p string, x any) []string {
 	case nil:
 		return nil
 	case string:
-		if !reEnv.MatchString(t) {
+		if !reEnv().MatchString(t) {
 			v.add(p, "%q is not a variable name", t)
 		}
 		return []string{t}
@@ -625,7 +628,7 @@ func (v *validator) envNames(p string, x any) []string {
 				v.add(index(p, i), "want a variable name, got %s", typeName(e))
 				continue
 			}
-			if !reEnv.MatchString(s) {
+			if !reEnv().MatchString(s) {
 				v.add(index(p, i), "%q is not a variable name", s)
 			}
 			out = append(out, s)
@@ -710,7 +713,7 @@ func (v *validator) moduleProvider(p string, obj map[string]any) {
 			switch s, ok := h.(string); {
 			case !ok:
 				v.add(fmt.Sprintf("%s[%d]", np, i), "want a host name such as api.example.com, got %s", typeName(h))
-			case !reHostName.MatchString(s):
+			case !reHostName().MatchString(s):
 				v.add(fmt.Sprintf("%s[%d]", np, i), "%q is not a host name such as api.example.com", s)
 			}
 		}
@@ -724,7 +727,9 @@ func (v *validator) moduleProvider(p string, obj map[string]any) {
 }
 
 // reHostName is what a module's network entry must look like: a DNS name, * for a part.
-var reHostName = regexp.MustCompile(`^(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?))*$`)
+var reHostName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?))*$`)
+})
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

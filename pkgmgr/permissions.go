@@ -31,7 +31,7 @@ func (m *Manifest) Permissions() Permissions {
 	for _, p := range m.Providers {
 		switch p.Kind {
 		case KindHTTP:
-			if h := urlHost(reTemplate.ReplaceAllString(p.BaseURL, "*")); h != "" {
+			if h := urlHost(reTemplate().ReplaceAllString(p.BaseURL, "*")); h != "" {
 				net[h] = true
 			}
 			if p.Auth != nil {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // A Project is the package state of one project folder: halo.lock, .halo/tools/ and
@@ -51,7 +52,7 @@ type Spec struct {
 	Path, URL string
 }
 
-var reSpec = regexp.MustCompile(`^([a-z0-9][a-z0-9-]{0,62})(?:@(.+))?$`)
+var reSpec = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z0-9][a-z0-9-]{0,62})(?:@(.+))?$`) })
 
 // ParseSpec reads a halo add argument: name, name@1.0.0, ./folder, file.halotool, or an
 // https:// URL of a .halotool (http:// only on localhost).
@@ -67,11 +68,11 @@ func ParseSpec(s string) (Spec, error) {
 	case strings.HasSuffix(s, ".halotool") || strings.ContainsAny(s, `/\`) || strings.HasPrefix(s, "."):
 		return Spec{Path: s}, nil
 	}
-	m := reSpec.FindStringSubmatch(s)
+	m := reSpec().FindStringSubmatch(s)
 	if m == nil {
 		return Spec{}, errorf(CodeNotFound, "%q is not a package spec: want name, name@1.0.0, ./folder, file.halotool or https://…/file.halotool", s)
 	}
-	if m[2] != "" && !reVersion.MatchString(m[2]) {
+	if m[2] != "" && !reVersion().MatchString(m[2]) {
 		return Spec{}, errorf(CodeNotFound, "%q: %q is not a version", s, m[2])
 	}
 	return Spec{Name: m[1], Version: m[2]}, nil

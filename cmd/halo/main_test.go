@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -32,5 +36,45 @@ func TestScripts(t *testing.T) {
 			env.Setenv("EVERYTHING", filepath.Join(root, ".cache/npm/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"initbudget": initBudget,
+		},
 	})
+}
+
+// initBudget checks the GODEBUG=inittrace=1 report in stderr: `initbudget EACH TOTAL` fails when
+// one package's init allocates more than EACH kilobytes, or all of them more than TOTAL. Allocation is a steady stand-in for the
+// time an init takes, and every start of halo pays it: each command, and each built-in plugin,
+// which is halo re-executed.
+func initBudget(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: initbudget EACH_KB TOTAL_KB")
+	}
+	kb, err1 := strconv.Atoi(args[0])
+	totalKB, err2 := strconv.Atoi(args[1])
+	if err1 != nil || err2 != nil {
+		ts.Fatalf("usage: initbudget EACH_KB TOTAL_KB")
+	}
+	// init github.com/x/y @12 ms, 0.5 ms clock, 1701704 bytes, 21289 allocs
+	line := regexp.MustCompile(`(?m)^init (\S+) @.*, (\d+) bytes, \d+ allocs$`)
+	seen, total := 0, 0
+	var over []string
+	for _, m := range line.FindAllStringSubmatch(ts.ReadFile("stderr"), -1) {
+		n, _ := strconv.Atoi(m[2])
+		seen++
+		total += n
+		if n > kb<<10 {
+			over = append(over, fmt.Sprintf("%s (%d KB)", m[1], n>>10))
+		}
+	}
+	if seen == 0 {
+		ts.Fatalf("initbudget: no inittrace lines in stderr")
+	}
+	ts.Logf("%d package inits, %d KB in all", seen, total>>10)
+	if len(over) > 0 {
+		ts.Fatalf("package inits over the budget of %d KB each: %s", kb, strings.Join(over, ", "))
+	}
+	if total > totalKB<<10 {
+		ts.Fatalf("package inits allocate %d KB in all, over the budget of %d KB", total>>10, totalKB)
+	}
 }

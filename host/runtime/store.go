@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,10 +52,10 @@ type Store struct {
 	Dir string
 }
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
 
 func (s *Store) path(id string) (string, error) {
-	if !runIDPattern.MatchString(id) {
+	if !runIDPattern().MatchString(id) {
 		return "", errorf(CodeRun, "%q is not a run id", id)
 	}
 	return filepath.Join(s.Dir, id+".json"), nil
@@ -129,7 +130,7 @@ func (s *Store) Latest() (string, error) {
 	best, bestTime := "", time.Time{}
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !runIDPattern.MatchString(id) {
+		if !ok || !runIDPattern().MatchString(id) {
 			continue
 		}
 		rec, err := s.Load(id)

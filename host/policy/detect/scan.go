@@ -3,6 +3,7 @@ package detect
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 const (
@@ -45,6 +46,10 @@ func lower(c byte) byte {
 // scan calls emit for each match of cats in s, stopping when emit returns false.
 func scan(s string, cats Category, emit func(Match) bool) {
 	words := cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0
+	var kws *keywordTable
+	if words {
+		kws = keywords()
+	}
 	numbers := cats&(SSN|CreditCard|Phone|IPAddress) != 0
 	n := len(s)
 	i := 0
@@ -63,7 +68,7 @@ func scan(s string, cats Category, emit func(Match) bool) {
 			}
 			if cl&clsLetter != 0 {
 				if words {
-					if m, ok := checkWord(s, i, j, cats); ok {
+					if m, ok := checkWord(kws, s, i, j, cats); ok {
 						if !emit(m) {
 							return
 						}
@@ -515,24 +520,6 @@ type phrase struct {
 	re  *regexp.Regexp
 }
 
-// Word-started patterns. Compiled once; a *regexp.Regexp is safe for concurrent use.
-var (
-	reIgnore  = regexp.MustCompile(`(?i)^(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:the|of|my|any|these|those|all|everything|what)\s+)*(?:(?:all|previous|prior|above|earlier|preceding|system|your|original|initial|developer)\b(?:\s+[a-z]+){0,2}?\s+(?:instructions?|prompts?|rules|directions|guidelines|directives|messages?|context)\b|(?:above|before)\b)`)
-	reReveal  = regexp.MustCompile(`(?i)^(?:reveal|show|print|repeat|output|tell|display|leak|dump|give|share|expose)\s+(?:(?:me|us|the|your|all|of|full|entire|exact|hidden|secret)\s+)*(?:(?:system|initial|hidden|secret|original|developer)\s+(?:prompt|instructions|message)|(?:your\s+)?(?:prompt|instructions)\s+(?:verbatim|above))`)
-	reYouAre  = regexp.MustCompile(`(?i)^you\s+are\s+(?:now\s+(?:DAN\b|in\s+(?:developer|god|jailbreak)\s+mode|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b|jailbroken|free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions))|DAN\b)`)
-	reActAs   = regexp.MustCompile(`(?i)^(?:act|pretend|behave)\s+(?:as|like|to\s+be|you\s+are)\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b)`)
-	reDoAny   = regexp.MustCompile(`(?i)^do\s+anything\s+now\b`)
-	reMode    = regexp.MustCompile(`(?i)^(?:enable|enter|activate|switch\s+to)\s+(?:developer|god|DAN|jailbreak)\s+mode\b|^(?:developer|god|DAN|jailbreak)\s+mode\s+(?:enabled|activated|on)\b`)
-	reNewInst = regexp.MustCompile(`(?i)^new\s+(?:system\s+)?instructions\s*:`)
-
-	reDrop     = regexp.MustCompile(`(?i)^drop\s+(?:table|database|schema)\b`)
-	reTruncate = regexp.MustCompile(`(?i)^truncate\s+(?:table\s+[\w."` + "`" + `\[\]]+|[\w."` + "`" + `\[\]]+\s*;)`)
-	reDelete   = regexp.MustCompile(`(?im)^delete\s+from\s+[\w."` + "`" + `\[\]]+(?:\s+where\b|\s*;|\s*$)`)
-	reGitPush  = regexp.MustCompile(`(?i)^git\s+push\b[^;&|\n]*?\s(?:--force(?:-with-lease)?|-f)\b`)
-	reMkfs     = regexp.MustCompile(`(?i)^mkfs(?:\.\w+)?\b`)
-	reDD       = regexp.MustCompile(`(?i)^dd\s+[^;&|\n]*\bof=/dev/`)
-)
-
 // A keyword is what a lower-cased word may start: an injection phrase, a destructive
 // command, a profane word.
 type keyword struct {
@@ -549,7 +536,33 @@ type keyword struct {
 	profane bool
 }
 
-var keywords = func() map[string]keyword {
+// A keywordTable maps each keyword to its detectors.
+type keywordTable struct {
+	words map[string]keyword
+	// first2 gates the lookup: only words whose first two letters start a keyword are
+	// lower-cased and looked up.
+	first2 [26 * 26]bool
+}
+
+// keywords is built on first use, not in init: its patterns would otherwise be compiled by
+// every start of halo and of each built-in plugin.
+var keywords = sync.OnceValue(func() *keywordTable {
+	// Word-started patterns. A *regexp.Regexp is safe for concurrent use.
+	reIgnore := regexp.MustCompile(`(?i)^(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:the|of|my|any|these|those|all|everything|what)\s+)*(?:(?:all|previous|prior|above|earlier|preceding|system|your|original|initial|developer)\b(?:\s+[a-z]+){0,2}?\s+(?:instructions?|prompts?|rules|directions|guidelines|directives|messages?|context)\b|(?:above|before)\b)`)
+	reReveal := regexp.MustCompile(`(?i)^(?:reveal|show|print|repeat|output|tell|display|leak|dump|give|share|expose)\s+(?:(?:me|us|the|your|all|of|full|entire|exact|hidden|secret)\s+)*(?:(?:system|initial|hidden|secret|original|developer)\s+(?:prompt|instructions|message)|(?:your\s+)?(?:prompt|instructions)\s+(?:verbatim|above))`)
+	reYouAre := regexp.MustCompile(`(?i)^you\s+are\s+(?:now\s+(?:DAN\b|in\s+(?:developer|god|jailbreak)\s+mode|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b|jailbroken|free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions))|DAN\b)`)
+	reActAs := regexp.MustCompile(`(?i)^(?:act|pretend|behave)\s+(?:as|like|to\s+be|you\s+are)\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b)`)
+	reDoAny := regexp.MustCompile(`(?i)^do\s+anything\s+now\b`)
+	reMode := regexp.MustCompile(`(?i)^(?:enable|enter|activate|switch\s+to)\s+(?:developer|god|DAN|jailbreak)\s+mode\b|^(?:developer|god|DAN|jailbreak)\s+mode\s+(?:enabled|activated|on)\b`)
+	reNewInst := regexp.MustCompile(`(?i)^new\s+(?:system\s+)?instructions\s*:`)
+
+	reDrop := regexp.MustCompile(`(?i)^drop\s+(?:table|database|schema)\b`)
+	reTruncate := regexp.MustCompile(`(?i)^truncate\s+(?:table\s+[\w."` + "`" + `\[\]]+|[\w."` + "`" + `\[\]]+\s*;)`)
+	reDelete := regexp.MustCompile(`(?im)^delete\s+from\s+[\w."` + "`" + `\[\]]+(?:\s+where\b|\s*;|\s*$)`)
+	reGitPush := regexp.MustCompile(`(?i)^git\s+push\b[^;&|\n]*?\s(?:--force(?:-with-lease)?|-f)\b`)
+	reMkfs := regexp.MustCompile(`(?i)^mkfs(?:\.\w+)?\b`)
+	reDD := regexp.MustCompile(`(?i)^dd\s+[^;&|\n]*\bof=/dev/`)
+
 	k := map[string]keyword{}
 	set := func(words string, f func(*keyword)) {
 		for _, w := range strings.Fields(words) {
@@ -581,24 +594,19 @@ var keywords = func() map[string]keyword {
 	set(`fuck fucks fucking fucked fucker fuckers motherfucker shit shits shitty bullshit bitch bitches
 		bastard bastards asshole assholes dickhead cunt cunts wanker twat prick pussy slut whore`,
 		func(kw *keyword) { kw.profane = true })
-	return k
-}()
-
-// first2 gates the keyword lookup: only words whose first two letters start a keyword
-// are lower-cased and looked up.
-var first2 = func() (t [26 * 26]bool) {
-	for w := range keywords {
-		t[int(w[0]-'a')*26+int(w[1]-'a')] = true
+	t := &keywordTable{words: k}
+	for w := range k {
+		t.first2[int(w[0]-'a')*26+int(w[1]-'a')] = true
 	}
 	return t
-}()
+})
 
 // phraseWindow bounds the text an anchored phrase pattern reads: Go's backtracker clears
 // state in proportion to the input, and every phrase is far shorter than this.
 const phraseWindow = 120
 
 // checkWord runs the word-started detectors on the word s[i:j].
-func checkWord(s string, i, j int, cats Category) (Match, bool) {
+func checkWord(kws *keywordTable, s string, i, j int, cats Category) (Match, bool) {
 	if cats&APIKey != 0 {
 		switch s[i] {
 		case 's', 'A', 'g', 'x':
@@ -617,7 +625,7 @@ func checkWord(s string, i, j int, cats Category) (Match, bool) {
 		return Match{}, false
 	}
 	a, b := lower(s[i]), lower(s[i+1])
-	if a < 'a' || a > 'z' || b < 'a' || b > 'z' || !first2[int(a-'a')*26+int(b-'a')] {
+	if a < 'a' || a > 'z' || b < 'a' || b > 'z' || !kws.first2[int(a-'a')*26+int(b-'a')] {
 		return Match{}, false
 	}
 	var buf [16]byte
@@ -625,7 +633,7 @@ func checkWord(s string, i, j int, cats Category) (Match, bool) {
 	for k := range w {
 		w[k] = lower(s[i+k])
 	}
-	kw, ok := keywords[string(w)]
+	kw, ok := kws.words[string(w)]
 	if !ok {
 		return Match{}, false
 	}

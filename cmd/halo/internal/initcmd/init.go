@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -81,7 +82,7 @@ pipeline Hello(name: String) -> Result:
 // Gitignore is what init puts in .gitignore: .halo/ holds runs, installed tools and trust.
 const Gitignore = ".halo/\n"
 
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
 
 // Created is the --json output.
 type Created struct {
@@ -104,7 +105,7 @@ func initRun(opts *Options) error {
 	if name == "" {
 		name = strings.ToLower(filepath.Base(dir))
 	}
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return cmdutil.FlagError("project name %q: use lowercase letters, digits, '.', '-' and '_', starting with a letter or digit (set it with --name)", name)
 	}
 	cfg, err := json.MarshalIndent(Config{Name: name}, "", "  ")
