@@ -1,0 +1,6 @@
+//go:build !linux
+
+package seccomp
+
+// DenyNetwork returns ErrUnsupported: seccomp is Linux's.
+func DenyNetwork() error { return ErrUnsupported }
