@@ -16,6 +16,7 @@ targets=(
   "./host/policy FuzzRedact"
   "./host/policy FuzzDenyArgs"
   "./sdk FuzzDecodeArgs"
+  "./sdk FuzzObjectKeys"
   "./host/runtime FuzzParseMocks"
 )
 for tgt in "${targets[@]}"; do

@@ -43,7 +43,7 @@ func Serve(providers ...Provider) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       wire.NewGRPCServer,
 		Logger:           logger,
 	})
 }

@@ -23,8 +23,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 	"github.com/halo-lang/halo/sdk"
@@ -265,34 +263,56 @@ func (tl *Tool) CallContext(ctx context.Context, method string, args any) Outcom
 		tl.c.t.Fatalf("sdktest: arguments of %s: %v", method, err)
 	}
 	var o Outcome
-	// The plugin may report the deadline a moment before this side's timer fires.
-	cancelled := func(err error) bool {
-		code := status.Code(err)
-		if ctx.Err() == nil && code != codes.DeadlineExceeded && code != codes.Canceled {
-			return false
-		}
-		o.Code, o.Message = "CANCELLED", err.Error()
-		return true
-	}
-	stream, err := tl.c.rpc.Call(ctx, &pluginv1.CallRequest{InstanceId: tl.id, Method: method, Args: b})
+	// The call runs on a Calls stream of its own, which the test ends when it returns: the
+	// host's path (one stream for every call) with nothing to tell calls apart.
+	streamCtx, endStream := context.WithCancel(context.Background())
+	defer endStream()
+	stream, err := tl.c.rpc.Calls(streamCtx)
 	if err != nil {
-		if cancelled(err) {
-			return o
-		}
 		tl.c.t.Fatalf("sdktest: call %s: %v", method, err)
 	}
-	for {
-		resp, err := stream.Recv()
-		if err != nil {
-			if cancelled(err) {
-				return o
+	const id = 1
+	if err := stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Call{Call: &pluginv1.CallRequest{InstanceId: tl.id, Method: method, Args: b}}}); err != nil {
+		tl.c.t.Fatalf("sdktest: call %s: %v", method, err)
+	}
+	type received struct {
+		msg *pluginv1.CallsResponse
+		err error
+	}
+	events := make(chan received)
+	go func() {
+		for {
+			msg, err := stream.Recv()
+			select {
+			case events <- received{msg, err}:
+			case <-streamCtx.Done():
+				return
 			}
-			if errors.Is(err, io.EOF) {
-				tl.c.t.Fatalf("sdktest: %s ended without an outcome", method)
+			if err != nil {
+				return
 			}
-			tl.c.t.Fatalf("sdktest: call %s: %v", method, err)
 		}
-		switch ev := resp.GetEvent().(type) {
+	}()
+	for {
+		var r received
+		select {
+		case <-ctx.Done():
+			// What the host does: tell the plugin, and wait no more.
+			_ = stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Cancel{Cancel: &pluginv1.CancelCall{}}})
+			o.Code, o.Message = "CANCELLED", ctx.Err().Error()
+			return o
+		case r = <-events:
+		}
+		if r.err != nil {
+			if errors.Is(r.err, io.EOF) {
+				tl.c.t.Fatalf("sdktest: the plugin ended the Calls stream during %s", method)
+			}
+			tl.c.t.Fatalf("sdktest: call %s: %v", method, r.err)
+		}
+		if r.msg.GetCallId() != id {
+			tl.c.t.Fatalf("sdktest: call %s: an event for call %d, which was never made", method, r.msg.GetCallId())
+		}
+		switch ev := r.msg.GetEvent().GetEvent().(type) {
 		case *pluginv1.CallResponse_Progress:
 			o.Progress = append(o.Progress, Progress{Filled: ev.Progress.GetFilled(), Total: ev.Progress.GetTotal(), Message: ev.Progress.GetMessage()})
 		case *pluginv1.CallResponse_Result:
@@ -314,6 +334,8 @@ func (tl *Tool) CallContext(ctx context.Context, method string, args any) Outcom
 				o.Code = wire.CodeToolError
 			}
 			return o
+		default:
+			tl.c.t.Fatalf("sdktest: call %s: an event of no known kind (%T)", method, ev)
 		}
 	}
 }

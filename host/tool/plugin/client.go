@@ -3,8 +3,10 @@
 // /dev/null as standard input, its socket in a host-owned 0700 folder, its own process group,
 // a parent-death signal, and (on Linux) its own user and PID namespaces; it marks the
 // host non-dumpable so a plugin cannot read the host's secrets from /proc; it forwards the
-// plugin's log lines under the provider's name; and it turns each configured declaration into
-// a tool.Provider that restarts a crashed plugin on the next call.
+// plugin's log lines under the provider's name; it turns each configured declaration into
+// a tool.Provider that restarts a crashed plugin on the next call; and it runs every call of
+// a process, concurrent or not, on one long-lived gRPC stream (the Calls stream of
+// plugin.proto), falling back to a stream per call for a plugin that does not serve it.
 //
 // One Client is one plugin executable, started on first use and kept for every declaration
 // and run that uses it; whoever builds the registry closes it when the command ends. The
@@ -18,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -91,6 +94,15 @@ type process struct {
 	// conn is the gRPC connection; it leaves the Ready state as soon as the socket closes,
 	// which is usually before go-plugin has reaped the process.
 	conn *grpc.ClientConn
+
+	mu sync.Mutex
+	// calls is the Calls stream every call of this process goes through, opened by the first
+	// call; nil before that, and for a plugin that does not serve Calls.
+	calls *callStream
+	// alone is set when the plugin answered Calls with UNIMPLEMENTED (an SDK older than the
+	// Calls stream, or an author who implemented only Call): each call then has a stream of
+	// its own.
+	alone bool
 }
 
 // alive reports whether p can take a call: not seen dying by a call, not exited, its
@@ -272,9 +284,16 @@ func (c *Client) start() (*process, error) {
 		SkipHostEnv:      true,
 		StartTimeout:     c.opts.StartTimeout,
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: c.socketRoot},
-		// gRPC closes an idle connection after 30 minutes by default; a plugin's connection
-		// must live as long as the plugin, and a closed one reads as a dead plugin.
-		GRPCDialOptions: []grpc.DialOption{grpc.WithIdleTimeout(0)},
+		GRPCDialOptions: []grpc.DialOption{
+			// gRPC closes an idle connection after 30 minutes by default; a plugin's connection
+			// must live as long as the plugin, and a closed one reads as a dead plugin.
+			grpc.WithIdleTimeout(0),
+			// Fixed windows, as the SDK's server has (sdk/internal/wire.NewGRPCServer): the
+			// default 64 KB window grown by BDP pings sends window updates and pings around
+			// the calls of the one stream that carries them all.
+			grpc.WithInitialWindowSize(windowSize),
+			grpc.WithInitialConnWindowSize(windowSize),
+		},
 	})
 	rpcClient, err := gp.Client()
 	if err != nil {
@@ -401,4 +420,274 @@ func (c *Client) Types(ctx context.Context, kind tool.Kind, pkg string) ([]tool.
 		})
 	}
 	return types, nil
+}
+
+// windowSize is the gRPC flow-control window, per stream and per connection.
+const windowSize = 1 << 20
+
+// maxQueuedProgress bounds the progress events a call keeps for a caller that is slower to
+// take them than the plugin is to send them; past it, each new event replaces the newest
+// queued one, so the caller still sees the latest state.
+const maxQueuedProgress = 64
+
+var (
+	// errCallsUnsupported is what the calls pending on a Calls stream get when the plugin
+	// turned the stream down: they never reached the plugin, and run alone instead.
+	errCallsUnsupported = errors.New("the plugin does not serve the Calls stream")
+	// errNoOutcome is a call stream that ended without an outcome.
+	errNoOutcome = errors.New("the plugin ended the call without a result")
+)
+
+// call runs one call on p and returns its outcome (a CallResponse that is not progress). Each
+// progress event goes to progress, when not nil, on the caller's goroutine. An error is the
+// caller's ctx error, errNoOutcome, or what broke the stream; callError turns it into a tool
+// error.
+func (p *process) call(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.Progress)) (*pluginv1.CallResponse, error) {
+	if err := ctx.Err(); err != nil {
+		// Nothing to start: a call sent now would only be cancelled.
+		return nil, err
+	}
+	cs, err := p.callStream()
+	if err != nil {
+		return nil, err
+	}
+	if cs != nil {
+		out, err := cs.call(ctx, req, progress)
+		if !errors.Is(err, errCallsUnsupported) {
+			return out, err
+		}
+	}
+	return p.callAlone(ctx, req, progress)
+}
+
+// callStream returns the process's Calls stream, opening it on the first call, or nil when
+// the plugin does not serve it.
+func (p *process) callStream() (*callStream, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.alone {
+		return nil, nil
+	}
+	if p.calls != nil {
+		return p.calls, nil
+	}
+	// The stream lives as long as the process: no caller's context may end it.
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := p.rpc.Calls(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	p.calls = &callStream{p: p, stream: stream, cancel: cancel, calls: map[uint64]*pendingCall{}}
+	go p.calls.receive()
+	return p.calls, nil
+}
+
+// callAlone runs one call on a Call stream of its own: the way to call a plugin that does not
+// serve Calls.
+func (p *process) callAlone(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.Progress)) (*pluginv1.CallResponse, error) {
+	// Cancelling ctx cancels the stream, which cancels the call's context in the plugin.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := p.rpc.Call(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, errNoOutcome
+		}
+		if err != nil {
+			return nil, err
+		}
+		if pg := resp.GetProgress(); pg != nil {
+			if progress != nil {
+				progress(pg)
+			}
+			continue
+		}
+		return resp, nil
+	}
+}
+
+// A callStream is the host's end of a Calls stream: every call of one plugin process, each
+// tagged with an id, on one long-lived gRPC stream (plugin.proto, "Calls", has the rules).
+// Callers send their own requests; one goroutine, receive, reads everything the plugin sends
+// and hands each event to the caller waiting for it.
+type callStream struct {
+	p      *process
+	stream pluginv1.PluginService_CallsClient
+	cancel context.CancelFunc
+
+	// sendMu serialises sends: gRPC allows one sender at a time on a stream.
+	sendMu sync.Mutex
+
+	mu       sync.Mutex
+	nextID   uint64
+	calls    map[uint64]*pendingCall // calls sent and not yet answered or cancelled
+	err      error                   // why the stream ended; nil while it is open
+	answered bool                    // the plugin has sent something: it serves Calls
+}
+
+// A pendingCall is one call waiting for its events. receive fills it and wakes its caller.
+type pendingCall struct {
+	wake chan struct{} // capacity 1: something was delivered since the caller last looked
+
+	mu       sync.Mutex
+	progress []*pluginv1.Progress
+	outcome  *pluginv1.CallResponse
+	err      error // the stream ended before the outcome
+}
+
+func (cs *callStream) call(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.Progress)) (*pluginv1.CallResponse, error) {
+	pc := &pendingCall{wake: make(chan struct{}, 1)}
+	cs.mu.Lock()
+	if cs.err != nil {
+		err := cs.err
+		cs.mu.Unlock()
+		return nil, err
+	}
+	cs.nextID++
+	id := cs.nextID
+	cs.calls[id] = pc
+	cs.mu.Unlock()
+
+	cs.sendMu.Lock()
+	err := cs.stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Call{Call: req}})
+	cs.sendMu.Unlock()
+	if err != nil && !errors.Is(err, io.EOF) {
+		// This message could not be sent, and the stream still works. (io.EOF is a broken
+		// stream: receive reports why to every pending call, this one included.)
+		cs.forget(id)
+		return nil, err
+	}
+	for {
+		select {
+		case <-pc.wake:
+		case <-ctx.Done():
+			if cs.forget(id) {
+				// Sent apart, so that a plugin too stuck to read its stream cannot hold up a
+				// caller who has given up.
+				go cs.sendCancel(id)
+			}
+			return nil, ctx.Err()
+		}
+		pc.mu.Lock()
+		events, out, err := pc.progress, pc.outcome, pc.err
+		pc.progress = nil
+		pc.mu.Unlock()
+		if progress != nil {
+			for _, ev := range events {
+				progress(ev)
+			}
+		}
+		if out != nil {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// forget drops a call the caller no longer waits for, and reports whether it was still
+// pending (not answered, and the stream not ended).
+func (cs *callStream) forget(id uint64) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	_, ok := cs.calls[id]
+	delete(cs.calls, id)
+	return ok
+}
+
+func (cs *callStream) sendCancel(id uint64) {
+	cs.sendMu.Lock()
+	defer cs.sendMu.Unlock()
+	// An error means a broken stream, which receive reports.
+	_ = cs.stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Cancel{Cancel: &pluginv1.CancelCall{}}})
+}
+
+// receive reads the plugin's events until the stream ends, and hands each to its call.
+func (cs *callStream) receive() {
+	for {
+		msg, err := cs.stream.Recv()
+		if err != nil {
+			cs.end(err)
+			return
+		}
+		ev := msg.GetEvent()
+		if ev == nil {
+			// An event of a kind this halo cannot read: as an outcome, it fails the call with
+			// a message saying so instead of leaving it waiting.
+			ev = &pluginv1.CallResponse{}
+		}
+		last := ev.GetProgress() == nil
+		cs.mu.Lock()
+		cs.answered = true
+		pc := cs.calls[msg.GetCallId()]
+		if last {
+			delete(cs.calls, msg.GetCallId())
+		}
+		cs.mu.Unlock()
+		if pc != nil { // nil: a call its caller gave up on
+			pc.deliver(ev)
+		}
+	}
+}
+
+func (pc *pendingCall) deliver(ev *pluginv1.CallResponse) {
+	pc.mu.Lock()
+	if pg := ev.GetProgress(); pg != nil {
+		if n := len(pc.progress); n >= maxQueuedProgress {
+			pc.progress[n-1] = pg
+		} else {
+			pc.progress = append(pc.progress, pg)
+		}
+	} else {
+		pc.outcome = ev
+	}
+	pc.mu.Unlock()
+	select {
+	case pc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end records why the stream ended and fails every pending call with it. A plugin that turned
+// the stream down before answering anything does not serve Calls: its process runs each call
+// alone from now on. Any other end loses the calls in flight, and the process is not trusted
+// with more: the next call starts a new one.
+func (cs *callStream) end(err error) {
+	cs.cancel()
+	cs.mu.Lock()
+	unsupported := !cs.answered && status.Code(err) == codes.Unimplemented
+	if unsupported {
+		err = errCallsUnsupported
+	} else if errors.Is(err, io.EOF) {
+		err = status.Error(codes.Unavailable, "the plugin ended the Calls stream")
+	}
+	cs.err = err
+	calls := cs.calls
+	cs.calls = nil
+	cs.mu.Unlock()
+	if unsupported {
+		cs.p.mu.Lock()
+		cs.p.alone = true
+		cs.p.mu.Unlock()
+	} else {
+		cs.p.dead.Store(true)
+	}
+	for _, pc := range calls {
+		pc.mu.Lock()
+		pc.err = err
+		pc.mu.Unlock()
+		select {
+		case pc.wake <- struct{}{}:
+		default:
+		}
+	}
 }

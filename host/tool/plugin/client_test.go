@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,6 +115,15 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 	var logs syncBuffer
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs})
 	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{Logger: logger}))
+	// A second call shares the stream with the cancelled one and must not notice.
+	other := make(chan error, 1)
+	go func() {
+		res, err := call(t, p, "sleep", `{"ms":300}`)
+		if err == nil && string(res) != `"slept"` {
+			err = fmt.Errorf("got %s", res)
+		}
+		other <- err
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -123,6 +133,135 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 	}
 	// The method's context in the plugin was cancelled, and the plugin still answers.
 	waitFor(t, "the plugin logs the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
+	if err := <-other; err != nil {
+		t.Errorf("the call beside the cancelled one: %v", err)
+	}
+	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "sleep cancelled"); n != 1 {
+		t.Errorf("%d calls were cancelled in the plugin, want 1", n)
+	}
+}
+
+// TestCallsShareOneStream checks that every call of a process, concurrent or not, of any
+// declaration, goes through one Calls stream: no stream per call.
+func TestCallsShareOneStream(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Args: []string{"--count"}}, plugin.Options{})
+	first, second := openProbe(t, c), openProbe(t, c)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			target := first
+			if i%2 == 1 {
+				target = second
+			}
+			if _, err := call(t, target, "echo", `{"data":"x"}`); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	res, err := call(t, first, "rpcs", `{}`)
+	if err != nil || string(res) != `{"call_rpcs":0,"calls_streams":1}` {
+		t.Fatalf("rpcs = %s, %v", res, err)
+	}
+}
+
+// TestPluginWithoutCallsStream runs a plugin that answers the Calls stream with
+// UNIMPLEMENTED, as one built before it does: every call then has a Call stream of its own,
+// with the same results, progress, cancellation and concurrency.
+func TestPluginWithoutCallsStream(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Args: []string{"--no-calls"}}, plugin.Options{})
+	p := openProbe(t, c)
+	var got []tool.Progress
+	res, err := p.Call(context.Background(), tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":1}`), Progress: func(pr tool.Progress) { got = append(got, pr) }})
+	if err != nil || string(res) != `"slept"` || len(got) != 1 || got[0].Message != "sleeping" {
+		t.Fatalf("sleep = %s, %v, progress %+v", res, err, got)
+	}
+	if _, err := call(t, p, "retry", `{}`); tool.Code(err) != tool.CodeToolError {
+		t.Errorf("retry = %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := p.Call(ctx, tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`)}); tool.Code(err) != tool.CodeTimeout {
+		t.Fatalf("cancelled sleep: %v (code %s)", err, tool.Code(err))
+	}
+	waitFor(t, "the plugin sees the cancellation", func() bool {
+		res, err := call(t, p, "cancels", `{}`)
+		return err == nil && string(res) == "1"
+	})
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprintf(`{"data":"call %d"}`, i)
+			if res, err := call(t, p, "echo", want); err != nil || string(res) != want {
+				t.Errorf("echo = %s, %v", res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	// The stream was asked for once; every call (rpcs included) had a Call stream of its own.
+	res, err = call(t, p, "rpcs", `{}`)
+	var n struct {
+		CallRPCs     int `json:"call_rpcs"`
+		CallsStreams int `json:"calls_streams"`
+	}
+	if err == nil {
+		err = json.Unmarshal(res, &n)
+	}
+	if err != nil || n.CallsStreams != 1 || n.CallRPCs < 15 {
+		t.Fatalf("rpcs = %s, %v", res, err)
+	}
+}
+
+// TestProgressFloodKeepsTheLatest floods a caller whose progress callback is stuck: what
+// waits for it is bounded, in order, and ends with the latest event.
+func TestProgressFloodKeepsTheLatest(t *testing.T) {
+	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
+	const n = 1000
+	var filled []float64
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		res, err := p.Call(context.Background(), tool.Request{Method: "flood", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)), Progress: func(pr tool.Progress) {
+			if len(filled) == 0 {
+				<-release
+			}
+			filled = append(filled, pr.Filled)
+		}})
+		if err == nil && string(res) != fmt.Sprint(n) {
+			err = fmt.Errorf("flood = %s", res)
+		}
+		done <- err
+	}()
+	// after_flood answers once the flood has sent everything: its answer comes behind all the
+	// flood's events on the stream, so by then the host has received them all.
+	if _, err := call(t, p, "after_flood", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(filled) < 2 || len(filled) >= n || filled[len(filled)-1] != n || !slices.IsSorted(filled) {
+		t.Errorf("the stuck caller got %d events ending with %v, want fewer than %d, in order, ending with %d", len(filled), filled[len(filled)-1], n, n)
+	}
+}
+
+// TestLargeArguments sends arguments past gRPC's default 4 MB message limit: on the shared
+// stream, a refused message would end every call on it.
+func TestLargeArguments(t *testing.T) {
+	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
+	args := echoArgs(5 << 20)
+	res, err := p.Call(context.Background(), tool.Request{Method: "echo", Args: args})
+	if err != nil || len(res) != len(args) {
+		t.Fatalf("echo of %d bytes: %d bytes, %v", len(args), len(res), err)
+	}
 	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +371,42 @@ func TestCrashMidCall(t *testing.T) {
 	waitFor(t, "no child process left", func() bool { return len(childrenOf(os.Getpid())) == before })
 	if _, err := call(t, p, "echo", `{"data":"x"}`); err == nil {
 		t.Error("a call after Close should fail")
+	}
+}
+
+// TestCrashFailsEveryCallInFlight kills the plugin while several calls share its stream:
+// each of them gets TOOL_CRASHED, and the next call runs on a fresh process.
+func TestCrashFailsEveryCallInFlight(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
+	p := openProbe(t, c)
+	first := c.PID()
+	const n = 3
+	var started sync.WaitGroup
+	started.Add(n)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			var once sync.Once
+			_, err := p.Call(context.Background(), tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`), Progress: func(tool.Progress) { once.Do(started.Done) }})
+			errs <- err
+		}()
+	}
+	started.Wait()
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			if tool.Code(err) != tool.CodeToolCrashed {
+				t.Errorf("a call in flight: %v (code %q), want TOOL_CRASHED", err, tool.Code(err))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call did not return after the plugin died")
+		}
+	}
+	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil || c.PID() == first {
+		t.Fatalf("call after the crash: %v (pid %d, was %d)", err, c.PID(), first)
 	}
 }
 

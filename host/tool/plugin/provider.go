@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -98,8 +97,12 @@ func (pr *provider) Methods(ctx context.Context) ([]tool.Method, error) {
 	return append([]tool.Method(nil), pr.methods...), nil
 }
 
+// emptyArgs stands for a request without arguments.
+var emptyArgs = json.RawMessage("{}")
+
 // Call runs one method: progress goes to req.Progress, the outcome becomes the result or a
-// *tool.Error (a domain failure carries the model's result in Detail).
+// *tool.Error (a domain failure carries the model's result in Detail). Cancelling ctx cancels
+// the call in the plugin.
 func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage, error) {
 	p, id, err := pr.instance(ctx)
 	if err != nil {
@@ -107,53 +110,43 @@ func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage
 	}
 	args := req.Args
 	if len(args) == 0 {
-		args = json.RawMessage("{}")
+		args = emptyArgs
 	}
-	what := pr.decl.Name + "." + req.Method
-	// Cancelling ctx cancels the stream, which cancels the call's context in the plugin.
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := p.rpc.Call(callCtx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args})
+	var progress func(*pluginv1.Progress)
+	if req.Progress != nil {
+		progress = func(pg *pluginv1.Progress) {
+			req.Progress(tool.Progress{Filled: pg.GetFilled(), Total: pg.GetTotal(), Message: pg.GetMessage()})
+		}
+	}
+	resp, err := p.call(ctx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args}, progress)
 	if err != nil {
+		what := pr.decl.Name + "." + req.Method
+		if errors.Is(err, errNoOutcome) && ctx.Err() == nil {
+			return nil, tool.Errorf(tool.CodeToolError, "%s: %v", what, err)
+		}
 		return nil, pr.client.callError(ctx, p, what, err)
 	}
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			if ctx.Err() != nil {
-				return nil, pr.client.callError(ctx, p, what, ctx.Err())
-			}
-			return nil, tool.Errorf(tool.CodeToolError, "%s: the plugin ended the call without a result", what)
+	switch ev := resp.GetEvent().(type) {
+	case *pluginv1.CallResponse_Result:
+		return json.RawMessage(ev.Result.GetJson()), nil
+	case *pluginv1.CallResponse_Failure:
+		detail := json.RawMessage(ev.Failure.GetDetail())
+		if len(detail) == 0 {
+			detail, _ = json.Marshal(map[string]string{"error": ev.Failure.GetMessage()})
 		}
-		if err != nil {
-			return nil, pr.client.callError(ctx, p, what, err)
-		}
-		switch ev := resp.GetEvent().(type) {
-		case *pluginv1.CallResponse_Progress:
-			if req.Progress != nil {
-				req.Progress(tool.Progress{Filled: ev.Progress.GetFilled(), Total: ev.Progress.GetTotal(), Message: ev.Progress.GetMessage()})
-			}
-		case *pluginv1.CallResponse_Result:
-			return json.RawMessage(ev.Result.GetJson()), nil
-		case *pluginv1.CallResponse_Failure:
-			detail := json.RawMessage(ev.Failure.GetDetail())
-			if len(detail) == 0 {
-				detail, _ = json.Marshal(map[string]string{"error": ev.Failure.GetMessage()})
-			}
-			return nil, &tool.Error{Code: tool.CodeToolError, Message: ev.Failure.GetMessage(), Detail: detail}
-		case *pluginv1.CallResponse_Retry:
-			return nil, &tool.Error{Code: tool.CodeToolError, Message: ev.Retry.GetMessage(), Retryable: true, RetryAfter: time.Duration(ev.Retry.GetRetryAfterMs()) * time.Millisecond}
-		case *pluginv1.CallResponse_Error:
-			code := ev.Error.GetCode()
-			switch code {
-			case tool.CodeToolArgument, tool.CodeUnknownMethod, tool.CodeToolConfig, tool.CodeToolError:
-			default:
-				code = tool.CodeToolError
-			}
-			return nil, &tool.Error{Code: code, Message: ev.Error.GetMessage()}
+		return nil, &tool.Error{Code: tool.CodeToolError, Message: ev.Failure.GetMessage(), Detail: detail}
+	case *pluginv1.CallResponse_Retry:
+		return nil, &tool.Error{Code: tool.CodeToolError, Message: ev.Retry.GetMessage(), Retryable: true, RetryAfter: time.Duration(ev.Retry.GetRetryAfterMs()) * time.Millisecond}
+	case *pluginv1.CallResponse_Error:
+		code := ev.Error.GetCode()
+		switch code {
+		case tool.CodeToolArgument, tool.CodeUnknownMethod, tool.CodeToolConfig, tool.CodeToolError:
 		default:
-			return nil, tool.Errorf(tool.CodeToolError, "%s: the plugin sent an event this halo does not know (%T); upgrade halo", what, ev)
+			code = tool.CodeToolError
 		}
+		return nil, &tool.Error{Code: code, Message: ev.Error.GetMessage()}
+	default:
+		return nil, tool.Errorf(tool.CodeToolError, "%s.%s: the plugin sent an event this halo does not know (%T); upgrade halo", pr.decl.Name, req.Method, ev)
 	}
 }
 

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
@@ -34,13 +37,21 @@ type Server struct {
 
 	mu        sync.RWMutex
 	instances map[string]*instance
+
+	workers workers
 }
 
 type instance struct {
-	provider *Provider
-	tool     string
-	state    any
-	methods  map[string]*Method
+	tool    string
+	state   any
+	methods map[string]*boundMethod
+}
+
+// boundMethod is a method as one instance offers it, with the logger its calls get: made once
+// at Configure, because building a named logger with fields on every call showed in profiles.
+type boundMethod struct {
+	*Method
+	logger hclog.Logger
 }
 
 // NewServer checks the providers (unique names, unique method names) and returns a server.
@@ -48,7 +59,7 @@ func NewServer(providers []Provider, logger hclog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &Server{logger: logger, providers: map[string]*Provider{}, instances: map[string]*instance{}}
+	s := &Server{logger: logger, providers: map[string]*Provider{}, instances: map[string]*instance{}, workers: workers{jobs: make(chan func())}}
 	if len(providers) == 0 {
 		return nil, errors.New("a plugin serves at least one provider")
 	}
@@ -110,7 +121,11 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	if d.Named == nil {
 		d.Named = map[string]any{}
 	}
-	inst := &instance{provider: p, tool: d.Tool, methods: map[string]*Method{}}
+	inst := &instance{tool: d.Tool, methods: map[string]*boundMethod{}}
+	logger := s.logger.Named(p.Name)
+	bind := func(m *Method) *boundMethod {
+		return &boundMethod{Method: m, logger: logger.With("tool", inst.tool, "method", m.Name)}
+	}
 	var offered []string
 	if p.Configure != nil {
 		defer func() {
@@ -128,7 +143,7 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	out := &pluginv1.ConfigureResponse{}
 	if offered == nil {
 		for i := range p.Methods {
-			inst.methods[p.Methods[i].Name] = &p.Methods[i]
+			inst.methods[p.Methods[i].Name] = bind(&p.Methods[i])
 		}
 	} else {
 		for _, name := range offered {
@@ -136,7 +151,7 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 			if m == nil {
 				return &pluginv1.ConfigureResponse{Error: fmt.Sprintf("provider %s offers method %s, which it does not define", p.Name, name)}, nil
 			}
-			inst.methods[name] = m
+			inst.methods[name] = bind(m)
 			out.Methods = append(out.Methods, methodToProto(m))
 		}
 	}
@@ -165,18 +180,9 @@ func (s *Server) Release(_ context.Context, req *pluginv1.ReleaseRequest) (*plug
 	return &pluginv1.ReleaseResponse{}, nil
 }
 
-// Call runs one method and streams its progress and outcome.
+// Call runs one call on a stream of its own: the contract's older form, which a host uses
+// only when the plugin does not serve Calls (an older host).
 func (s *Server) Call(req *pluginv1.CallRequest, stream pluginv1.PluginService_CallServer) error {
-	s.mu.RLock()
-	inst, ok := s.instances[req.GetInstanceId()]
-	s.mu.RUnlock()
-	if !ok {
-		return stream.Send(errorResponse(CodeToolConfig, "no configured tool with id "+strconv.Quote(req.GetInstanceId())+"; the plugin may have restarted"))
-	}
-	m, ok := inst.methods[req.GetMethod()]
-	if !ok {
-		return stream.Send(errorResponse(CodeUnknownMethod, fmt.Sprintf("%s has no method %q", inst.tool, req.GetMethod())))
-	}
 	// Progress may come from goroutines the method started; after the outcome (or after the
 	// handler returns) nothing may be sent on the stream.
 	var sendMu sync.Mutex
@@ -196,29 +202,208 @@ func (s *Server) Call(req *pluginv1.CallRequest, stream pluginv1.PluginService_C
 		sendMu.Unlock()
 	}()
 	ctx := stream.Context()
+	out := s.call(ctx, req, func(r *pluginv1.CallResponse) { _ = send(r, false) })
+	if out == nil {
+		// The host gave up on the call; nobody reads an outcome.
+		return ctx.Err()
+	}
+	return send(out, true)
+}
+
+// Calls serves the long-lived stream that carries every call of a host, each message tagged
+// with its call id (plugin.proto, "Calls", has the rules). Each call runs on a goroutine of
+// its own (a worker), so a slow one holds up nobody; this loop only reads, starts and
+// cancels.
+func (s *Server) Calls(stream pluginv1.PluginService_CallsServer) error {
+	cs := &callStream{server: s, stream: stream, calls: map[uint64]*streamCall{}}
+	defer cs.end()
+	ctx := stream.Context()
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			// The host closed its side: it waits for nothing more on this stream.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch kind := req.GetKind().(type) {
+		case *pluginv1.CallsRequest_Call:
+			if err := cs.start(ctx, req.GetCallId(), kind.Call); err != nil {
+				return err
+			}
+		case *pluginv1.CallsRequest_Cancel:
+			if req.GetCallId() == 0 {
+				return status.Error(codes.InvalidArgument, "a cancel with call id 0")
+			}
+			cs.cancel(req.GetCallId())
+		default:
+			// A kind of message a newer host added; this plugin has nothing to do with it.
+		}
+	}
+}
+
+// callStream is one Calls stream: the calls running on it, and its sending side.
+type callStream struct {
+	server *Server
+	stream pluginv1.PluginService_CallsServer
+
+	mu    sync.Mutex // guards calls
+	calls map[uint64]*streamCall
+
+	// sendMu serialises sends (gRPC allows one sender at a time) and guards ended and each
+	// call's done, so that nothing of a call follows its outcome and nothing at all follows
+	// the handler's return. It is not mu: a send blocked on flow control must not stop the
+	// reading loop from starting and cancelling calls.
+	sendMu sync.Mutex
+	ended  bool
+}
+
+// streamCall is one call running on a callStream.
+type streamCall struct {
+	cancel context.CancelFunc
+	done   bool // its outcome was sent; guarded by callStream.sendMu
+}
+
+func (cs *callStream) start(ctx context.Context, id uint64, req *pluginv1.CallRequest) error {
+	if id == 0 {
+		return status.Error(codes.InvalidArgument, "a call with call id 0")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c := &streamCall{cancel: cancel}
+	cs.mu.Lock()
+	if _, dup := cs.calls[id]; dup {
+		cs.mu.Unlock()
+		cancel()
+		return status.Errorf(codes.InvalidArgument, "call id %d is already running", id)
+	}
+	cs.calls[id] = c
+	cs.mu.Unlock()
+	cs.server.workers.run(func() { cs.run(ctx, id, c, req) })
+	return nil
+}
+
+func (cs *callStream) run(ctx context.Context, id uint64, c *streamCall, req *pluginv1.CallRequest) {
+	defer func() {
+		cs.mu.Lock()
+		delete(cs.calls, id)
+		cs.mu.Unlock()
+		c.cancel()
+	}()
+	out := cs.server.call(ctx, req, func(r *pluginv1.CallResponse) { cs.send(id, c, r, false) })
+	if out != nil {
+		cs.send(id, c, out, true)
+	}
+}
+
+func (cs *callStream) send(id uint64, c *streamCall, r *pluginv1.CallResponse, last bool) {
+	cs.sendMu.Lock()
+	defer cs.sendMu.Unlock()
+	if cs.ended || c.done {
+		return
+	}
+	c.done = last
+	if err := cs.stream.Send(&pluginv1.CallsResponse{CallId: id, Event: r}); err != nil {
+		// The stream is broken. The reading loop sees it as well and ends the handler, which
+		// cancels every call; until then, sending more is pointless.
+		cs.ended = true
+		cs.server.logger.Debug("calls stream broken", "error", err)
+	}
+}
+
+func (cs *callStream) cancel(id uint64) {
+	cs.mu.Lock()
+	c := cs.calls[id]
+	cs.mu.Unlock()
+	if c != nil {
+		c.cancel()
+	}
+}
+
+// end runs when the handler returns: gRPC forbids sending after that, and every call still
+// running has lost the stream its outcome would go to.
+func (cs *callStream) end() {
+	cs.sendMu.Lock()
+	cs.ended = true
+	cs.sendMu.Unlock()
+	cs.mu.Lock()
+	for _, c := range cs.calls {
+		c.cancel()
+	}
+	cs.mu.Unlock()
+}
+
+// workers runs calls on goroutines that stay for the next one. A goroutine per call would
+// start each call on a small stack and grow it (morestack, copystack: a few percent of a
+// small call's CPU in the plugin); a worker keeps the stack its last call grew.
+type workers struct {
+	jobs chan func() // unbuffered: a send succeeds only when a worker waits
+	idle atomic.Int32
+}
+
+// maxIdleWorkers is how many workers wait for calls at most; more, left by a burst of
+// concurrent calls, end.
+const maxIdleWorkers = 4
+
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.work(job)
+	}
+}
+
+func (w *workers) work(job func()) {
+	for {
+		job()
+		if w.idle.Add(1) > maxIdleWorkers {
+			w.idle.Add(-1)
+			return
+		}
+		job = <-w.jobs
+		w.idle.Add(-1)
+	}
+}
+
+// emptyArgs stands for arguments the host left empty.
+var emptyArgs = json.RawMessage("{}")
+
+// call runs one call and returns its outcome, or nil when ctx ended first (the host gave up on
+// the call, and nobody reads its outcome). progress sends a progress event; the method may
+// call it from any goroutine, and the caller drops what comes after the outcome.
+func (s *Server) call(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.CallResponse)) *pluginv1.CallResponse {
+	s.mu.RLock()
+	inst, ok := s.instances[req.GetInstanceId()]
+	s.mu.RUnlock()
+	if !ok {
+		return errorResponse(CodeToolConfig, "no configured tool with id "+strconv.Quote(req.GetInstanceId())+"; the plugin may have restarted")
+	}
+	m, ok := inst.methods[req.GetMethod()]
+	if !ok {
+		return errorResponse(CodeUnknownMethod, fmt.Sprintf("%s has no method %q", inst.tool, req.GetMethod()))
+	}
 	info := &CallInfo{
 		Ctx:    ctx,
 		State:  inst.state,
 		Tool:   inst.tool,
 		Method: m.Name,
-		Logger: s.logger.Named(inst.provider.Name).With("tool", inst.tool, "method", m.Name),
+		Logger: m.logger,
 		Progress: func(filled, total float64, message string) {
 			if ctx.Err() != nil {
 				return
 			}
-			_ = send(&pluginv1.CallResponse{Event: &pluginv1.CallResponse_Progress{Progress: &pluginv1.Progress{Filled: filled, Total: total, Message: message}}}, false)
+			progress(&pluginv1.CallResponse{Event: &pluginv1.CallResponse_Progress{Progress: &pluginv1.Progress{Filled: filled, Total: total, Message: message}}})
 		},
 	}
 	args := req.GetArgs()
 	if len(args) == 0 {
-		args = []byte("{}")
+		args = emptyArgs
 	}
-	result, err := run(m, info, args)
+	result, err := run(m.Method, info, args)
 	if ctx.Err() != nil {
-		// The host gave up on the call; nobody reads an outcome.
-		return ctx.Err()
+		return nil
 	}
-	return send(Outcome(result, err, info.Logger), true)
+	return Outcome(result, err, info.Logger)
 }
 
 func run(m *Method, info *CallInfo, args json.RawMessage) (result any, err error) {

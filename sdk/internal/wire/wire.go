@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -109,3 +110,23 @@ func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cli
 
 // ErrorOf formats a panic value or error for a fatal outcome.
 func ErrorOf(v any) string { return fmt.Sprint(v) }
+
+// windowSize is the gRPC flow-control window, per stream and per connection. gRPC's default
+// (64 KB, grown by bandwidth-delay probing) sends window updates and BDP pings around the calls
+// of a busy stream; a fixed window of 1 MB lets calls of up to a few hundred KB go through
+// without either, and bounds what a host that stops reading can make the plugin buffer.
+const windowSize = 1 << 20
+
+// NewGRPCServer makes the plugin's gRPC server, with go-plugin's options (opts) and those the
+// call path wants. It is the ServeConfig.GRPCServer of sdk.Serve.
+//
+// The message size limit is lifted as go-plugin lifts it on the host's side: the host is
+// trusted, and on the Calls stream a message over gRPC's default 4 MB would not fail one call
+// but end the stream, and with it every call in flight.
+func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+	return grpc.NewServer(append(opts,
+		grpc.InitialWindowSize(windowSize),
+		grpc.InitialConnWindowSize(windowSize),
+		grpc.MaxRecvMsgSize(math.MaxInt32),
+	)...)
+}

@@ -1,9 +1,12 @@
 // Command probe is a test plugin for host/tool/plugin: it reports what it can see (its
 // environment, its standard input, the host's /proc entries), echoes payloads for the
-// benchmarks, sleeps with progress, starts a grandchild, and crashes on request.
+// benchmarks, sleeps with progress, floods progress, starts a grandchild, and crashes on
+// request.
 //
 // `probe read-environ PID` (no handshake) prints /proc/PID/environ or the error, for the
 // control case of the secrets test. `probe --protocol=2` serves a future protocol version.
+// `probe --count` counts the call RPCs it serves (the method rpcs returns the counts), and
+// `probe --no-calls` also turns the Calls stream down as an older plugin would.
 package main
 
 import (
@@ -15,9 +18,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 	"github.com/halo-lang/halo/sdk"
@@ -36,6 +44,20 @@ type sleepParams struct {
 type readParams struct {
 	Path string `json:"path"`
 }
+
+type floodParams struct {
+	N int `json:"n"`
+}
+
+var (
+	// flooded is closed when a flood call has sent all its progress events.
+	flooded   = make(chan struct{})
+	floodOnce sync.Once
+	// cancels counts the sleep calls that saw their context cancelled.
+	cancels atomic.Int64
+	// rpcsSeen counts the call RPCs by method (with --count or --no-calls).
+	rpcsSeen = map[string]*atomic.Int64{pluginv1.PluginService_Calls_FullMethodName: {}, pluginv1.PluginService_Call_FullMethodName: {}}
+)
 
 func provider() sdk.Provider {
 	return sdk.Provider{
@@ -68,6 +90,7 @@ func provider() sdk.Provider {
 				select {
 				case <-c.Done():
 					c.Logger().Info("sleep cancelled", "reason", c.Err())
+					cancels.Add(1)
 					return "", c.Err()
 				case <-time.After(time.Duration(p.Ms) * time.Millisecond):
 					return "slept", nil
@@ -90,6 +113,30 @@ func provider() sdk.Provider {
 			sdk.NewMethod("retry", "Always asks to be retried.", sdk.Read, func(*sdk.Call, none) (bool, error) {
 				return false, sdk.Retry(1500*time.Millisecond, "busy")
 			}),
+			sdk.NewMethod("flood", "Sends n progress events (filled 1 to n) as fast as it can.", sdk.Read, func(c *sdk.Call, p floodParams) (int, error) {
+				for i := 1; i <= p.N; i++ {
+					c.Progress(float64(i), float64(p.N), "flooding")
+				}
+				floodOnce.Do(func() { close(flooded) })
+				return p.N, nil
+			}),
+			sdk.NewMethod("after_flood", "Returns once a flood call has sent all its events.", sdk.Read, func(c *sdk.Call, _ none) (bool, error) {
+				select {
+				case <-flooded:
+					return true, nil
+				case <-c.Done():
+					return false, c.Err()
+				}
+			}),
+			sdk.NewMethod("cancels", "How many sleep calls were cancelled.", sdk.Read, func(*sdk.Call, none) (int64, error) {
+				return cancels.Load(), nil
+			}),
+			sdk.NewMethod("rpcs", "How many Calls streams and Call RPCs the plugin was asked for (with --count).", sdk.Read, func(*sdk.Call, none) (map[string]int64, error) {
+				return map[string]int64{
+					"calls_streams": rpcsSeen[pluginv1.PluginService_Calls_FullMethodName].Load(),
+					"call_rpcs":     rpcsSeen[pluginv1.PluginService_Call_FullMethodName].Load(),
+				}, nil
+			}),
 		},
 	}
 }
@@ -108,6 +155,10 @@ func main() {
 		rawEcho(os.Args[2])
 		return
 	}
+	if len(os.Args) == 2 && (os.Args[1] == "--count" || os.Args[1] == "--no-calls") {
+		serveCounted(os.Args[1] == "--no-calls")
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == "--protocol=2" {
 		p, _ := sdk.Plugin(provider())
 		plugin.Serve(&plugin.ServeConfig{
@@ -118,6 +169,33 @@ func main() {
 		return
 	}
 	sdk.Serve(provider())
+}
+
+// serveCounted serves the probe with an interceptor that counts the call RPCs and, with
+// noCalls, answers the Calls stream with UNIMPLEMENTED, as a plugin built before it existed
+// (or written by hand with only Call) does. It serves without the SDK's server options.
+func serveCounted(noCalls bool) {
+	p, err := sdk.Plugin(provider())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	intercept := func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if n := rpcsSeen[info.FullMethod]; n != nil {
+			n.Add(1)
+		}
+		if noCalls && info.FullMethod == pluginv1.PluginService_Calls_FullMethodName {
+			return status.Error(codes.Unimplemented, "unknown method Calls for service halo.plugin.v1.PluginService")
+		}
+		return handler(srv, ss)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.ChainStreamInterceptor(intercept))...)
+		},
+	})
 }
 
 // rawEcho is the floor of the benchmarks: it echoes length-prefixed frames on a Unix socket,
