@@ -1,14 +1,17 @@
 // Package builtin owns the providers that ship with the halo binary and run code: Workspace
 // and Bash. It registers them as tool.Types, with their methods known without starting
 // anything (for `halo tools` and validation), and opens each declaration as its own plugin
-// process: the halo binary re-executed (`halo __plugin workspace|bash`) through the sandbox
-// wrapper (`halo __sandbox ... -- halo __plugin ...`), with a clean environment and, on
-// Linux, a Landlock ruleset that grants exactly the declaration's folders, and no
-// capabilities.
+// process: the halo binary re-executed (`halo __plugin workspace|bash`) with a clean
+// environment and, on Linux, confined from its first instruction (plugin.Command.Sandbox):
+// a Landlock ruleset that grants exactly the declaration's folders, no capabilities, and
+// no_new_privs.
 //
-// The plugin does not sandbox itself in place: restricting every thread of a running Go
-// process goes through psx, which hangs when the plugin is process 1 of its own PID
-// namespace (as host/tool/plugin starts it). The wrapper restricts one thread and execs.
+// The host confines one thread of its own and starts the plugin from it, so the halo binary
+// starts once per plugin. (It used to start twice: once as the `halo __sandbox` wrapper,
+// which confined itself and executed the plugin. The plugin cannot confine itself in place:
+// Landlock before ABI 8 restricts one thread at a time, and threads restricted one by one
+// get sibling domains, which Landlock's signal scoping keeps from signalling each other's
+// children.)
 //
 // Main is the other half: what the hidden `__plugin` command runs inside the plugin.
 package builtin
@@ -46,11 +49,16 @@ type Config struct {
 	// Logger receives the plugins' log lines (under the provider's name) and the sandbox
 	// warning.
 	Logger hclog.Logger
-	// Sandbox decides whether plugins start through the sandbox wrapper. Nil means: on
-	// Linux, always (even without Landlock the wrapper drops capabilities); elsewhere never.
+	// Sandbox decides whether plugins start confined. Nil means: on Linux, always (even
+	// without Landlock they start without capabilities); elsewhere never.
 	Sandbox *bool
 	// Status is what the kernel can enforce; zero means sandbox.Detect() is asked.
 	Status *sandbox.Status
+
+	// userNamespace starts sandboxed plugins in a user namespace even when the host is root
+	// (plugin.Options.UserNamespace): the tests use it to run the path of a host that is
+	// not root.
+	userNamespace bool
 }
 
 // Builtins opens Workspace and Bash declarations.
@@ -219,8 +227,8 @@ func isDir(what, p string) error {
 	return nil
 }
 
-// Sandboxed reports whether plugins start through the sandbox wrapper (on Linux, unless
-// the configuration turned it off).
+// Sandboxed reports whether plugins start confined (on Linux, unless the configuration
+// turned it off).
 func (b *Builtins) Sandboxed() bool { return b.sandboxed() }
 
 func (b *Builtins) sandboxed() bool {
@@ -250,9 +258,10 @@ func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, p
 				b.cfg.Logger.Warn(b.status.String())
 			}
 		})
-		cmd.Wrap = sandbox.WrapCommand(b.cfg.Executable, pol)
+		exe := b.cfg.Executable
+		cmd.Sandbox = func(env []string) error { return sandbox.ConfineThread(pol, exe, env) }
 	}
-	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger})
+	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace})
 	p, err := client.Open(ctx, d)
 	if err != nil {
 		client.Close()

@@ -18,7 +18,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
+	"github.com/halo-lang/halo/plugins/workspace"
 )
 
 // TestMain lets the test binary stand in for halo: the plugins it starts are this binary
@@ -59,8 +61,10 @@ type fixture struct {
 	status sandbox.Status
 }
 
-// Sandbox modes the tests run in: without and with the wrapper.
-var modes = []string{"none", "wrapper"}
+// Sandbox modes the tests run in: none; the plugin started from a confined thread of the
+// host (in a PID namespace alone when the host is root); the same in a user namespace as
+// well, as a host that is not root starts it.
+var modes = []string{"none", "sandbox", "sandbox+userns"}
 
 func newFixture(t *testing.T, mode string) *fixture {
 	t.Helper()
@@ -83,8 +87,8 @@ func newFixture(t *testing.T, mode string) *fixture {
 		}
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Output: fx.logs, Level: hclog.Warn})
-	sandboxed := mode == "wrapper"
-	cfg := Config{Executable: exe, Getenv: hostEnv(fx.home), Logger: logger, Sandbox: &sandboxed}
+	sandboxed := mode != "none"
+	cfg := Config{Executable: exe, Getenv: hostEnv(fx.home), Logger: logger, Sandbox: &sandboxed, userNamespace: mode == "sandbox+userns"}
 	fx.reg = tool.NewRegistry()
 	b := New(cfg)
 	fx.status = b.SandboxStatus()
@@ -342,6 +346,61 @@ func TestSecretsStayInTheHost(t *testing.T) {
 	}
 }
 
+// TestPluginsStartConfined: a sandboxed built-in is started straight from a confined thread
+// of the host: every thread of the plugin has no_new_privs and no capability, in a PID
+// namespace of its own, and in the host's user namespace when the host is root.
+func TestPluginsStartConfined(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil || !New(Config{}).Sandboxed() {
+		t.Skip("skipped: the sandbox and its proof through /proc are Linux's")
+	}
+	for _, mode := range modes[1:] {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			fx := newFixture(t, mode)
+			sh := fx.open(t, "Shell", "Bash", nil, nil)
+			// What the plugin runs gains nothing either, even as root of a user namespace.
+			r := run(t, sh, `grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs)' /proc/self/status`)
+			if r.ExitCode != 0 || strings.Count(r.Stdout, ":\t0000000000000000") != 4 || !strings.Contains(r.Stdout, "NoNewPrivs:\t1") {
+				t.Errorf("a command's capabilities: %+v", r)
+			}
+			pid := pluginPID(t, "bash")
+			tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+			if err != nil || len(tasks) == 0 {
+				t.Fatalf("threads of %d: %v", pid, err)
+			}
+			userNS := mode == "sandbox+userns" || os.Geteuid() != 0
+			sets := []string{"CapInh", "CapPrm", "CapEff", "CapAmb"}
+			if !userNS {
+				// Only root may empty the bounding set, and a new user namespace starts with a
+				// full one (which grants nothing under no_new_privs with the others empty).
+				sets = append(sets, "CapBnd")
+			}
+			for _, f := range tasks {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				status := string(b)
+				if !strings.Contains(status, "NoNewPrivs:\t1") {
+					t.Errorf("%s: no no_new_privs", f)
+				}
+				for _, set := range sets {
+					if !strings.Contains(status, set+":\t0000000000000000") {
+						t.Errorf("%s: %s is not empty", f, set)
+					}
+				}
+			}
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err != nil || !strings.Contains(string(b), "NSpid:\t"+strconv.Itoa(pid)+"\t1\n") {
+				t.Errorf("plugin %d is not process 1 of its own PID namespace: %v\n%s", pid, err, b)
+			}
+			own, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/user", pid))
+			host, _ := os.Readlink("/proc/self/ns/user")
+			if (own != host) != userNS {
+				t.Errorf("user namespace %s, the host's %s: want its own %v", own, host, userNS)
+			}
+		})
+	}
+}
+
 // TestSandboxKeepsHomeSecretsOut: under Landlock, a Bash command reads its cwd but not
 // ~/.ssh or a .env beside the project, and writes only its cwd and its TMPDIR.
 func TestSandboxKeepsHomeSecretsOut(t *testing.T) {
@@ -378,7 +437,7 @@ func testHomeSecrets(t *testing.T, mode string) {
 
 // TestBashNetworkFalse: network: false cuts TCP where the kernel can; the default keeps it.
 func TestBashNetworkFalse(t *testing.T) {
-	fx := newFixture(t, "wrapper")
+	fx := newFixture(t, "sandbox")
 	if !fx.status.TCP {
 		t.Skipf("skipped: this kernel cannot limit TCP (Landlock ABI %d; 4 is needed): %s", fx.status.ABI, fx.status.Reason)
 	}
@@ -408,7 +467,13 @@ func TestBashNetworkFalse(t *testing.T) {
 }
 
 func TestBashTimeoutKillsGrandchildren(t *testing.T) {
-	fx := newFixture(t, "wrapper")
+	for _, mode := range modes[1:] {
+		t.Run("sandbox="+mode, func(t *testing.T) { testTimeoutKillsGrandchildren(t, mode) })
+	}
+}
+
+func testTimeoutKillsGrandchildren(t *testing.T, mode string) {
+	fx := newFixture(t, mode)
 	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"timeout_ms": 500})
 	pids := filepath.Join(fx.work, "pids")
 	// Each process records its pid as the host sees it (the plugin may run in its own PID
@@ -495,9 +560,14 @@ func zombie(pid int) bool {
 }
 
 // BenchmarkColdStart measures opening a Workspace declaration and making its first call
-// (start, handshake, configure, list), with and without the sandbox wrapper, then closing.
-// It starts this test binary; HALO_BENCH_EXE names a built halo binary to start instead
-// (go build -o /tmp/halo ./cmd/halo), whose package initialisation is what a user pays.
+// (start, handshake, configure, list), then closing it apart: without a sandbox; started
+// from a confined thread (in a PID namespace alone when the host is root); the same with a
+// user namespace as well, as a host that is not root starts it; and, as the cost this
+// replaced, through the `halo __sandbox` wrapper in user and PID namespaces, which started
+// the binary twice.
+//
+// It starts this test binary; HALO_BENCH_EXE names a built halo binary to start instead (go
+// build -o /tmp/halo ./cmd/halo), whose package initialisation is what a user pays.
 func BenchmarkColdStart(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -507,21 +577,32 @@ func BenchmarkColdStart(b *testing.B) {
 		exe = halo
 	}
 	dir := b.TempDir()
-	for _, mode := range modes {
+	ctx := context.Background()
+	decl := tool.Declaration{Name: "Files", Provider: "Workspace", Args: []any{dir}, Dir: dir}
+	for _, mode := range append(modes, "wrapper") {
 		b.Run("sandbox="+mode, func(b *testing.B) {
-			sandboxed := mode == "wrapper"
-			bt := New(Config{Executable: exe, Getenv: hostEnv(dir), Sandbox: &sandboxed})
-			reg := tool.NewRegistry()
-			for _, ty := range bt.Types() {
-				reg.Add(ty)
+			open := func() (tool.Provider, error) {
+				if mode == "wrapper" {
+					c := plugin.New(plugin.Command{
+						Name: "Workspace", Path: exe, Args: []string{PluginCommand, "workspace"}, Getenv: hostEnv(dir),
+						Wrap: sandbox.WrapCommand(exe, WorkspacePolicy(workspace.Options{Root: dir})),
+					}, plugin.Options{})
+					p, err := c.Open(ctx, decl)
+					if err != nil {
+						c.Close()
+						return nil, err
+					}
+					return &owned{Provider: p, client: c}, nil
+				}
+				sandboxed := mode != "none"
+				return New(Config{Executable: exe, Getenv: hostEnv(dir), Sandbox: &sandboxed, userNamespace: mode == "sandbox+userns"}).openWorkspace(ctx, decl)
 			}
-			ctx := context.Background()
 			var closing time.Duration
 			// CPU time of the plugin processes (and the wrapper), which a busy machine does not
 			// inflate the way it inflates wall time.
 			cpuBefore := childCPU()
 			for b.Loop() {
-				p, err := reg.Open(ctx, tool.Declaration{Name: "Files", Provider: "Workspace", Args: []any{dir}, Dir: dir})
+				p, err := open()
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -39,8 +39,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Platform is the GOOS/GOARCH whose module executable runs; "" means this one.
 	Platform string
-	// Executable is the halo binary, re-executed as the sandbox wrapper that module plugins
-	// start through (host/tool/sandbox). Empty means module plugins start unwrapped.
+	// Executable is the halo binary. Set, it turns the sandbox on: module plugins start
+	// confined to their package folder (ModulePolicy), from a confined thread of the host
+	// (the binary is no longer re-executed as a wrapper for them). Empty means they start
+	// unconfined.
 	Executable string
 }
 
@@ -155,7 +157,7 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 		SHA256: sum,
 	}
 	if cfg.Executable != "" {
-		cmd.Wrap = sandbox.WrapCommand(cfg.Executable, ModulePolicy(ip.Dir, spec))
+		cmd.Sandbox = ModuleSandbox(ip.Dir, cmd.Path, spec)
 	}
 	return tool.Type{
 		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
@@ -182,6 +184,14 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 func ModulePolicy(pkgDir string, spec *pkgmgr.Provider) sandbox.Policy {
 	ro := append([]string{pkgDir}, sandbox.SystemReadOnly...)
 	return sandbox.Policy{ReadOnly: ro, Network: len(spec.Network) > 0}
+}
+
+// ModuleSandbox is the plugin.Command.Sandbox of the module executable exe in the package
+// folder pkgDir: the host starts it from a thread confined to ModulePolicy, so the module is
+// confined from its first instruction.
+func ModuleSandbox(pkgDir, exe string, spec *pkgmgr.Provider) func(env []string) error {
+	pol := ModulePolicy(pkgDir, spec)
+	return func(env []string) error { return sandbox.ConfineThread(pol, exe, env) }
 }
 
 func platformsOf(spec *pkgmgr.Provider) []string {

@@ -15,24 +15,12 @@ import (
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
-// TestMain lets this test binary stand in for halo's sandbox wrapper (`halo __sandbox`).
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
-		os.Exit(sandbox.Main(os.Args[2:], os.Environ(), os.Stderr))
-	}
-	os.Exit(m.Run())
-}
-
 // A module plugin runs inside ModulePolicy: it reads its own package folder, and nothing of
 // the user's home or the project beside it.
 func TestModulePluginIsSandboxed(t *testing.T) {
 	status := sandbox.Detect()
 	if !status.Enforced() {
 		t.Skipf("skipped: this kernel cannot enforce the sandbox (%s)", status.Reason)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
 	}
 	root := t.TempDir()
 	pkgDir := filepath.Join(root, "project", ".halo", "tools", "probe")
@@ -66,7 +54,7 @@ func TestModulePluginIsSandboxed(t *testing.T) {
 			}
 			return "", false
 		},
-		Wrap: sandbox.WrapCommand(exe, ModulePolicy(pkgDir, &pkgmgr.Provider{Kind: pkgmgr.KindModule})),
+		Sandbox: ModuleSandbox(pkgDir, probe, &pkgmgr.Provider{Kind: pkgmgr.KindModule}),
 	}
 	client := plugin.New(cmd, plugin.Options{})
 	defer client.Close()

@@ -60,6 +60,10 @@ type Options struct {
 	// for measuring what they cost and for systems that forbid them (where the host would
 	// otherwise warn at every start); it gives up the protections isolation_linux.go lists.
 	NoNamespaces bool
+	// UserNamespace starts a sandboxed plugin (Command.Sandbox) in its own user namespace
+	// even where the host may create its PID namespace without one (as root): what a host
+	// that is not root does. For tests and measurements.
+	UserNamespace bool
 }
 
 // A Spec describes one provider a plugin serves, as Describe returns it.
@@ -274,7 +278,7 @@ func (c *Client) start() (*process, error) {
 					return nil, fmt.Errorf("sandbox: %w", err)
 				}
 			}
-			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces)
+			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces, spec.Sandbox, c.opts.UserNamespace)
 			run = r
 			return r, err
 		},

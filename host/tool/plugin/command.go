@@ -33,11 +33,22 @@ type Command struct {
 	// start (go-plugin's SecureConfig), so a file changed after install never runs.
 	SHA256 []byte
 	// Wrap, when not nil, rewrites the command after the environment is built and the pin is
-	// checked, just before the process starts: the sandbox step replaces cmd.Path and
-	// cmd.Args with a wrapper that applies restrictions and then execs the original command
-	// line, and may add cmd.ExtraFiles or variables to cmd.Env. It must not replace
-	// cmd.SysProcAttr, cmd.Stdin, cmd.Stdout or cmd.Stderr.
+	// checked, just before the process starts: it may replace cmd.Path and cmd.Args with a
+	// wrapper that ends by executing the original command line (sandbox.WrapCommand's
+	// `halo __sandbox`, say), and add cmd.ExtraFiles or variables to cmd.Env. It must not
+	// replace cmd.SysProcAttr, cmd.Stdin, cmd.Stdout or cmd.Stderr. A Sandbox must then
+	// grant the wrapper too.
 	Wrap func(cmd *exec.Cmd) error
+	// Sandbox, when not nil, confines the plugin from its first instruction. The host calls
+	// it on an OS thread of its own, locked for the purpose, and starts the plugin from that
+	// thread, which it must have restricted (sandbox.ConfineThread: no_new_privs, no
+	// capabilities, Landlock); the plugin inherits the restrictions and can never lift
+	// them. env is the plugin's whole environment (its socket folder is named there). The
+	// thread is kept, and used for nothing else, until the plugin exits.
+	//
+	// Without a Sandbox, a host that holds capabilities (root) still starts the plugin from
+	// a thread of its own, one whose programs get none: see isolation_linux.go.
+	Sandbox func(env []string) error
 }
 
 // environ builds the plugin's whole environment: PATH, HOME, the allowed names, SetEnv.

@@ -4,10 +4,16 @@ package plugin
 
 import "syscall"
 
+func isolations(bool, bool) []isolation { return []isolation{isolateNone} }
+
+func afterStart(isolation, bool, int) error { return nil }
+
+func privileged() bool { return false }
+
 // sysProcAttr starts a plugin in its own process group, so it is killed with everything it
 // started. There is no parent-death signal outside Linux: a host killed with SIGKILL leaves
 // its plugins to notice their closed connection and exit.
-func sysProcAttr(bool) *syscall.SysProcAttr {
+func sysProcAttr(isolation, bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 

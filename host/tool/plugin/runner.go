@@ -7,26 +7,38 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	sandboxpkg "github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // procRunner is the go-plugin runner for every plugin the host starts. go-plugin's own runner
 // hands the plugin the host's standard input and kills only the plugin's own process; this one
 // gives it /dev/null, starts it in its own process group with a parent-death signal (and, on
-// Linux, in its own user and PID namespaces: see isolation_linux.go), and kills the whole
-// group when the plugin is stopped or ends.
+// Linux, in its own PID namespace: see isolation_linux.go), starts it from a confined thread
+// when it has a sandbox (Command.Sandbox), and kills the whole group when the plugin is
+// stopped or ends.
 type procRunner struct {
-	logger     hclog.Logger
-	name       string
-	cmd        *exec.Cmd
-	stdout     io.ReadCloser
-	stderr     io.ReadCloser
-	socketDir  string
-	namespaces bool
+	logger    hclog.Logger
+	name      string
+	cmd       *exec.Cmd
+	stdout    io.ReadCloser
+	stderr    io.ReadCloser
+	socketDir string
+	sandbox   func(env []string) error
+	// plan lists the isolations to try, best first; isolation is the one being tried, then
+	// the one the plugin runs in.
+	plan      []isolation
+	isolation isolation
+	// ended is closed when the plugin has ended and been reaped: the thread a confined plugin
+	// was started from may end then, and not before.
+	ended     chan struct{}
+	endedOnce sync.Once
 
 	mu     sync.Mutex
 	pid    int
@@ -35,8 +47,31 @@ type procRunner struct {
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newProcRunner(logger hclog.Logger, name string, cmd *exec.Cmd, socketDir string, namespaces bool) (*procRunner, error) {
-	r := &procRunner{logger: logger, name: name, cmd: cmd, socketDir: socketDir, namespaces: namespaces}
+// An isolation is the set of namespaces a plugin starts in: see isolation_linux.go. Outside
+// Linux there is only isolateNone.
+type isolation int
+
+const (
+	isolateNone isolation = iota
+	isolatePID
+	isolateUserPID
+)
+
+func (i isolation) String() string {
+	switch i {
+	case isolatePID:
+		return "PID namespace"
+	case isolateUserPID:
+		return "user and PID namespaces"
+	}
+	return "no namespaces"
+}
+
+// newProcRunner prepares cmd. namespaces asks for namespaces where the system has them;
+// sandbox is Command.Sandbox; userNS is Options.UserNamespace.
+func newProcRunner(logger hclog.Logger, name string, cmd *exec.Cmd, socketDir string, namespaces bool, sandbox func([]string) error, userNS bool) (*procRunner, error) {
+	plan := isolations(namespaces, userNS)
+	r := &procRunner{logger: logger, name: name, cmd: cmd, socketDir: socketDir, sandbox: sandbox, plan: plan, isolation: plan[0], ended: make(chan struct{})}
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
@@ -47,7 +82,7 @@ func (r *procRunner) prepare() error {
 	// go-plugin sets Stdin to the host's; a plugin never reads it, and a terminal there would
 	// let it read what the user types.
 	r.cmd.Stdin = nil
-	r.cmd.SysProcAttr = sysProcAttr(r.namespaces)
+	r.cmd.SysProcAttr = sysProcAttr(r.isolation, r.sandbox != nil)
 	var err error
 	if r.stdout, err = r.cmd.StdoutPipe(); err != nil {
 		return err
@@ -58,18 +93,67 @@ func (r *procRunner) prepare() error {
 	return nil
 }
 
-func (r *procRunner) Start(context.Context) error {
+func (r *procRunner) Start(ctx context.Context) error {
+	confine := r.sandbox
+	if confine == nil && privileged() {
+		// Outside a user namespace (a root host's, or any host's where namespaces are
+		// forbidden), a plugin would hold the host's capabilities: it starts from a thread
+		// whose programs hold none and cannot gain one.
+		confine = func([]string) error { return sandboxpkg.DropPrivileges() }
+	}
+	if confine == nil {
+		return r.start()
+	}
+	// The plugin is started from a thread of its own, confined first: the plugin inherits
+	// the thread's restrictions from its first instruction, with no wrapper process to
+	// start before it.
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread keeps the plugin's restrictions, and the runtime ends it
+		// with this goroutine rather than run anything else on it.
+		runtime.LockOSThread()
+		if err := confine(r.cmd.Env); err != nil {
+			errc <- fmt.Errorf("sandbox plugin %s: %w", r.name, err)
+			return
+		}
+		err := r.start()
+		errc <- err
+		if err == nil {
+			// The plugin's parent-death signal fires when the thread that started it ends.
+			<-r.ended
+		}
+	}()
+	if err := <-errc; err != nil {
+		return err
+	}
+	if err := afterStart(r.isolation, r.sandbox != nil, r.PID()); err != nil {
+		// go-plugin does not wait for a plugin whose start failed: reap it here, which also
+		// lets its thread end.
+		_ = r.Kill(ctx)
+		_ = r.Wait(ctx)
+		return fmt.Errorf("start plugin %s: %w", r.name, err)
+	}
+	return nil
+}
+
+// start starts the plugin in the first isolation of the plan the system allows.
+func (r *procRunner) start() error {
 	err := r.cmd.Start()
-	if err != nil && r.namespaces {
-		// Some systems forbid user namespaces (a container's seccomp profile, an AppArmor
-		// rule). Start again without them and say so: the plugin still cannot read the
-		// host's environment unless it runs with CAP_SYS_PTRACE (as root), but what it
-		// starts in another process group can outlive a host that is killed.
-		r.logger.Warn("cannot start the plugin in its own user and PID namespaces; starting it without them", "plugin", r.name, "error", err)
+	for i := 1; err != nil && i < len(r.plan); i++ {
+		next := r.plan[i]
+		if next == isolateNone {
+			// Some systems forbid user namespaces (a container's seccomp profile, an
+			// AppArmor rule). Start without them and say so: the plugin still cannot read
+			// the host's environment unless it runs with CAP_SYS_PTRACE (as root), but what
+			// it starts in another process group can outlive a host that is killed.
+			r.logger.Warn("cannot start the plugin in its own namespaces; starting it without them", "plugin", r.name, "tried", r.isolation.String(), "error", err)
+		} else {
+			r.logger.Debug("cannot start the plugin in its namespaces; trying others", "plugin", r.name, "tried", r.isolation.String(), "next", next.String(), "error", err)
+		}
 		old := r.cmd
 		r.cmd = exec.Command(old.Path)
 		r.cmd.Args, r.cmd.Env, r.cmd.Dir, r.cmd.ExtraFiles = old.Args, old.Env, old.Dir, old.ExtraFiles
-		r.namespaces = false
+		r.isolation = next
 		if perr := r.prepare(); perr != nil {
 			return perr
 		}
@@ -81,7 +165,7 @@ func (r *procRunner) Start(context.Context) error {
 	r.mu.Lock()
 	r.pid = r.cmd.Process.Pid
 	r.mu.Unlock()
-	r.logger.Debug("plugin started", "plugin", r.name, "pid", r.pid, "namespaces", r.namespaces)
+	r.logger.Debug("plugin started", "plugin", r.name, "pid", r.pid, "isolation", r.isolation.String(), "sandbox", r.sandbox != nil)
 	return nil
 }
 
@@ -90,6 +174,7 @@ func (r *procRunner) Wait(context.Context) error {
 	r.mu.Lock()
 	r.waited = true
 	r.mu.Unlock()
+	r.endedOnce.Do(func() { close(r.ended) })
 	// Whatever the plugin left running in its group goes with it, and so does its socket.
 	r.killGroup()
 	if r.socketDir != "" {

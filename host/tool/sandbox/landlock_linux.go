@@ -57,18 +57,71 @@ func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Wr
 	// thread's credentials and restrictions. The thread is never unlocked, so no other
 	// goroutine ever runs on it.
 	runtime.LockOSThread()
+	if err := confineThread(p, prog, getenv, stderr); err != nil {
+		return err
+	}
+	return syscall.Exec(prog, argv, env)
+}
+
+// ConfineThread applies p to the processes the calling OS thread starts from now on: it
+// restricts the thread with Landlock and no_new_privs, and empties the capability sets a
+// program it starts inherits (DropPrivileges). Such a process starts inside the sandbox
+// and can never leave it. It is how the host starts plugins (host/tool/plugin's
+// Command.Sandbox): the plugin is confined from its first instruction, and the halo binary
+// is not started a second time as a wrapper. env is the plugin's environment, where its
+// socket folder is named.
+//
+// The caller must have locked the goroutine to its thread (runtime.LockOSThread) and must
+// never unlock it: the thread keeps the restrictions until it exits, so nothing else may
+// run on it. The Go runtime starts no thread from a locked one (it asks its template
+// thread), so the rest of the process stays unconfined.
+//
+// When the kernel has no Landlock, the thread only sets no_new_privs and drops what
+// programs would inherit: the host says so itself (Detect), as `halo tools` does.
+func ConfineThread(p Policy, program string, env []string) error {
+	if err := DropPrivileges(); err != nil {
+		return err
+	}
+	return landlockThread(p, program, envLookup(env), io.Discard)
+}
+
+// DropPrivileges sets no_new_privs on the calling OS thread and empties the capability
+// sets the programs it starts derive theirs from (the bounding, ambient and inheritable
+// sets), with the same rules for the caller as ConfineThread. A process started from the
+// thread then holds no capability after execve, even when the host runs as root, and
+// cannot gain one (set-user-ID and file capabilities are ignored). The thread keeps its own
+// effective capabilities: creating a PID namespace for the process takes CAP_SYS_ADMIN.
+func DropPrivileges() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := dropInherited(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
+
+// confineThread sets no_new_privs, drops every capability and applies p with Landlock, on
+// the calling thread, which then executes the program: what the wrapper does.
+func confineThread(p Policy, program string, getenv func(string) string, stderr io.Writer) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
+	return landlockThread(p, program, getenv, stderr)
+}
+
+// landlockThread applies p with Landlock to the calling thread, or warns on stderr when the
+// kernel has no Landlock.
+func landlockThread(p Policy, program string, getenv func(string) string, stderr io.Writer) error {
 	status := Detect()
 	if !status.Files {
 		fmt.Fprintf(stderr, "halo sandbox: warning: %s\n", status.String())
-		return syscall.Exec(prog, argv, env)
+		return nil
 	}
-	cfg, rules, err := ruleset(p, prog, getenv)
+	cfg, rules, err := ruleset(p, program, getenv)
 	if err != nil {
 		return err
 	}
@@ -76,13 +129,14 @@ func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Wr
 	if err != nil {
 		return fmt.Errorf("sandbox: build the Landlock ruleset: %w", err)
 	}
-	if fd >= 0 {
-		defer unix.Close(fd)
-		if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
-			return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
-		}
+	if fd < 0 {
+		return nil
 	}
-	return syscall.Exec(prog, argv, env)
+	defer unix.Close(fd)
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
+	}
+	return nil
 }
 
 // ruleset is the Landlock configuration and rules of p for program, with the wrapper's own

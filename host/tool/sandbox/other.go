@@ -24,3 +24,10 @@ func Exec(p Policy, argv, env []string, getenv func(string) string, stderr io.Wr
 	fmt.Fprintf(stderr, "halo sandbox: warning: %s\n", Detect().String())
 	return syscall.Exec(prog, argv, env)
 }
+
+// ConfineThread leaves the thread unconfined: there is no sandbox to apply here, and the
+// host says so (Detect).
+func ConfineThread(p Policy, program string, env []string) error { return nil }
+
+// DropPrivileges does nothing: capabilities and no_new_privs are Linux's.
+func DropPrivileges() error { return nil }

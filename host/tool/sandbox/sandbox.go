@@ -1,12 +1,18 @@
-// Package sandbox owns the file and network sandbox the host puts around plugins. The halo
-// binary re-executes itself as a small wrapper (`halo __sandbox [flags] -- program args`)
-// that applies a Policy to its own process with Linux Landlock and then executes the plugin,
-// which inherits the restrictions and can never lift them.
+// Package sandbox owns the file and network sandbox the host puts around plugins. The host
+// confines one OS thread of its own to a Policy (ConfineThread: Linux Landlock,
+// no_new_privs, and nothing a started program could inherit capabilities from) and starts
+// the plugin from that thread: the plugin is confined from its first instruction and can
+// never lift the restrictions. host/tool/plugin does this for every Command with a Sandbox.
 //
-// The host builds the wrapper's command line with Wrap; the hidden command hands its
-// arguments to Main. Detect says, at run time, what the running kernel can enforce, so the
-// host can say plainly when it cannot, rather than silently doing nothing. On systems other
-// than Linux the wrapper executes the plugin without a file sandbox, and Detect says so.
+// The halo binary also runs any program inside a policy as a small wrapper (`halo
+// __sandbox [flags] -- program args`: Wrap builds the command line, Main runs it), which
+// confines its own thread and executes the program. Plugins used to start that way, which
+// started the halo binary twice; it stays for trying a policy by hand, and the benchmarks
+// compare the direct start against it.
+//
+// Detect says, at run time, what the running kernel can enforce, so the host can say
+// plainly when it cannot, rather than silently doing nothing. On systems other than Linux
+// there is no file sandbox, and Detect says so.
 //
 // Beyond the granted paths, every Landlock domain also keeps a plugin from ptrace-ing or
 // reading the /proc entries (environ, mem) of processes outside it, the host included; where
@@ -52,8 +58,9 @@ func Wrap(halo string, p Policy, argv []string) []string {
 }
 
 // WrapCommand returns a host/tool/plugin Command.Wrap function that starts the command
-// through the wrapper at halo, inside p: what a module package's plugin needs, with its
-// package folder in p.ReadOnly (and Network as its manifest allows).
+// through the wrapper at halo, inside p: how plugins were started before the host confined
+// a thread of its own for them (Command.Sandbox, ConfineThread). The benchmarks compare
+// against it.
 func WrapCommand(halo string, p Policy) func(*exec.Cmd) error {
 	return func(c *exec.Cmd) error {
 		if halo == "" {
@@ -251,8 +258,8 @@ func (s Status) String() string {
 	return line
 }
 
-// withDefaults returns the policy with what every sandboxed program needs
-// added: the program itself, the system libraries, devices, and the plugin socket folder.
+// withDefaults returns the policy with what every sandboxed program needs added: the
+// program itself, the system libraries, devices, and the plugin socket folder.
 func (p Policy) withDefaults(program string, getenv func(string) string) Policy {
 	out := Policy{Network: p.Network}
 	out.ReadOnly = append(append(append([]string{}, p.ReadOnly...), SystemReadOnly...), program)
@@ -273,15 +280,21 @@ func Main(args, env []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "halo sandbox: %v\n", err)
 		return 2
 	}
-	getenv := func(k string) string {
-		for _, kv := range env {
-			if key, v, ok := strings.Cut(kv, "="); ok && key == k {
-				return v
-			}
-		}
-		return ""
-	}
-	err = Exec(p, argv, env, getenv, stderr)
+	err = Exec(p, argv, env, envLookup(env), stderr)
 	fmt.Fprintf(stderr, "halo sandbox: %v\n", err)
 	return 1
+}
+
+// envLookup reads a variable from an environment list ("K=V" strings); the last one wins,
+// as in exec.
+func envLookup(env []string) func(string) string {
+	return func(k string) string {
+		v := ""
+		for _, kv := range env {
+			if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+				v = val
+			}
+		}
+		return v
+	}
 }

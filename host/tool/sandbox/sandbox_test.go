@@ -9,8 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMain lets the test binary act as the wrapper: Wrap(os.Args[0], ...) runs it with
@@ -93,20 +98,49 @@ func needLandlock(t *testing.T) Status {
 	return s
 }
 
-// run runs bash -c script inside policy p through the wrapper and returns its output.
-func run(t *testing.T, p Policy, env []string, script string) (string, error) {
+// Two ways into the sandbox: the wrapper (`halo __sandbox ... -- program`), and a process
+// started from a confined thread (ConfineThread), which is how the host starts plugins.
+var ways = []string{"wrapper", "thread"}
+
+// run runs bash -c script inside policy p, started the given way, and returns its output.
+func run(t *testing.T, way string, p Policy, env []string, script string) (string, error) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("skipped: bash is not installed")
 	}
-	argv := Wrap(os.Args[0], p, []string{bash, "-c", script})
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
 	var out bytes.Buffer
+	if way == "wrapper" {
+		argv := Wrap(os.Args[0], p, []string{bash, "-c", script})
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	cmd := exec.Command(bash, "-c", script)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	if err := startConfined(cmd, p); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
 	return out.String(), err
+}
+
+// startConfined starts cmd from a new thread confined to p, which ends at once: what the
+// host does, without the parent-death signal that would need the thread kept.
+func startConfined(cmd *exec.Cmd, p Policy) error {
+	errc := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := ConfineThread(p, cmd.Path, cmd.Env); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
 }
 
 // TestHomeSecretsAreOutOfReach plays a plugin that tries to read ~/.ssh, ~/.aws and a .env
@@ -148,20 +182,22 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 		{"a raw device", "d=$(ls /dev/[sv]d[a-z] /dev/nvme0n1 /dev/loop0 2>/dev/null | head -1); test -n \"$d\" || { echo 'Permission denied (no disk device here)' >&2; exit 1; }; head -c 16 \"$d\" >/dev/null"},
 	}
 	for _, c := range denied {
-		t.Run("denied "+c.name, func(t *testing.T) {
-			out, err := run(t, p, env, c.script)
-			if err == nil {
-				t.Fatalf("%s succeeded inside the sandbox:\n%s", c.script, out)
-			}
-			for _, secret := range []string{"PRIVATE KEY", "aws_secret", "sk-secret"} {
-				if strings.Contains(out, secret) {
-					t.Fatalf("secret leaked: %s", out)
+		for _, way := range ways {
+			t.Run(way+"/denied "+c.name, func(t *testing.T) {
+				out, err := run(t, way, p, env, c.script)
+				if err == nil {
+					t.Fatalf("%s succeeded inside the sandbox:\n%s", c.script, out)
 				}
-			}
-			if !strings.Contains(out, "ermission denied") {
-				t.Fatalf("want a permission error, got:\n%s", out)
-			}
-		})
+				for _, secret := range []string{"PRIVATE KEY", "aws_secret", "sk-secret"} {
+					if strings.Contains(out, secret) {
+						t.Fatalf("secret leaked: %s", out)
+					}
+				}
+				if !strings.Contains(out, "ermission denied") {
+					t.Fatalf("want a permission error, got:\n%s", out)
+				}
+			})
+		}
 	}
 	allowed := []struct{ name, script, want string }{
 		{"read its folder", fmt.Sprintf("cat %q", filepath.Join(work, "main.go")), "package main"},
@@ -172,16 +208,29 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 		{"/etc without its secrets", "cat /etc/passwd | head -1", "root:"},
 		// Even a host running as root hands its plugins no capability (CAP_SYS_PTRACE would
 		// open other processes' /proc entries again).
-		{"no capabilities", "echo caps=$(grep -E '^Cap(Eff|Prm|Amb)' /proc/self/status | grep -v -c ':\\s*0*$')", "caps=0\n"},
+		// The bounding set too, which only root may empty.
+		{"no capabilities", "echo caps=$(grep -E '^Cap(" + capSets() + ")' /proc/self/status | grep -v -c ':\\s*0*$')", "caps=0\n"},
+		{"no_new_privs", "grep NoNewPrivs /proc/self/status", "NoNewPrivs:\t1"},
 	}
 	for _, c := range allowed {
-		t.Run("allowed "+c.name, func(t *testing.T) {
-			out, err := run(t, p, env, c.script)
-			if err != nil || !strings.Contains(out, c.want) {
-				t.Fatalf("%s: %v\n%s", c.script, err, out)
-			}
-		})
+		for _, way := range ways {
+			t.Run(way+"/allowed "+c.name, func(t *testing.T) {
+				out, err := run(t, way, p, env, c.script)
+				if err != nil || !strings.Contains(out, c.want) {
+					t.Fatalf("%s: %v\n%s", c.script, err, out)
+				}
+			})
+		}
 	}
+}
+
+// capSets are the capability sets of /proc/<pid>/status a sandboxed program must have
+// empty: all of them when the test runs as root, which may empty the bounding set.
+func capSets() string {
+	if os.Geteuid() == 0 {
+		return "Inh|Prm|Eff|Bnd|Amb"
+	}
+	return "Inh|Prm|Eff|Amb"
 }
 
 func TestNetworkIsCutUnlessAllowed(t *testing.T) {
@@ -206,14 +255,92 @@ func TestNetworkIsCutUnlessAllowed(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	script := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port)
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	out, err := run(t, Policy{ReadOnly: ShellReadOnly}, env, script)
-	if err == nil || strings.Contains(out, "connected") {
-		t.Fatalf("a plugin without network connected: %v\n%s", err, out)
+	for _, way := range ways {
+		out, err := run(t, way, Policy{ReadOnly: ShellReadOnly}, env, script)
+		if err == nil || strings.Contains(out, "connected") {
+			t.Fatalf("%s: a plugin without network connected: %v\n%s", way, err, out)
+		}
+		out, err = run(t, way, Policy{ReadOnly: ShellReadOnly, Network: true}, env, script)
+		if err != nil || !strings.Contains(out, "connected") {
+			t.Fatalf("%s: a plugin with network could not connect: %v\n%s", way, err, out)
+		}
 	}
-	out, err = run(t, Policy{ReadOnly: ShellReadOnly, Network: true}, env, script)
-	if err != nil || !strings.Contains(out, "connected") {
-		t.Fatalf("a plugin with network could not connect: %v\n%s", err, out)
+}
+
+// TestConfineThreadLeavesTheRestAlone: confining one locked thread confines that thread and
+// what it starts, never the rest of the process, not even the threads the runtime starts
+// afterwards.
+func TestConfineThreadLeavesTheRestAlone(t *testing.T) {
+	needLandlock(t)
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	if err := os.WriteFile(outside, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
 	}
+	// Threads earlier tests confined either ended with their goroutines or, had one run on
+	// the main thread, which the runtime cannot end, stay parked for good.
+	before := noNewPrivsThreads(t)
+	type result struct {
+		tid int
+		err error
+	}
+	confined, release := make(chan result), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := ConfineThread(Policy{}, "/bin/true", nil); err != nil {
+			confined <- result{err: err}
+			return
+		}
+		if _, err := os.ReadFile(outside); err == nil {
+			confined <- result{err: errors.New("the confined thread read a file outside its policy")}
+			return
+		}
+		confined <- result{tid: unix.Gettid()}
+		<-release
+	}()
+	r := <-confined
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer close(release)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() { // each on a thread of its own while it runs, some of them new
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if _, err := os.ReadFile(outside); err != nil {
+				t.Errorf("a thread of the process: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	after := noNewPrivsThreads(t)
+	if !after[r.tid] {
+		t.Errorf("the confined thread %d has no no_new_privs", r.tid)
+	}
+	for tid := range after {
+		if tid != r.tid && !before[tid] {
+			t.Errorf("thread %d has no_new_privs too: the confinement spread", tid)
+		}
+	}
+}
+
+// noNewPrivsThreads returns the ids of this process's threads that have no_new_privs.
+func noNewPrivsThreads(t *testing.T) map[int]bool {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]bool{}
+	for _, f := range tasks {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "NoNewPrivs:\t1") {
+			tid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			out[tid] = true
+		}
+	}
+	return out
 }
 
 func TestWrapperRefusesBadUsage(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package pluginserve implements the hidden `halo __plugin NAME`: the halo binary serving
 // one of its built-in plugins (workspace, bash) to the host process that started it.
-// Nobody types it; host/tool/builtin starts it, usually through `halo __sandbox`.
+// Nobody types it; host/tool/builtin starts it, confined from its first instruction by the
+// thread of the host that starts it.
 package pluginserve
 
 import (

@@ -1,6 +1,9 @@
 // Package sandboxwrap implements the hidden `halo __sandbox [--ro P] [--rw P] [--net] --
 // PROGRAM ARGS`: it applies the sandbox (Landlock on Linux, and no capabilities) to its own
-// process and then executes PROGRAM in its place. host/tool/builtin starts plugins this way.
+// process and then executes PROGRAM in its place. The host no longer starts plugins this
+// way (it confines a thread of its own and starts them from it: host/tool/sandbox); the
+// command stays for trying a policy by hand (`halo __sandbox --ro "$PWD" -- bash`) and for
+// the benchmarks that compare the two.
 package sandboxwrap
 
 import (
