@@ -435,7 +435,8 @@ func testHomeSecrets(t *testing.T, mode string) {
 	wantDomainFailure(t, err, "outside the workspace root")
 }
 
-// TestBashNetworkFalse: network: false cuts TCP where the kernel can; the default keeps it.
+// TestBashNetworkFalse: network: false cuts TCP and UDP where the kernel can; the default keeps
+// them.
 func TestBashNetworkFalse(t *testing.T) {
 	fx := newFixture(t, "sandbox")
 	if !fx.status.TCP {
@@ -463,6 +464,17 @@ func TestBashNetworkFalse(t *testing.T) {
 	online := fx.open(t, "Online", "Bash", nil, nil)
 	if r := run(t, online, connect); r.ExitCode != 0 || r.Stdout != "connected\n" {
 		t.Fatalf("the default Bash could not connect: %+v", r)
+	}
+	// UDP, which Landlock limits only from ABI 10: the seccomp filter refuses the socket.
+	if !fx.status.Sockets {
+		t.Skip("skipped the UDP half: this kernel cannot install seccomp filters")
+	}
+	udp := "exec 3<>/dev/udp/127.0.0.1/9 && echo opened"
+	if r := run(t, cut, udp); r.ExitCode == 0 || strings.Contains(r.Stdout, "opened") || !strings.Contains(r.Stderr, "ermission denied") {
+		t.Fatalf("network: false opened a UDP socket: %+v", r)
+	}
+	if r := run(t, online, udp); r.ExitCode != 0 || r.Stdout != "opened\n" {
+		t.Fatalf("the default Bash could not open a UDP socket: %+v", r)
 	}
 }
 

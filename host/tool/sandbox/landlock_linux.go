@@ -12,6 +12,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/halo-lang/halo/host/tool/sandbox/seccomp"
 )
 
 // newest is the newest Landlock ABI this build knows; older kernels get the best subset.
@@ -19,7 +21,7 @@ var newest = landlock.V11
 
 // Detect asks the kernel which Landlock ABI it offers.
 func Detect() Status {
-	s := Status{OS: runtime.GOOS}
+	s := Status{OS: runtime.GOOS, Sockets: seccomp.Available()}
 	v, err := llsys.LandlockGetABIVersion()
 	switch {
 	case errors.Is(err, syscall.ENOSYS):
@@ -82,7 +84,10 @@ func ConfineThread(p Policy, program string, env []string) error {
 	if err := DropPrivileges(); err != nil {
 		return err
 	}
-	return landlockThread(p, program, envLookup(env), io.Discard)
+	if err := landlockThread(p, program, envLookup(env), io.Discard); err != nil {
+		return err
+	}
+	return denyNetwork(p)
 }
 
 // DropPrivileges sets no_new_privs on the calling OS thread and empties the capability
@@ -110,7 +115,24 @@ func confineThread(p Policy, program string, getenv func(string) string, stderr 
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	return landlockThread(p, program, getenv, stderr)
+	if err := landlockThread(p, program, getenv, stderr); err != nil {
+		return err
+	}
+	return denyNetwork(p)
+}
+
+// denyNetwork cuts a plugin without network off every socket but Unix sockets, with a
+// seccomp filter on the calling thread (no_new_privs is already set): Landlock limits TCP
+// and, from ABI 10, UDP, but never raw, ICMP or packet sockets. A kernel without seccomp
+// filters is reported by Detect (Status.Sockets), like one without Landlock.
+func denyNetwork(p Policy) error {
+	if p.Network || !seccomp.Available() {
+		return nil
+	}
+	if err := seccomp.DenyNetwork(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
 }
 
 // landlockThread applies p with Landlock to the calling thread, or warns on stderr when the

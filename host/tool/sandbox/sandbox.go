@@ -212,9 +212,12 @@ type Status struct {
 	ABI int `json:"abi"`
 	// Files: access to files is limited to the granted paths.
 	Files bool `json:"files"`
-	// TCP, UDP: a plugin without network cannot connect or bind.
+	// TCP, UDP: Landlock keeps a plugin without network from connecting or binding.
 	TCP bool `json:"tcp"`
 	UDP bool `json:"udp"`
+	// Sockets: a seccomp filter keeps a plugin without network from creating any socket but
+	// a Unix socket (TCP, UDP, raw, ICMP, packet), whatever Landlock can do.
+	Sockets bool `json:"sockets"`
 	// Scoped: a plugin cannot signal, or reach the abstract Unix sockets of, processes
 	// outside its sandbox.
 	Scoped bool `json:"scoped"`
@@ -231,7 +234,7 @@ func (s Status) String() string {
 		return "sandbox: NOT ENFORCED: " + s.Reason + "; plugins run with a clean environment but can read and write whatever your user can"
 	}
 	parts := []string{"files"}
-	if s.TCP {
+	if s.TCP && !s.Sockets {
 		net := "TCP"
 		if s.UDP {
 			net = "TCP and UDP"
@@ -243,15 +246,20 @@ func (s Status) String() string {
 	}
 	parts = append(parts, "other processes' /proc entries")
 	missing := []string{}
-	if !s.TCP {
+	switch {
+	case s.Sockets:
+	case !s.TCP:
 		missing = append(missing, "network")
-	} else if !s.UDP {
+	case !s.UDP:
 		missing = append(missing, "UDP")
 	}
 	if !s.Scoped {
 		missing = append(missing, "signals")
 	}
 	line := fmt.Sprintf("sandbox: Landlock ABI %d confines %s", s.ABI, strings.Join(parts, ", "))
+	if s.Sockets {
+		line += "; seccomp denies plugins without network every socket but Unix sockets"
+	}
 	if len(missing) > 0 {
 		line += " (this kernel cannot limit " + strings.Join(missing, ", ") + ")"
 	}

@@ -80,6 +80,8 @@ func TestStatusLine(t *testing.T) {
 		{Status{ABI: 1, Files: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries (this kernel cannot limit network, signals)"},
 		{Status{ABI: 6, Files: true, TCP: true, Scoped: true}, "sandbox: Landlock ABI 6 confines files, TCP for plugins without network, signals, abstract sockets, other processes' /proc entries (this kernel cannot limit UDP)"},
 		{Status{ABI: 10, Files: true, TCP: true, UDP: true, Scoped: true}, "sandbox: Landlock ABI 10 confines files, TCP and UDP for plugins without network, signals, abstract sockets, other processes' /proc entries"},
+		{Status{ABI: 7, Files: true, TCP: true, Scoped: true, Sockets: true}, "sandbox: Landlock ABI 7 confines files, signals, abstract sockets, other processes' /proc entries; seccomp denies plugins without network every socket but Unix sockets"},
+		{Status{ABI: 1, Files: true, Sockets: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries; seccomp denies plugins without network every socket but Unix sockets (this kernel cannot limit signals)"},
 	}
 	for _, c := range cases {
 		if got := c.s.String(); got != c.want {
@@ -263,6 +265,27 @@ func TestNetworkIsCutUnlessAllowed(t *testing.T) {
 		out, err = run(t, way, Policy{ReadOnly: ShellReadOnly, Network: true}, env, script)
 		if err != nil || !strings.Contains(out, "connected") {
 			t.Fatalf("%s: a plugin with network could not connect: %v\n%s", way, err, out)
+		}
+	}
+}
+
+// TestUDPIsCutUnlessAllowed: Landlock limits UDP only from ABI 10; the seccomp filter cuts
+// it, with every other socket but Unix sockets, on any kernel.
+func TestUDPIsCutUnlessAllowed(t *testing.T) {
+	if !Detect().Sockets {
+		t.Skip("skipped: this kernel cannot install seccomp filters (Linux 4.14 with CONFIG_SECCOMP_FILTER is needed)")
+	}
+	// Sending a UDP datagram needs no listener: bash opens the socket and connects it.
+	script := "exec 3<>/dev/udp/127.0.0.1/9 && echo opened"
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	for _, way := range ways {
+		out, err := run(t, way, Policy{ReadOnly: ShellReadOnly}, env, script)
+		if err == nil || strings.Contains(out, "opened") || !strings.Contains(out, "ermission denied") {
+			t.Fatalf("%s: a plugin without network opened a UDP socket (or failed for another reason): %v\n%s", way, err, out)
+		}
+		out, err = run(t, way, Policy{ReadOnly: ShellReadOnly, Network: true}, env, script)
+		if err != nil || !strings.Contains(out, "opened") {
+			t.Fatalf("%s: a plugin with network could not open a UDP socket: %v\n%s", way, err, out)
 		}
 	}
 }
