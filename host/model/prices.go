@@ -67,7 +67,9 @@ func ParsePrices(data []byte) (Prices, error) {
 
 // versionSuffix matches the dated or "latest" suffixes providers add to a model id
 // ("gpt-4o-2024-08-06", "claude-sonnet-4-5-20250929", "gemini-2.5-flash-001").
-var versionSuffix = regexp.MustCompile(`(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|-latest|-preview(-\d{2}-\d{4})?)$`)
+var versionSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|-latest|-preview(-\d{2}-\d{4})?)$`)
+})
 
 // Lookup returns the price of model id on provider: an exact entry, else the entry for the id
 // without a version suffix, else the provider's "*" entry.
@@ -76,7 +78,7 @@ func (p Prices) Lookup(provider, id string) (Price, bool) {
 	if pr, ok := p[provider+"/"+id]; ok {
 		return pr, true
 	}
-	if base := versionSuffix.ReplaceAllString(id, ""); base != id {
+	if base := versionSuffix().ReplaceAllString(id, ""); base != id {
 		if pr, ok := p[provider+"/"+base]; ok {
 			return pr, true
 		}

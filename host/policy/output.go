@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -95,7 +96,7 @@ func (s Set) Output(a Answer, ctx Lookup) (Result, error) {
 					v = p.violation(r, Output, "the answer is not well-formed XML: %v", err)
 				}
 			case kRequireCitation:
-				if !citation.MatchString(res.Text) {
+				if !citation().MatchString(res.Text) {
 					v = p.violation(r, Output, "the answer cites nothing (like [1] or [doc_id])")
 				}
 			case kMatchRegex:
@@ -147,9 +148,11 @@ func (s Set) TokenLimit() (int, bool) {
 	return limit, ok
 }
 
-var citation = regexp.MustCompile(`\[(?:\d+|[A-Za-z_][\w.:/-]*)\]`)
+var citation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[(?:\d+|[A-Za-z_][\w.:/-]*)\]`) })
 
-var fence = regexp.MustCompile("(?s)```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)\r?\n?```")
+var fence = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("(?s)```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)\r?\n?```")
+})
 
 // ExtractJSON finds the JSON in an answer: the whole answer, the body of a ```json fence,
 // or the first object or array inside prose. It returns the JSON text and its value, with
@@ -159,7 +162,7 @@ func ExtractJSON(text string) (string, any, bool) {
 	if v, ok := decodeAll(t); ok {
 		return t, v, true
 	}
-	for _, m := range fence.FindAllStringSubmatch(text, 4) {
+	for _, m := range fence().FindAllStringSubmatch(text, 4) {
 		body := strings.TrimSpace(m[1])
 		if v, ok := decodeAll(body); ok {
 			return body, v, true
@@ -198,13 +201,13 @@ func decodeAll(s string) (any, bool) {
 	return v, true
 }
 
-var xmlFence = regexp.MustCompile("(?s)^```[a-zA-Z]*[ \t]*\r?\n(.*?)\r?\n?```$")
+var xmlFence = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?s)^```[a-zA-Z]*[ \t]*\r?\n(.*?)\r?\n?```$") })
 
 // checkXML accepts one well-formed root element (a ```xml fence around it is allowed).
 func checkXML(text string) error {
 	t := strings.TrimSpace(text)
 	if strings.HasPrefix(t, "```") {
-		if m := xmlFence.FindStringSubmatch(t); m != nil {
+		if m := xmlFence().FindStringSubmatch(t); m != nil {
 			t = strings.TrimSpace(m[1])
 		}
 	}
