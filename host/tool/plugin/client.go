@@ -187,7 +187,7 @@ func (c *Client) Close() error {
 	c.proc, c.closed = nil, true
 	c.mu.Unlock()
 	if p != nil {
-		p.gp.Kill()
+		p.stop()
 	}
 	if root != "" {
 		return os.RemoveAll(root)
@@ -219,7 +219,7 @@ func (c *Client) running() (*process, error) {
 		c.logger.Warn("plugin stopped; starting it again", "plugin", c.cmd.Name)
 		old := c.proc
 		c.proc = nil
-		old.gp.Kill()
+		old.stop()
 	}
 	p, err := c.start()
 	if err != nil {
@@ -484,9 +484,21 @@ func (p *process) callStream() (*callStream, error) {
 		cancel()
 		return nil, err
 	}
-	p.calls = &callStream{p: p, stream: stream, cancel: cancel, calls: map[uint64]*pendingCall{}}
+	p.calls = &callStream{p: p, stream: stream, cancel: cancel, calls: map[uint64]*pendingCall{}, done: make(chan struct{})}
 	go p.calls.receive()
 	return p.calls, nil
+}
+
+// stop kills the plugin process and waits for the goroutine that reads its Calls stream.
+func (p *process) stop() {
+	p.gp.Kill()
+	p.mu.Lock()
+	cs := p.calls
+	p.mu.Unlock()
+	if cs != nil {
+		cs.cancel()
+		<-cs.done
+	}
 }
 
 // callAlone runs one call on a Call stream of its own: the way to call a plugin that does not
@@ -531,6 +543,9 @@ type callStream struct {
 
 	// sendMu serialises sends: gRPC allows one sender at a time on a stream.
 	sendMu sync.Mutex
+
+	// done is closed when receive returns.
+	done chan struct{}
 
 	mu       sync.Mutex
 	nextID   uint64
@@ -617,8 +632,10 @@ func (cs *callStream) sendCancel(id uint64) {
 	_ = cs.stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Cancel{Cancel: &pluginv1.CancelCall{}}})
 }
 
-// receive reads the plugin's events until the stream ends, and hands each to its call.
+// receive reads the plugin's events until the stream ends, and hands each to its call. The
+// process owns it: stop waits for it.
 func (cs *callStream) receive() {
+	defer close(cs.done)
 	for {
 		msg, err := cs.stream.Recv()
 		if err != nil {
