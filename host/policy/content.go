@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,8 +70,23 @@ func (s Set) Redact(text string) string {
 	if mask == 0 || text == "" {
 		return text
 	}
-	return s.redactMatches(text, detect.Scan(text, mask), mask)
+	// A tag changes what surrounds its neighbours: a key-like run that the digits of an IP
+	// address after it made too long to be a key is a key once the address is a tag. So
+	// redact until nothing more matches: then redacting the output again changes nothing.
+	// Each pass turns text into tags, so the passes end; the bound is a guard.
+	for range maxRedactPasses {
+		ms := detect.Scan(text, mask)
+		if !slices.ContainsFunc(ms, func(m detect.Match) bool { return m.Cat&mask != 0 }) {
+			break
+		}
+		text = s.redactMatches(text, ms, mask)
+	}
+	return text
 }
+
+// maxRedactPasses bounds Redact's passes, as a guard: text needs one, and two when a tag makes a
+// new match next to it.
+const maxRedactPasses = 8
 
 // redactMatches replaces the matches of ms whose category is in mask.
 func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category) string {
@@ -126,6 +142,10 @@ func (s Set) apply(text string, phase Phase) (string, *Violation) {
 	}
 	ms := detect.Scan(text, rmask|bmask)
 	redacted := s.redactMatches(text, ms, rmask)
+	if redacted != text {
+		// The tags can make new matches beside them; Redact goes on until none is left.
+		redacted = s.Redact(redacted)
+	}
 	if bmask == 0 {
 		return redacted, nil
 	}

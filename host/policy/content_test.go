@@ -154,3 +154,21 @@ func TestConcurrentUse(t *testing.T) {
 		<-done
 	}
 }
+
+// TestRedactionIsAFixedPoint: a tag can turn its neighbour into a match. Here the digits of
+// the address keep the key-like run before it (with a look-alike I) too long to be a key, until
+// the address is a tag. Redact and Input both go on until nothing more matches.
+func TestRedactionIsAFixedPoint(t *testing.T) {
+	s := Set{MustCompile("Safe", []RuleSpec{
+		{Name: "Redact", Args: []any{Ident("PII"), Ident("APIKey"), Ident("IPAddress")}},
+	})}
+	in := "0000000000000000 ABIA000000000000000Ȋ0.0.0.0"
+	want := "0000000000000000 [REDACTED:APIKey][REDACTED:IPAddress]"
+	if got := s.Redact(in); got != want {
+		t.Errorf("Redact: %q, want %q", got, want)
+	}
+	got, err := s.Input(in)
+	if err != nil || got != want {
+		t.Errorf("Input: %q, %v; want %q", got, err, want)
+	}
+}

@@ -37,8 +37,6 @@ type Server struct {
 
 	mu        sync.RWMutex
 	instances map[string]*instance
-
-	workers workers
 }
 
 type instance struct {
@@ -59,7 +57,7 @@ func NewServer(providers []Provider, logger hclog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &Server{logger: logger, providers: map[string]*Provider{}, instances: map[string]*instance{}, workers: workers{jobs: make(chan func())}}
+	s := &Server{logger: logger, providers: map[string]*Provider{}, instances: map[string]*instance{}}
 	if len(providers) == 0 {
 		return nil, errors.New("a plugin serves at least one provider")
 	}
@@ -215,7 +213,7 @@ func (s *Server) Call(req *pluginv1.CallRequest, stream pluginv1.PluginService_C
 // its own (a worker), so a slow one holds up nobody; this loop only reads, starts and
 // cancels.
 func (s *Server) Calls(stream pluginv1.PluginService_CallsServer) error {
-	cs := &callStream{server: s, stream: stream, calls: map[uint64]*streamCall{}}
+	cs := &callStream{server: s, stream: stream, calls: map[uint64]*streamCall{}, workers: newWorkers()}
 	defer cs.end()
 	ctx := stream.Context()
 	for {
@@ -251,6 +249,9 @@ type callStream struct {
 	mu    sync.Mutex // guards calls
 	calls map[uint64]*streamCall
 
+	// workers run the calls; the handler waits for them before it returns.
+	workers *workers
+
 	// sendMu serialises sends (gRPC allows one sender at a time) and guards ended and each
 	// call's done, so that nothing of a call follows its outcome and nothing at all follows
 	// the handler's return. It is not mu: a send blocked on flow control must not stop the
@@ -279,7 +280,7 @@ func (cs *callStream) start(ctx context.Context, id uint64, req *pluginv1.CallRe
 	}
 	cs.calls[id] = c
 	cs.mu.Unlock()
-	cs.server.workers.run(func() { cs.run(ctx, id, c, req) })
+	cs.workers.run(func() { cs.run(ctx, id, c, req) })
 	return nil
 }
 
@@ -331,6 +332,7 @@ func (cs *callStream) end() {
 		c.cancel()
 	}
 	cs.mu.Unlock()
+	cs.workers.stop()
 }
 
 // workers runs calls on goroutines that stay for the next one. A goroutine per call would
@@ -339,6 +341,13 @@ func (cs *callStream) end() {
 type workers struct {
 	jobs chan func() // unbuffered: a send succeeds only when a worker waits
 	idle atomic.Int32
+	// done is closed by stop: idle workers end, busy ones end after their call.
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newWorkers() *workers {
+	return &workers{jobs: make(chan func()), done: make(chan struct{})}
 }
 
 // maxIdleWorkers is how many workers wait for calls at most; more, left by a burst of
@@ -349,20 +358,33 @@ func (w *workers) run(job func()) {
 	select {
 	case w.jobs <- job:
 	default:
+		w.wg.Add(1)
 		go w.work(job)
 	}
 }
 
 func (w *workers) work(job func()) {
+	defer w.wg.Done()
 	for {
 		job()
 		if w.idle.Add(1) > maxIdleWorkers {
 			w.idle.Add(-1)
 			return
 		}
-		job = <-w.jobs
-		w.idle.Add(-1)
+		select {
+		case job = <-w.jobs:
+			w.idle.Add(-1)
+		case <-w.done:
+			return
+		}
 	}
+}
+
+// stop ends the workers and waits for them, and so for the calls they run. The caller has
+// cancelled those calls and starts no more.
+func (w *workers) stop() {
+	close(w.done)
+	w.wg.Wait()
 }
 
 // emptyArgs stands for arguments the host left empty.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ type testProvider struct {
 	release   chan struct{}
 	lateDone  chan struct{} // closed once late's progress after its return was attempted
 	loggers   chan hclog.Logger
+	// slowExited is set when a slow_exit call, cancelled, has finished cleaning up.
+	slowExited atomic.Bool
 }
 
 func newTestProvider() *testProvider {
@@ -53,6 +56,13 @@ func (tp *testProvider) provider() Provider {
 		{Name: "after_late", Run: func(c *CallInfo, _ json.RawMessage) (any, error) {
 			<-tp.lateDone
 			return true, nil
+		}},
+		{Name: "slow_exit", Run: func(c *CallInfo, _ json.RawMessage) (any, error) {
+			c.Progress(0, 1, "running")
+			<-c.Ctx.Done()
+			time.Sleep(50 * time.Millisecond) // cleaning up after the cancel
+			tp.slowExited.Store(true)
+			return nil, c.Ctx.Err()
 		}},
 		{Name: "logger", Run: func(c *CallInfo, _ json.RawMessage) (any, error) {
 			tp.loggers <- c.Logger
@@ -213,6 +223,25 @@ func TestCallsStreamEnds(t *testing.T) {
 	// The call left running by the duplicate id was cancelled with its stream.
 	if got := <-tp.cancelled; got != `"dup"` {
 		t.Fatalf("cancelled %s", got)
+	}
+}
+
+// TestCallsStreamWaitsForItsCalls: the handler, which owns the goroutines running the calls,
+// returns (and the stream ends) only once they have, cancelled, returned.
+func TestCallsStreamWaitsForItsCalls(t *testing.T) {
+	tp := newTestProvider()
+	rpc, id := start(t, tp)
+	s := openCalls(t, rpc)
+	sendCall(t, s, 1, id, "slow_exit", `{}`)
+	recv(t, s) // its progress: the call is running
+	if err := s.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the host closed its side: %v, want the stream's clean end", err)
+	}
+	if !tp.slowExited.Load() {
+		t.Fatal("the stream ended while one of its calls was still running")
 	}
 }
 
