@@ -16,6 +16,7 @@ var importRules = []struct {
 	allowed []string
 }{
 	{"proto/...", nil},
+	{"internal/...", nil}, // helpers shared by tests: the standard library only
 	{"sdk/...", []string{"proto/...", "sdk/..."}},
 	{"plugins/...", []string{"sdk/...", "plugins/..."}},
 	{"pkgmgr/...", []string{"pkgmgr/..."}},

@@ -1,16 +1,14 @@
 package pkgmgr
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/halo-lang/halo/internal/treestate"
 )
 
 // writeTree writes files (slash paths) under dir.
@@ -31,36 +29,11 @@ func writeTree(t testing.TB, dir string, files map[string]string) {
 // so a test can assert that a failed operation changed nothing at all.
 func hashTree(t testing.TB, dir string) string {
 	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		line := rel + " " + info.Mode().String()
-		if info.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256(b)
-			line += " " + hex.EncodeToString(s[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
+	desc, err := treestate.Describe(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
+	return desc
 }
 
 // rawPackage builds a .halotool by hand, for hostile packages PackDir would never make.

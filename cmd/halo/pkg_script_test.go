@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"io/fs"
@@ -10,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/halo-lang/halo/internal/treestate"
 	"github.com/halo-lang/halo/registry"
 )
 
@@ -91,40 +89,13 @@ func treehashCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: treehash DIR FILE")
 	}
-	root := ts.MkAbs(args[0])
-	var lines []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if strings.HasSuffix(rel, ".hash") || rel == "server.log" || strings.HasPrefix(rel, "server-cert") {
-			return nil // the test's own notes
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		line := rel + " " + info.Mode().String()
-		if info.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256(b)
-			line += " " + hex.EncodeToString(s[:])
-		}
-		lines = append(lines, line)
-		return nil
+	desc, err := treestate.Describe(ts.MkAbs(args[0]), func(rel string) bool {
+		return strings.HasSuffix(rel, ".hash") || rel == "server.log" || strings.HasPrefix(rel, "server-cert") // the test's own notes
 	})
 	if err != nil {
 		ts.Fatalf("%v", err)
 	}
-	sort.Strings(lines)
-	if err := os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(ts.MkAbs(args[1]), []byte(desc+"\n"), 0o644); err != nil {
 		ts.Fatalf("%v", err)
 	}
 }
