@@ -21,8 +21,11 @@ type run struct {
 	st     *state
 	tools  *toolSet
 	budget *policy.Budget
-	nested bool
 	rec    *Record
+	// where says why a stage of this run cannot pause ("in pipeline X, called from
+	// another pipeline"); empty at the top level of the pipeline the run started with.
+	// A yield, listen or approval there needs an interrupt handler (see canPause).
+	where string
 
 	// loops counts each loop stage's passes; stageIn keeps each stage's flowing value so a
 	// loop can go back; feedback is the note a loop leaves for the agent stage it goes back
@@ -60,7 +63,8 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	}
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top()}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, nested: true,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget,
+		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
 }
@@ -70,14 +74,6 @@ func (rn *run) close() { rn.tools.close() }
 func (rn *run) scope() *scope {
 	return &scope{inputs: rn.inputs, st: rn.st, env: rn.r.cfg.Env}
 }
-
-// errPause is how a yield stops the stages; exec turns it into a paused result.
-type errPause struct {
-	stage    int
-	question any
-}
-
-func (e *errPause) Error() string { return "paused" }
 
 // exec runs the stages from index start. When resuming, payload is the value of the yield
 // stage at start.
@@ -89,10 +85,11 @@ func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) 
 	case errors.As(err, &pause):
 		res.Status = Paused
 		rn.st.mu.Lock()
-		rn.st.meta.Paused = &PauseInfo{WaitingFor: "yield", Question: pause.question}
+		info := pause.info
+		rn.st.meta.Paused = &info
 		rn.st.mu.Unlock()
 		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut}
-		rn.st.emit(Event{Type: "paused", At: rn.pd.Stages[pause.stage].Pos.String(), Output: pause.question})
+		rn.st.emit(Event{Type: "paused", At: rn.pd.Stages[pause.stage].Pos.String(), Channel: info.WaitingFor, Output: info.Question})
 	case err != nil:
 		res.Status = Failed
 		var se *stageError
@@ -232,14 +229,12 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any) (out
 		j, err := rn.loop(i, st, value)
 		return value, j, err
 	case lang.OpYield:
-		if rn.nested {
-			return nil, -1, errorf(CodeNotPausable, "yield in pipeline %s, called from another pipeline: only the pipeline a run starts with can pause", rn.pd.Name.Name)
-		}
 		q, err := rn.scope().eval(st.Call.Args[0].Value)
 		if err != nil {
 			return nil, -1, err
 		}
-		return nil, -1, &errPause{stage: i, question: q}
+		out, err := rn.wait(ctx, i, Interrupt{Channel: ChannelYield, Message: text(q), Named: map[string]any{"question": q}, At: st.Pos.String()}, "|! yield", q)
+		return out, -1, err
 	case lang.OpFanOut:
 		out, err := rn.fanOut(ctx, st, value)
 		return out, -1, err

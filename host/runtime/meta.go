@@ -61,7 +61,7 @@ type ViolationInfo struct {
 
 // PauseInfo is context.meta.paused.
 type PauseInfo struct {
-	// WaitingFor is what the run waits for: "yield".
+	// WaitingFor is the channel the run waits on: "yield", or a listen stage's channel.
 	WaitingFor string `json:"waitingFor"`
 	// Question is the yield's argument, for the person who answers.
 	Question any `json:"question"`
@@ -69,7 +69,8 @@ type PauseInfo struct {
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
 // fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "violation"
-// (a policy violation), "stage" (a stage finished), "paused", "run" (the run ended).
+// (a policy violation), "loop", "answered" (an interrupt handler answered a stage that
+// waits), "paused", "run" (the run ended).
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
@@ -98,6 +99,8 @@ type Event struct {
 	Rule    string `json:"rule,omitempty"`
 	Phase   string `json:"phase,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Channel is what a paused or answered stage waits on: "yield" or a listen channel.
+	Channel string `json:"channel,omitempty"`
 	// Status is a run event's status.
 	Status Status     `json:"status,omitempty"`
 	Error  *ErrorInfo `json:"error,omitempty"`
@@ -134,6 +137,14 @@ func (s *state) emit(e Event) {
 	if s.onEv != nil {
 		s.onEv(e)
 	}
+}
+
+// runID returns the run's id, which never changes while it runs.
+func (s *state) runID() string {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.meta.RunID
 }
 
 func (s *state) addCall(c CallInfo) {

@@ -47,6 +47,11 @@ type Config struct {
 	// OnEvent receives every event as it happens (halo run --events). It is called from
 	// the goroutine that made the event, one call at a time.
 	OnEvent func(Event)
+	// OnInterrupt, when set, is asked before a run pauses: at a |! yield (channel "yield",
+	// the question as message). Its answer becomes the stage's value and the run goes on;
+	// with no answer the run pauses as it would without a handler. It is also the only way
+	// a stage that cannot pause (inside a called pipeline) gets an answer.
+	OnInterrupt InterruptFunc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// NewID makes run ids; nil means 16 random hex digits.
