@@ -441,12 +441,31 @@ func (p *parser) parseStage() *Stage {
 	switch op.kind {
 	case tThen:
 		st.Op = OpThen
+		if p.isWord("branch") && p.peekKind(1) == tLBrace {
+			p.next()
+			st.Op = OpBranch
+			p.parseArms(st)
+			return p.parseStageTail(st)
+		}
 	case tLoop:
 		st.Op = OpLoop
 	case tFallback:
 		st.Op = OpFallback
 	case tFanOut:
 		st.Op = OpFanOut
+		if p.isWord("each") {
+			p.next()
+			st.Op = OpEach
+			if p.tok().kind == tIdent && p.peekKind(1) == tColon {
+				st.Item = p.ident("")
+				p.next()
+			}
+			if p.tok().kind == tLBrace {
+				p.failf(p.at(p.tok()), "|* each takes one call, as in |* each Agent.task(...); |* { A(), B() } runs several calls on one value")
+			}
+		} else if p.tok().kind != tLBrace {
+			p.failf(p.at(p.tok()), "unexpected %s after |*; expected '{' (|* { A.x(), B.y() }) or each (|* each A.x())", describe(p.tok()))
+		}
 	case tYield:
 		st.Op = OpYield
 	}
@@ -464,6 +483,12 @@ func (p *parser) parseStage() *Stage {
 	} else {
 		st.Call = p.parseCall()
 	}
+	return p.parseStageTail(st)
+}
+
+// parseStageTail parses what may follow a stage's call: `as name` and directives, in any
+// order.
+func (p *parser) parseStageTail(st *Stage) *Stage {
 	for {
 		switch {
 		case p.isWord("as"):
@@ -483,6 +508,49 @@ func (p *parser) parseStage() *Stage {
 			return st
 		}
 	}
+}
+
+// parseArms parses a branch's `{ "condition": stages, ..., else: stages }`. Arms are
+// separated by commas or line breaks; an arm's first stage may leave out its operator.
+func (p *parser) parseArms(st *Stage) {
+	open := p.expect(tLBrace, "after branch")
+	p.enter(p.at(open))
+	var sawElse *Arm
+	for p.tok().kind != tRBrace {
+		k := p.tok()
+		arm := &Arm{Pos: p.at(k)}
+		switch {
+		case k.kind == tString:
+			arm.Cond = &StringLit{Pos: p.at(k), Value: k.text}
+		case k.kind == tIdent && k.text == "else":
+		default:
+			p.failf(p.at(k), "unexpected %s in branch; expected a condition string, else, or '}' (opened at %d:%d)", describe(k), p.at(open).Line, p.at(open).Col)
+		}
+		if sawElse != nil {
+			p.failf(p.at(k), "an arm after else (at %d:%d) is never taken; else is the last arm", sawElse.Pos.Line, sawElse.Pos.Col)
+		}
+		if arm.Cond == nil {
+			sawElse = arm
+		}
+		p.next()
+		p.expect(tColon, "after the arm's condition (write \"condition\": Call(...))")
+		if p.tok().kind.isStageOp() {
+			arm.Stages = append(arm.Stages, p.parseStage())
+		} else {
+			first := &Stage{Pos: p.at(p.tok()), Op: OpThen}
+			first.Call = p.parseCall()
+			arm.Stages = append(arm.Stages, p.parseStageTail(first))
+		}
+		for p.tok().kind.isStageOp() {
+			arm.Stages = append(arm.Stages, p.parseStage())
+		}
+		st.Arms = append(st.Arms, arm)
+		if !p.got(tComma) && p.tok().kind != tRBrace && !p.tok().bol {
+			p.failf(p.at(p.tok()), "unexpected %s; expected a stage, ',' or '}' in the branch", describe(p.tok()))
+		}
+	}
+	p.next()
+	p.nest--
 }
 
 // parseCall parses `Recv.method(args)` or `name(args)`.
