@@ -51,7 +51,7 @@ func ModelProviders() []string {
 }
 
 // Builtin names that declarations cannot take.
-var reserved = set("System", "Env", "context", "loop", "yield", "auto", "none", "true", "false", "null")
+var reserved = set("System", "Env", "context", "loop", "yield", "listen", "auto", "none", "true", "false", "null")
 
 // Built-in type names and how many type arguments each may take.
 var builtinTypes = map[string][2]int{

@@ -1,7 +1,10 @@
 package check
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -81,6 +84,8 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 		c.checkLoop(st.Call, sc)
 	case lang.OpYield:
 		c.checkYield(st.Call, sc)
+	case lang.OpListen:
+		c.checkListen(st.Call)
 	case lang.OpFanOut:
 		if len(st.Calls) == 0 {
 			c.errorf(st.Pos, lang.CodeStage, "|* { } has no calls")
@@ -163,11 +168,7 @@ func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
 
 // checkStageCall checks a |>, |? or fan-out call, which may not be loop or yield.
 func (c *checker) checkStageCall(call *lang.Call, sc *scope) {
-	if call.Recv == nil && (call.Method.Name == "loop" || call.Method.Name == "yield") {
-		op := "|<>"
-		if call.Method.Name == "yield" {
-			op = "|!"
-		}
+	if op := stageOnly[call.Method.Name]; call.Recv == nil && op != "" {
 		c.errorf(call.Pos, lang.CodeStage, "%s(...) is written as its own stage: %s %s(...)", call.Method.Name, op, call.Method.Name)
 		return
 	}
@@ -207,6 +208,45 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 		if n, ok := a.Value.(*lang.NumberLit); !ok || n.Value < 1 || !n.IsInteger() {
 			c.errorf(a.Value.Position(), lang.CodeArguments, "max: must be a whole number, 1 or more")
 		}
+	}
+}
+
+// stageOnly maps the calls written only as their own stage to that stage's operator.
+var stageOnly = map[string]string{"loop": "|<>", "yield": "|!", "listen": "~>"}
+
+// ListenChannel reports whether name can be a ~> listen channel: letters, digits, '_',
+// '-', '.' and ':', at most 64, and not a channel the runtime uses itself.
+func ListenChannel(name string) error {
+	switch {
+	case name == "yield" || name == "approval":
+		return fmt.Errorf("channel %q is taken: a |! yield waits on \"yield\" and approvals on \"approval\"", name)
+	case !channelPattern().MatchString(name):
+		return fmt.Errorf("channel %q: a channel name is 1 to 64 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+var channelPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+})
+
+// checkListen checks `~> listen("channel")`: one channel name, written as a plain string.
+func (c *checker) checkListen(call *lang.Call) {
+	if call.Recv != nil || call.Method.Name != "listen" {
+		c.errorf(call.Pos, lang.CodeStage, "a ~> stage is listen(\"channel\"), not %s(...)", call.Target())
+		return
+	}
+	if len(call.Args) != 1 || call.Args[0].Name != nil {
+		c.errorf(call.Pos, lang.CodeArguments, "listen takes one argument, the channel's name, as in listen(\"orders\")")
+		return
+	}
+	s, ok := call.Args[0].Value.(*lang.StringLit)
+	if !ok || len(s.Templates()) > 0 {
+		c.errorf(call.Args[0].Pos, lang.CodeArguments, "listen's channel is a name written as a plain string, as in listen(\"orders\")")
+		return
+	}
+	if err := ListenChannel(s.Value); err != nil {
+		c.errorf(s.Pos, lang.CodeArguments, "%v", err)
 	}
 }
 

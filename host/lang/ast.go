@@ -291,6 +291,9 @@ const (
 	OpFanOut StageOp = "|*"
 	// OpYield `|! yield("question")` pauses the run for a person's answer.
 	OpYield StageOp = "|!"
+	// OpListen `~> listen("channel")` pauses the run until a signal arrives on the named
+	// channel; the signal's payload is the stage's value.
+	OpListen StageOp = "~>"
 	// OpEach `|* each Call(...)` runs the call once per item of the flowing list,
 	// concurrently, each item as the call's flowing value and as a name (`item`, or the
 	// name written as `|* each url: Call(...)`); the result is the list of the results in
@@ -375,7 +378,8 @@ type Directive struct {
 //   - `Agent.task("prompt", value, tools: [A, B], tool: T)` calls an agent;
 //   - `Tool.method(arg: v)` calls a tool; the method may hold '-' (`Ev.get-sum`);
 //   - `System.Value(x)`, `System.Fail("...")` call built-ins;
-//   - `loop(Agent, "cond", max: 3)` and `yield("question")` have no receiver;
+//   - `loop(Agent, "cond", max: 3)`, `yield("question")` and `listen("channel")` have no
+//     receiver;
 //   - `Other(x)` with no receiver calls another pipeline.
 type Call struct {
 	Pos Pos // of the first name

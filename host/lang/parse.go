@@ -430,7 +430,7 @@ func (p *parser) parsePipeline() *PipelineDecl {
 		d.Stages = append(d.Stages, p.parseStage())
 	}
 	if t := p.tok(); t.kind != tEOF {
-		p.failf(p.at(t), "unexpected %s; expected a stage (|>, |<>, |?, |* or |!)", describe(t))
+		p.failf(p.at(t), "unexpected %s; expected a stage (|>, |<>, |?, |*, |! or ~>)", describe(t))
 	}
 	return d
 }
@@ -468,6 +468,8 @@ func (p *parser) parseStage() *Stage {
 		}
 	case tYield:
 		st.Op = OpYield
+	case tListen:
+		st.Op = OpListen
 	}
 	if st.Op == OpFanOut {
 		open := p.expect(tLBrace, "after |* (write |* { A.x(), B.y() })")

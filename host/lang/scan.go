@@ -34,6 +34,7 @@ const (
 	tFallback // |?
 	tFanOut   // |*
 	tYield    // |!
+	tListen   // ~>
 )
 
 var tokNames = [...]string{
@@ -41,6 +42,7 @@ var tokNames = [...]string{
 	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
 	tComma: "','", tColon: "':'", tDot: "'.'", tAmp: "'&'", tAt: "'@'", tLess: "'<'", tGreater: "'>'",
 	tArrow: "'->'", tThen: "'|>'", tLoop: "'|<>'", tFallback: "'|?'", tFanOut: "'|*'", tYield: "'|!'",
+	tListen: "'~>'",
 }
 
 func (k tokKind) String() string {
@@ -50,7 +52,7 @@ func (k tokKind) String() string {
 	return "token"
 }
 
-func (k tokKind) isStageOp() bool { return k >= tThen && k <= tYield }
+func (k tokKind) isStageOp() bool { return k >= tThen && k <= tListen }
 
 // A token is one lexeme. text is the identifier, the decoded string, the number as
 // written, or the model id.
@@ -163,7 +165,7 @@ func (s *scanner) startsDecl(t token) bool {
 		}
 	}
 	switch t.kind {
-	case tAmp, tAt, tRParen, tRBrack, tRBrace, tThen, tLoop, tFallback, tFanOut, tYield:
+	case tAmp, tAt, tRParen, tRBrack, tRBrace, tThen, tLoop, tFallback, tFanOut, tYield, tListen:
 		return false
 	}
 	return t.depth == 0
@@ -471,6 +473,10 @@ func (s *scanner) scanPunct(c byte) {
 		if s.peek(1) == '>' {
 			k, n = tArrow, 2
 		}
+	case '~':
+		if s.peek(1) == '>' {
+			k, n = tListen, 2
+		}
 	case '|':
 		switch s.peek(1) {
 		case '>':
@@ -493,7 +499,7 @@ func (s *scanner) scanPunct(c byte) {
 		case r == utf8.RuneError && size == 1:
 			s.errorf(pos, "invalid UTF-8 byte %#x", c)
 		case c == '|':
-			s.errorf(pos, "unknown operator '|': stages start with |>, |<>, |?, |* or |!")
+			s.errorf(pos, "unknown operator '|': stages start with |>, |<>, |?, |*, |! or ~>")
 		default:
 			s.errorf(pos, "unexpected character %q", r)
 		}

@@ -280,6 +280,10 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *
 		}
 		out, err := rn.wait(ctx, i, Interrupt{Channel: ChannelYield, Message: text(q), Named: map[string]any{"question": q}, At: st.Pos.String()}, "|! yield", q)
 		return out, -1, err
+	case lang.OpListen:
+		ch := listenChannel(st)
+		out, err := rn.wait(ctx, i, Interrupt{Channel: ch, Message: fmt.Sprintf("waiting for a signal on channel %q", ch), Named: map[string]any{"channel": ch}, At: st.Pos.String()}, "~> listen", nil)
+		return out, -1, err
 	case lang.OpFanOut:
 		out, err := rn.fanOut(ctx, st, value)
 		return out, -1, err

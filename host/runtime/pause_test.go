@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -134,4 +136,172 @@ func TestOnInterruptWhereNoPause(t *testing.T) {
 	if res.Output != "answered Inner go?" {
 		t.Errorf("output %v", res.Output)
 	}
+}
+
+const listenSrc = `
+pipeline Order(id: String) -> Result:
+  id
+    |> System.Value({ id: id }) as order
+    ~> listen("payment") as paid
+    |! yield("Ship {{order.id}}?") as ok
+    |> System.Value({ order: order, paid: paid, ok: ok })
+pipeline Nested(id: String) -> Result:
+  id |> branch { else: ~> listen("payment") }
+`
+
+// TestListenAndSignal: ~> listen pauses the run waiting on its channel; Signal on that
+// channel continues it with the payload as the stage's value, and a signal on another
+// channel is refused with the record untouched.
+func TestListenAndSignal(t *testing.T) {
+	store := &runtime.Store{Dir: t.TempDir()}
+	rt := load(t, listenSrc, runtime.Config{Store: store})
+	res := run(t, rt, "Order", map[string]any{"id": "o1"})
+	if res.Status != runtime.Paused || res.Meta.Paused == nil || res.Meta.Paused.WaitingFor != "payment" || res.Meta.Paused.Question != nil {
+		t.Fatalf("%s %+v", res.Status, res.Meta.Paused)
+	}
+	ctx := context.Background()
+	before := recordBytes(t, store, res.RunID)
+	for _, ch := range []string{"yield", "approval", "paymnet"} {
+		_, err := rt.Signal(ctx, res.RunID, ch, "x")
+		if tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), `waits on channel "payment", not "`+ch+`"`) {
+			t.Errorf("signal on %s: %v", ch, err)
+		}
+	}
+	if _, err := rt.Signal(ctx, res.RunID, "", "x"); tool.Code(err) != runtime.CodeRun {
+		t.Errorf("signal without a channel: %v", err)
+	}
+	if after := recordBytes(t, store, res.RunID); after != before {
+		t.Fatalf("a refused signal changed the record")
+	}
+	res, err := rt.Signal(ctx, res.RunID, "payment", map[string]any{"amount": 12.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != runtime.Paused || res.Meta.Paused.WaitingFor != "yield" || res.Meta.Paused.Question != "Ship o1?" {
+		t.Fatalf("after the payment: %s %+v", res.Status, res.Meta.Paused)
+	}
+	if _, err := rt.Signal(ctx, res.RunID, "payment", "again"); tool.Code(err) != runtime.CodeRun {
+		t.Errorf("payment twice: %v", err)
+	}
+	res, err = rt.Signal(ctx, res.RunID, "yield", "yes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, res)
+	got, _ := json.Marshal(res.Output)
+	if string(got) != `{"ok":"yes","order":{"id":"o1"},"paid":{"amount":12}}` {
+		t.Errorf("output %s", got)
+	}
+	before = recordBytes(t, store, res.RunID)
+	if _, err := rt.Signal(ctx, res.RunID, "yield", "more"); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "is completed, not paused") {
+		t.Errorf("a finished run: %v", err)
+	}
+	if after := recordBytes(t, store, res.RunID); after != before {
+		t.Errorf("signalling a finished run changed its record")
+	}
+}
+
+// TestListenOnInterrupt: the interrupt handler is asked with the channel's name; inside a
+// branch arm, a listen without an answer fails with NOT_PAUSABLE.
+func TestListenOnInterrupt(t *testing.T) {
+	var got runtime.Interrupt
+	rt := load(t, listenSrc, runtime.Config{OnInterrupt: func(_ context.Context, in runtime.Interrupt) (any, bool, error) {
+		if in.Channel == "payment" {
+			got = in
+			return "paid", true, nil
+		}
+		return nil, false, nil
+	}})
+	res := run(t, rt, "Nested", map[string]any{"id": "o1"})
+	wantCompleted(t, res)
+	if res.Output != "paid" || got.Named["channel"] != "payment" || !strings.Contains(got.Message, `"payment"`) {
+		t.Errorf("output %v, request %+v", res.Output, got)
+	}
+	rt = load(t, listenSrc, runtime.Config{})
+	res = run(t, rt, "Nested", map[string]any{"id": "o1"})
+	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeNotPausable || !strings.Contains(res.Error.Message, "~> listen inside the branch arm") {
+		t.Errorf("%s %+v", res.Status, res.Error)
+	}
+}
+
+// TestSignalBadRecords: an unknown, unreadable, forged or mismatched record is a RUN_RECORD
+// error, and no record is written or changed.
+func TestSignalBadRecords(t *testing.T) {
+	dir := t.TempDir()
+	store := &runtime.Store{Dir: dir}
+	rt := load(t, listenSrc, runtime.Config{Store: store})
+	paused := run(t, rt, "Order", map[string]any{"id": "o1"})
+	good := recordBytes(t, store, paused.RunID)
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(good), &rec); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(map[string]any)) string {
+		var r map[string]any
+		json.Unmarshal([]byte(good), &r)
+		f(r)
+		b, _ := json.Marshal(r)
+		return string(b)
+	}
+	cases := map[string]string{
+		"notjson":   `{"runId": "notjson", "status": "paused"`,
+		"empty":     ``,
+		"otherid":   edit(func(r map[string]any) { r["runId"] = "someone-else" }),
+		"nopause":   edit(func(r map[string]any) { r["runId"] = "nopause"; r["meta"].(map[string]any)["paused"] = nil }),
+		"stage":     edit(func(r map[string]any) { r["runId"] = "stage"; r["resume"].(map[string]any)["stage"] = 7 }),
+		"negative":  edit(func(r map[string]any) { r["runId"] = "negative"; r["resume"].(map[string]any)["stage"] = -1 }),
+		"wrongstop": edit(func(r map[string]any) { r["runId"] = "wrongstop"; r["resume"].(map[string]any)["stage"] = 0 }),
+		"pipeline":  edit(func(r map[string]any) { r["runId"] = "pipeline"; r["pipeline"] = "Gone" }),
+		"inputs":    edit(func(r map[string]any) { r["runId"] = "inputs"; r["inputs"] = map[string]any{"id": 3} }),
+		"noresume":  edit(func(r map[string]any) { r["runId"] = "noresume"; delete(r, "resume") }),
+		"status":    edit(func(r map[string]any) { r["runId"] = "status"; r["status"] = "failed" }),
+		"loopsbad": edit(func(r map[string]any) {
+			r["runId"] = "loopsbad"
+			r["resume"].(map[string]any)["loops"] = map[string]any{"x": 1}
+		}),
+	}
+	for id, body := range cases {
+		if err := os.WriteFile(filepath.Join(dir, id+".json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() string {
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			names = append(names, e.Name()+":"+string(b))
+		}
+		return strings.Join(names, "\n")
+	}
+	before := list()
+	ids := []string{"unknown", "../escape", "a/b", ""}
+	for id := range cases {
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		for _, ch := range []string{"payment", ""} {
+			var err error
+			if ch == "" {
+				_, err = rt.Resume(context.Background(), id, "x")
+			} else {
+				_, err = rt.Signal(context.Background(), id, ch, "x")
+			}
+			if tool.Code(err) != runtime.CodeRun {
+				t.Errorf("%q on %q: %v, want RUN_RECORD", id, ch, err)
+			}
+		}
+	}
+	if after := list(); after != before {
+		t.Errorf("the records folder changed")
+	}
+}
+
+func recordBytes(t *testing.T, store *runtime.Store, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(store.Dir, id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
