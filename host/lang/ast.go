@@ -133,6 +133,9 @@ type Decl interface {
 type Ident struct {
 	Pos  Pos
 	Name string
+	// Quoted reports whether the name was written between backquotes (a method name such
+	// as F.`files.read`); Name is then what is between them.
+	Quoted bool
 }
 
 // A PolicyDecl is `policy Name : Rule(args) & Rule(args) ...`. Rules may continue on
@@ -376,7 +379,9 @@ type Directive struct {
 // A Call is `Target.method(args)` or `name(args)`.
 //
 //   - `Agent.task("prompt", value, tools: [A, B], tool: T)` calls an agent;
-//   - `Tool.method(arg: v)` calls a tool; the method may hold '-' (`Ev.get-sum`);
+//   - `Tool.method(arg: v)` calls a tool; the method may hold '-' (`Ev.get-sum`), and a
+//     method name that is not a name (an MCP tool called `files.read`) is written quoted:
+//     F.`files.read`(path: "a");
 //   - `System.Value(x)`, `System.Fail("...")` call built-ins;
 //   - `loop(Agent, "cond", max: 3)`, `yield("question")` and `listen("channel")` have no
 //     receiver;

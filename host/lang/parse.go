@@ -206,6 +206,8 @@ func describe(t token) string {
 	switch t.kind {
 	case tIdent:
 		return strconv.Quote(t.text)
+	case tQuoted:
+		return "quoted name `" + t.text + "`"
 	case tString:
 		return "string " + strconv.Quote(t.text)
 	case tNumber, tModel:
@@ -561,7 +563,12 @@ func (p *parser) parseCall() *Call {
 	c := &Call{Pos: first.Pos, Method: first}
 	if p.got(tDot) {
 		c.Recv = first
-		c.Method = p.ident("a method name after '.'")
+		if t := p.tok(); t.kind == tQuoted {
+			p.next()
+			c.Method = &Ident{Pos: p.at(t), Name: t.text, Quoted: true}
+		} else {
+			c.Method = p.ident("a method name after '.'")
+		}
 		if p.tok().kind == tDot {
 			p.failf(p.at(p.tok()), "unexpected '.'; a call is Target.method(...)")
 		}
@@ -609,7 +616,7 @@ func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
 }
 
 func (p *parser) parseValueOrCall() Expr {
-	if p.tok().kind == tIdent && (p.peekKind(1) == tLParen || p.peekKind(1) == tDot && p.peekKind(2) == tIdent && p.peekKind(3) == tLParen) && p.tok().text != "Env" {
+	if p.tok().kind == tIdent && (p.peekKind(1) == tLParen || p.peekKind(1) == tDot && (p.peekKind(2) == tIdent || p.peekKind(2) == tQuoted) && p.peekKind(3) == tLParen) && p.tok().text != "Env" {
 		return p.parseCall()
 	}
 	return p.parseValue()

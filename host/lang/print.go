@@ -145,7 +145,11 @@ func (d *dumper) expr(n int, e Expr) {
 			d.expr(n+2, f.Value)
 		}
 	case *Call:
-		d.line(n, x.Pos, "call %s", x.Target())
+		target := x.Target()
+		if x.Method.Quoted {
+			target = x.Recv.Name + ".`" + x.Method.Name + "`"
+		}
+		d.line(n, x.Pos, "call %s", target)
 		d.args(n+1, x.Args)
 	default:
 		d.line(n, Pos{}, "?%T", e)

@@ -526,3 +526,37 @@ pipeline P(xs: List) -> Result:
 }
 
 var _ = fmt.Sprint
+
+// TestQuotedMethod: a method whose name is not a name (an MCP tool called files.read) is
+// called by writing it quoted; mocks and events know it as Tool.files.read.
+func TestQuotedMethod(t *testing.T) {
+	var called []string
+	var mu sync.Mutex
+	p := &fakeProvider{methods: map[string]func(context.Context, map[string]any) (any, error){
+		"files.read": func(_ context.Context, a map[string]any) (any, error) {
+			mu.Lock()
+			called = append(called, "files.read")
+			mu.Unlock()
+			return map[string]any{"content": "hello from " + a["path"].(string)}, nil
+		},
+	}}
+	var targets []string
+	rt := load(t, `
+tool F : Fake()
+pipeline P(path: String) -> Result:
+  path |> F.`+"`files.read`"+`(path: path) as file |> F.`+"`files.stat`"+`() |> System.Value(file.content)
+`, runtime.Config{Tools: registry(t, p, nil), OnEvent: func(e runtime.Event) {
+		if e.Type == "tool" {
+			targets = append(targets, e.Target)
+		}
+	}})
+	rt.Mock("F.files.stat", map[string]any{"size": 3.0})
+	res := run(t, rt, "P", map[string]any{"path": "a.txt"})
+	wantCompleted(t, res)
+	if res.Output != "hello from a.txt" || len(called) != 1 {
+		t.Errorf("output %v, calls %v", res.Output, called)
+	}
+	if strings.Join(targets, ",") != "F.files.read,F.files.stat" {
+		t.Errorf("event targets %v", targets)
+	}
+}
