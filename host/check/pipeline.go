@@ -144,6 +144,11 @@ func (c *checker) checkBranch(st *lang.Stage, sc *scope) {
 			c.checkCondition(arm.Cond, "branch condition", sc)
 		}
 		c.checkStages(arm.Stages, sc.child())
+		for _, in := range arm.Stages {
+			if in.Op == lang.OpYield || in.Op == lang.OpListen {
+				c.warn(in.Pos, lang.CodeStage, "%s %s(...) inside a branch arm cannot pause the run: without an interrupt handler to answer it, it fails with NOT_PAUSABLE", in.Op, in.Call.Method.Name)
+			}
+		}
 	}
 }
 
