@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/halo-lang/halo/host/runtime"
@@ -304,4 +306,49 @@ func recordBytes(t *testing.T, store *runtime.Store, id string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSignalTwiceAtOnce: while a signal is continuing a run, a second one for the same run
+// is refused (RUN_RECORD) instead of running the rest of the run twice.
+func TestSignalTwiceAtOnce(t *testing.T) {
+	store := &runtime.Store{Dir: t.TempDir()}
+	started, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	p := &fakeProvider{methods: map[string]func(context.Context, map[string]any) (any, error){
+		"ship": func(ctx context.Context, a map[string]any) (any, error) {
+			if calls.Add(1) == 1 {
+				close(started)
+			}
+			<-release
+			return "shipped", nil
+		},
+	}}
+	rt := load(t, `
+tool T : Fake()
+pipeline Order(id: String) -> Result:
+  id ~> listen("payment") |> T.ship()
+`, runtime.Config{Store: store, Tools: registry(t, p, nil)})
+	res := run(t, rt, "Order", map[string]any{"id": "o1"})
+	if res.Status != runtime.Paused {
+		t.Fatalf("%s", res.Status)
+	}
+	first := make(chan error, 1)
+	go func() {
+		res, err := rt.Signal(context.Background(), res.RunID, "payment", 1)
+		if err == nil && res.Status != runtime.Completed {
+			err = fmt.Errorf("first signal: %s %+v", res.Status, res.Error)
+		}
+		first <- err
+	}()
+	<-started
+	if _, err := rt.Signal(context.Background(), res.RunID, "payment", 2); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "being resumed") {
+		t.Errorf("second signal: %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("ship ran %d times", calls.Load())
+	}
 }

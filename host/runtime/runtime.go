@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -72,6 +73,9 @@ type Runtime struct {
 	policies map[string]*compiledPolicy
 	conds    conditions
 	sysExtra map[string]SystemFunc
+	// resuming holds the ids of the runs a Resume or Signal is continuing now, so a
+	// second signal for one of them is refused instead of running it twice.
+	resuming sync.Map
 }
 
 // A SystemFunc is a host-registered System method: System.Name(args).
@@ -264,6 +268,10 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		}
 		id = latest
 	}
+	if _, busy := r.resuming.LoadOrStore(id, true); busy {
+		return nil, errorf(CodeRun, "run %s is being resumed already; signal it again once it pauses", id)
+	}
+	defer r.resuming.Delete(id)
 	rec, err := r.cfg.Store.Load(id)
 	if err != nil {
 		return nil, err
