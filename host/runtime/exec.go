@@ -90,8 +90,8 @@ func (rn *run) scope() *scope {
 	return &scope{inputs: rn.inputs, st: rn.st, env: rn.r.cfg.Env}
 }
 
-// exec runs the stages from index start. When resuming, payload is the value of the yield
-// stage at start.
+// exec runs the stages from index start. When resuming, payload is the value of the stage
+// at start, which the run waited at.
 func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) *Result {
 	out, err := rn.body(ctx, start, payload, resuming)
 	res := &Result{RunID: rn.st.meta.RunID}
@@ -238,11 +238,11 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 	return value, nil
 }
 
-// wrapStage says which stage err comes from, unless it already does (a failure inside a
-// branch arm keeps the place of the stage in the arm).
+// wrapStage says which stage err comes from, unless it already does: a failure inside a
+// branch arm keeps the place of the stage in the arm. (A called pipeline's failure is
+// wrapped, and stays at the calling stage.)
 func wrapStage(st *lang.Stage, err error) error {
-	var se *stageError
-	if errors.As(err, &se) {
+	if _, ok := err.(*stageError); ok {
 		return err
 	}
 	return &stageError{at: st.Pos.String(), err: err}

@@ -560,3 +560,24 @@ pipeline P(path: String) -> Result:
 		t.Errorf("event targets %v", targets)
 	}
 }
+
+// TestFailurePlaces: a failure inside a branch arm is placed at the arm's stage; one inside
+// a called pipeline at the calling stage, its message naming the pipeline.
+func TestFailurePlaces(t *testing.T) {
+	rt := load(t, `
+pipeline Inner(x: String) -> Result:
+  x |> System.Fail("inner failed")
+pipeline Outer(x: String) -> Result:
+  x |> Inner()
+pipeline Arm(x: String) -> Result:
+  x |> branch { else: Inner() }
+`, runtime.Config{})
+	res := run(t, rt, "Outer", map[string]any{"x": "a"})
+	if res.Status != runtime.Failed || res.Error.At != "test.halo:5:5" || !strings.HasPrefix(res.Error.Message, "pipeline Inner: test.halo:3:5: inner failed") {
+		t.Errorf("outer: %+v", res.Error)
+	}
+	res = run(t, rt, "Arm", map[string]any{"x": "a"})
+	if res.Status != runtime.Failed || res.Error.At != "test.halo:7:23" || !strings.HasPrefix(res.Error.Message, "pipeline Inner: ") {
+		t.Errorf("arm: %+v", res.Error)
+	}
+}
