@@ -342,6 +342,34 @@ func (s *Stage) Directive(name string) *Directive {
 	return nil
 }
 
+// WalkStages calls fn for each stage of stages in source order, and for the stages of a
+// branch's arms right after the branch itself unless fn returns false for it. Tools that
+// look at every call a pipeline makes (plan, mock keys) walk with it, so that the calls in
+// branch arms are not missed.
+func WalkStages(stages []*Stage, fn func(*Stage) bool) {
+	for _, st := range stages {
+		if fn(st) {
+			for _, arm := range st.Arms {
+				WalkStages(arm.Stages, fn)
+			}
+		}
+	}
+}
+
+// Calls returns every call the stages make, arms included, in source order: a fan-out's
+// branches, an each's call (made once per item), loop(...), yield(...) and listen(...).
+func Calls(stages []*Stage) []*Call {
+	var out []*Call
+	WalkStages(stages, func(st *Stage) bool {
+		if st.Call != nil {
+			out = append(out, st.Call)
+		}
+		out = append(out, st.Calls...)
+		return true
+	})
+	return out
+}
+
 // ItemName returns the name an OpEach stage's call reads its item by.
 func (s *Stage) ItemName() string {
 	if s.Item != nil {
