@@ -536,7 +536,6 @@ pipeline Each(xs: List) -> Result:
 	}
 }
 
-
 // TestQuotedMethod: a method whose name is not a name (an MCP tool called files.read) is
 // called by writing it quoted; mocks and events know it as Tool.files.read.
 func TestQuotedMethod(t *testing.T) {
