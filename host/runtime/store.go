@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,38 @@ type ResumePoint struct {
 	Outputs map[int]any `json:"outputs,omitempty"`
 }
 
-// A Store keeps run records as JSON files in one folder (.halo/runs).
+// A RunStore keeps run records: the runtime saves a run's record when the run stops (it
+// completes, fails or pauses) and loads a paused run's record to continue it. Store, JSON
+// files in .halo/runs, is the default; halo serve's stores (host/runstore) also keep runs
+// while they run, in a folder or in PostgreSQL.
+type RunStore interface {
+	// Load reads the record of run id; an unknown id is a RUN_RECORD error.
+	Load(id string) (*Record, error)
+	// Save writes rec, replacing the run's earlier record.
+	Save(rec *Record) error
+	// Latest returns the id of the most recently updated paused run (`halo resume FILE last`).
+	Latest() (string, error)
+}
+
+// Running is the status of a run that has started and not stopped yet. The runtime never
+// saves it itself: a Tracker's store does, so that others see the run while it runs.
+const Running Status = "running"
+
+// A Tracker is a RunStore that keeps runs while they run, not only once they stop: halo
+// serve's stores, read by other requests and by other processes sharing the store.
+type Tracker interface {
+	RunStore
+	// Begin is called as a run starts (rec new, with Status Running and no events) and as a
+	// paused run is about to be continued (rec as Load returned it, Status Paused). It
+	// returns the context the run goes on with, which the tracker may cancel (the run is
+	// cancelled, or lost), or an error, and then the run does not go on: for a paused run,
+	// because another signal took it first. Every successful Begin is followed by a Save of
+	// the run's record when it stops.
+	Begin(ctx context.Context, rec *Record) (context.Context, error)
+}
+
+// A Store is the file run store: it keeps run records as JSON files in one folder
+// (.halo/runs), one file per run, each written whole.
 type Store struct {
 	Dir string
 }
@@ -69,7 +101,7 @@ func (s *Store) Save(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
