@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
@@ -60,6 +62,25 @@ type opts struct {
 	now     func() time.Time
 	maxBody int64
 	src     string
+	log     io.Writer
+}
+
+// syncBuffer is a log a test reads while the server writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func program(t testing.TB, source string) *lang.Program {
@@ -111,6 +132,9 @@ func newEnv(t *testing.T, o opts) *env {
 		Webhook: o.webhook, Addr: e.http.Listener.Addr().String(), Now: o.now, MaxBody: o.maxBody,
 		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo"}, Interval: 50 * time.Millisecond,
 	}
+	if o.log != nil {
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: o.log, Level: hclog.Info})
+	}
 	srv, err := serve.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +185,10 @@ func (e *env) req(method, path string, body any, hdr ...string) *http.Response {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		if hdr[i+1] == "" {
 			req.Header.Del(hdr[i])
 			continue
