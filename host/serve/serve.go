@@ -100,7 +100,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	live  map[string]*liveRun
-	slots chan struct{}
+	// abandoned holds runs Close saved as interrupted without their runtime.
+	abandoned map[string]bool
+	slots     chan struct{}
 	pokes pokes
 
 	// runs counts the goroutines running runs the API started; bg the server's own.
@@ -135,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, now: cfg.Now,
-		live: map[string]*liveRun{}, slots: make(chan struct{}, cfg.MaxRuns),
+		live: map[string]*liveRun{}, abandoned: map[string]bool{}, slots: make(chan struct{}, cfg.MaxRuns),
 		pokes: pokes{m: map[string]chan struct{}{}},
 	}
 	if s.log == nil {
@@ -272,16 +274,61 @@ func (s *Server) Close(grace time.Duration) error {
 			lr.cancel(errInterrupted)
 		}
 		s.mu.Unlock()
-		s.log.Warn("runs still running after the grace period were interrupted", "runs", n, "grace", grace)
+		s.log.Warn("runs still running after the grace period are interrupted", "runs", n, "grace", grace)
 		s.stopRuns(errInterrupted)
-		<-done
+		// A run whose tool or model does not heed the cancellation is saved as
+		// interrupted by the server itself, with its events so far.
+		wait := min(max(grace, 100*time.Millisecond), 5*time.Second)
+		select {
+		case <-done:
+		case <-time.After(wait):
+			s.abandon()
+			<-done
+		}
 	}
-	s.runs.Wait()
+	s.mu.Lock()
+	abandoned := len(s.abandoned) > 0
+	s.mu.Unlock()
+	if !abandoned {
+		s.runs.Wait()
+	}
 	if s.loops != nil {
 		s.loops()
 	}
 	s.bg.Wait()
 	return nil
+}
+
+// abandon saves every run still live as interrupted and forgets it: a save the runtime
+// makes for it later is dropped.
+func (s *Server) abandon() {
+	s.mu.Lock()
+	runs := make([]*liveRun, 0, len(s.live))
+	for id, lr := range s.live {
+		runs = append(runs, lr)
+		delete(s.live, id)
+		s.abandoned[id] = true
+	}
+	s.mu.Unlock()
+	for _, lr := range runs {
+		rec, err := s.store.Load(lr.id)
+		if err == nil {
+			lr.mu.Lock()
+			rec.Events = append([]runtime.Event(nil), lr.events...)
+			lr.mu.Unlock()
+			now := s.now().UTC()
+			rec.Status, rec.Resume, rec.Meta.Paused, rec.Updated = runtime.Failed, nil, nil, now
+			rec.Error = &runtime.ErrorInfo{Code: CodeInterrupted, Message: errInterrupted.Error() + " (its grace period ran out, and it did not stop when cancelled)"}
+			rec.Events = append(rec.Events, runtime.Event{Type: "run", Time: now, RunID: rec.RunID, Status: runtime.Failed, Error: rec.Error})
+			err = s.store.Save(rec)
+		}
+		if err != nil {
+			s.log.Error("saving an interrupted run failed", "run", lr.id, "error", err)
+		}
+		s.metrics.running.Dec()
+		s.metrics.stopped(lr.pipeline, runtime.Failed)
+		close(lr.stopped)
+	}
 }
 
 // waitLive returns when no run is live in this process.

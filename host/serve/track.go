@@ -149,7 +149,11 @@ func (t *tracker) Save(rec *runtime.Record) error {
 	s := t.s
 	s.mu.Lock()
 	lr := s.live[rec.RunID]
+	dropped := lr == nil && s.abandoned[rec.RunID]
 	s.mu.Unlock()
+	if dropped {
+		return nil // saved as interrupted when the server stopped
+	}
 	if lr != nil && rec.Status == runtime.Failed && rec.Error != nil && errors.Is(context.Cause(lr.ctx), errInterrupted) {
 		rec.Error = &runtime.ErrorInfo{Code: CodeInterrupted, Message: errInterrupted.Error() + " (its grace period ran out)", At: rec.Error.At}
 		for i := range rec.Events {
@@ -162,10 +166,16 @@ func (t *tracker) Save(rec *runtime.Record) error {
 	if err != nil {
 		s.log.Error("saving a run record failed", "run", rec.RunID, "error", err)
 	}
+	owned := false
 	if lr != nil {
 		s.mu.Lock()
-		delete(s.live, rec.RunID)
+		if s.live[rec.RunID] == lr {
+			delete(s.live, rec.RunID)
+			owned = true
+		}
 		s.mu.Unlock()
+	}
+	if owned {
 		lr.cancel(nil)
 		close(lr.stopped)
 		s.metrics.running.Dec()
