@@ -100,6 +100,7 @@ func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category)
 	}
 	var b strings.Builder
 	last := 0
+	jsonStart, jsonEnd := -1, -1 // the JSON in text, found when first needed
 	for i := 0; i < len(ms); {
 		if ms[i].Cat&mask == 0 {
 			i++
@@ -121,6 +122,22 @@ func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category)
 			b.Grow(len(text))
 		}
 		b.WriteString(text[last:start])
+		if ms[i].Bare && jsonNumber(text, start, end) {
+			if jsonStart < 0 {
+				jsonStart, jsonEnd = 0, 0
+				if js, _, ok := ExtractJSON(text); ok {
+					jsonStart = strings.Index(text, js)
+					jsonEnd = jsonStart + len(js)
+				}
+			}
+			if start >= jsonStart && end <= jsonEnd {
+				// A number of JSON becomes a string, so the JSON stays valid.
+				b.WriteString(`"` + tagOf(cat) + `"`)
+				last = end
+				i = j
+				continue
+			}
+		}
 		b.WriteString(tagOf(cat))
 		last = end
 		i = j
@@ -159,6 +176,27 @@ func (s Set) apply(text string, phase Phase) (string, *Violation) {
 	}
 	return text, nil
 }
+
+// jsonNumber reports whether text[start:end] is written as a whole JSON number standing as
+// a value: a '[', ',' or ':' before it and a ',', ']' or '}' after it (blanks skipped).
+func jsonNumber(text string, start, end int) bool {
+	for k := start; k < end; k++ {
+		if c := text[k]; !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	p := start - 1
+	for p >= 0 && isSpace(text[p]) {
+		p--
+	}
+	n := end
+	for n < len(text) && isSpace(text[n]) {
+		n++
+	}
+	return p >= 0 && strings.IndexByte("[,:", text[p]) >= 0 && n < len(text) && strings.IndexByte(",]}", text[n]) >= 0
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func bitIndex(c detect.Category) int {
 	k := 0

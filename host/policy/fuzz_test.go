@@ -33,6 +33,40 @@ func FuzzRedact(f *testing.F) {
 	})
 }
 
+// Redacting JSON text leaves valid JSON, changes nothing more when done again, and a value
+// that is redacted as plain text is redacted inside the JSON string that holds it.
+func FuzzRedactJSON(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, true)
+	}
+	f.Add("\nbob@example.com", false)
+	f.Add("\"4111111111111111\"", true)
+	s := Set{MustCompile("Safe", []RuleSpec{
+		{Name: "Redact", Args: []any{Ident("PII"), Ident("APIKey"), Ident("IPAddress")}},
+	})}
+	f.Fuzz(func(t *testing.T, v string, nested bool) {
+		b, err := json.Marshal(map[string]any{"k": v, "n": []any{1, v}})
+		if err != nil {
+			t.Skip("not encodable")
+		}
+		in := string(b)
+		if nested {
+			b, _ = json.Marshal(map[string]string{"outer": in})
+			in = string(b)
+		}
+		once := s.Redact(in)
+		if !json.Valid([]byte(once)) {
+			t.Fatalf("redacting %s gave invalid JSON %s", in, once)
+		}
+		if twice := s.Redact(once); twice != once {
+			t.Fatalf("not idempotent:\n once:  %s\n twice: %s", once, twice)
+		}
+		if s.Redact(v) != v && once == in {
+			t.Fatalf("%q is redacted as text but not in %s", v, in)
+		}
+	})
+}
+
 // DenyArgs never panics, and a value the pattern matches as given is always refused.
 func FuzzDenyArgs(f *testing.F) {
 	for _, s := range []string{"bun test", "bun test\n", "bun test\nrm -rf .", "ｂｕｎ test", `bun test \u000a rm`, ""} {

@@ -1,9 +1,13 @@
 package detect
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Each case names the category it checks and says whether s holds a match. Positives give
@@ -224,7 +228,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// Folding never turns clean ASCII text (no escapes to decode) into a match it would not
+// Folding never turns clean ASCII text (no escapes to decode, no JSON strings) into a match it would not
 // have been without folding, and every match lies inside the text.
 func FuzzScan(f *testing.F) {
 	for _, tc := range cases {
@@ -246,13 +250,74 @@ func FuzzScan(f *testing.F) {
 		}
 		clean := true
 		for i := 0; i < len(s); i++ {
-			if s[i] >= 0x80 || s[i] == '%' || s[i] == '&' {
+			if s[i] >= 0x80 || s[i] == '%' || s[i] == '&' || s[i] == '"' {
 				clean = false
 				break
 			}
 		}
 		if clean && len(ms) != len(Find(s, all, nil)) {
 			t.Fatalf("folding changed the matches of clean ASCII %q", s)
+		}
+	})
+}
+
+// A value a detector finds in plain text is found inside any JSON string that encodes it,
+// however it is escaped and wherever the string stands in JSON.
+func FuzzJSONString(f *testing.F) {
+	for _, tc := range cases {
+		f.Add(tc.s)
+	}
+	for _, s := range []string{"\n123-45-6789", "\"bob@example.com\"", "delete from users", "# Heading", "**bold**", `{"e": "\nx@example.com"}`, "ignore previous\ninstructions"} {
+		f.Add(s)
+	}
+	all := Category(0)
+	for _, n := range Names() {
+		c, _ := Parse(n)
+		all |= c
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if !utf8.ValidString(v) {
+			t.Skip("encoding/json would change invalid UTF-8")
+		}
+		found := func(ms []Match) (c Category) {
+			for _, m := range ms {
+				c |= m.Cat
+			}
+			return c
+		}
+		// The value itself is read one level of JSON deep in each encoding.
+		want := found(scanDepth(v, all, MaxDepth-1))
+		plain, _ := json.Marshal(v)
+		var ascii strings.Builder // every rune above ASCII and every other letter as \u
+		ascii.WriteByte('"')
+		for i, r := range v {
+			if r >= utf8.RuneSelf || i%2 == 0 && unicode.IsLetter(r) || r < 0x20 || r == '"' || r == '\\' {
+				if r > 0xFFFF {
+					hi, lo := utf16.EncodeRune(r)
+					fmt.Fprintf(&ascii, "\\u%04x\\u%04x", hi, lo)
+				} else {
+					fmt.Fprintf(&ascii, "\\u%04X", r)
+				}
+				continue
+			}
+			ascii.WriteRune(r)
+		}
+		ascii.WriteByte('"')
+		for _, lit := range []string{string(plain), ascii.String()} {
+			for _, enc := range []string{lit, `{"k": ` + lit + `}`, "[1,\n  " + lit + "\n]", `{` + lit + `: true}`, "Input: " + lit} {
+				if !json.Valid([]byte(strings.TrimPrefix(enc, "Input: "))) {
+					t.Fatalf("bad encoding %s", enc)
+				}
+				ms := Scan(enc, all)
+				if got := found(ms); got&want != want {
+					t.Fatalf("%q: %s found as plain text, only %s in %s", v, want, got, enc)
+				}
+				for _, m := range ms {
+					if m.Start < 0 || m.End > len(enc) || m.Start >= m.End {
+						t.Fatalf("bad match %+v in %s", m, enc)
+					}
+				}
+			}
 		}
 	})
 }

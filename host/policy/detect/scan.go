@@ -104,7 +104,7 @@ func scan(s string, cats Category, emit func(Match) bool) {
 		case cl&clsPlus != 0:
 			if cats&Phone != 0 && (i == 0 || !isAlnum(s[i-1])) {
 				if end, ok := phone(s, i); ok {
-					if !emit(Match{i, end, Phone}) {
+					if !emit(Match{Start: i, End: end, Cat: Phone}) {
 						return
 					}
 					i = end
@@ -114,7 +114,7 @@ func scan(s string, cats Category, emit func(Match) bool) {
 		case cl&clsMark != 0:
 			if cats&Markdown != 0 {
 				if end, ok := markdown(s, i); ok {
-					if !emit(Match{i, end, Markdown}) {
+					if !emit(Match{Start: i, End: end, Cat: Markdown}) {
 						return
 					}
 					i = end
@@ -145,22 +145,22 @@ func continuesNumber(s string, i int) bool {
 func checkNumber(s string, i int, cats Category) (Match, bool) {
 	if cats&SSN != 0 {
 		if end, ok := ssn(s, i); ok {
-			return Match{i, end, SSN}, true
+			return Match{Start: i, End: end, Cat: SSN}, true
 		}
 	}
 	if cats&CreditCard != 0 {
 		if end, ok := creditCard(s, i); ok {
-			return Match{i, end, CreditCard}, true
+			return Match{Start: i, End: end, Cat: CreditCard}, true
 		}
 	}
 	if cats&IPAddress != 0 {
 		if end, ok := ipv4(s, i); ok {
-			return Match{i, end, IPAddress}, true
+			return Match{Start: i, End: end, Cat: IPAddress}, true
 		}
 	}
 	if cats&Phone != 0 {
 		if end, ok := phone(s, i); ok {
-			return Match{i, end, Phone}, true
+			return Match{Start: i, End: end, Cat: Phone}, true
 		}
 	}
 	return Match{}, false
@@ -444,7 +444,7 @@ func checkEmail(s string, at int) (Match, bool) {
 			return Match{}, false
 		}
 	}
-	return Match{start, end, Email}, true
+	return Match{Start: start, End: end, Cat: Email}, true
 }
 
 func isLocalChar(c byte) bool {
@@ -611,13 +611,13 @@ func checkWord(kws *keywordTable, s string, i, j int, cats Category) (Match, boo
 		switch s[i] {
 		case 's', 'A', 'g', 'x':
 			if end, ok := apiKey(s, i, j); ok {
-				return Match{i, end, APIKey}, true
+				return Match{Start: i, End: end, Cat: APIKey}, true
 			}
 		}
 		switch s[i] {
 		case 'a', 'A', 'h':
 			if start, end, ok := apiKeyInContext(s, i); ok {
-				return Match{start, end, APIKey}, true
+				return Match{Start: start, End: end, Cat: APIKey}, true
 			}
 		}
 	}
@@ -639,28 +639,28 @@ func checkWord(kws *keywordTable, s string, i, j int, cats Category) (Match, boo
 	}
 	if len(kw.near) > 0 && !wordNear(s, j, kw.near) {
 		if cats&Profanity != 0 && kw.profane {
-			return Match{i, j, Profanity}, true
+			return Match{Start: i, End: j, Cat: Profanity}, true
 		}
 		return Match{}, false
 	}
 	if cats&PromptInjection != 0 && kw.injection != nil {
 		if loc := kw.injection.FindStringIndex(window(s, i, phraseWindow)); loc != nil {
-			return Match{i, i + loc[1], PromptInjection}, true
+			return Match{Start: i, End: i + loc[1], Cat: PromptInjection}, true
 		}
 	}
 	if cats&DestructiveOps != 0 {
 		if kw.rm {
 			if end, ok := rmRecursiveForce(s, j); ok {
-				return Match{i, end, DestructiveOps}, true
+				return Match{Start: i, End: end, Cat: DestructiveOps}, true
 			}
 		} else if win := window(s, i, 2*phraseWindow); kw.destructive != nil && (kw.need == "" || containsFold(win, kw.need)) {
 			if loc := kw.destructive.FindStringIndex(win); loc != nil {
-				return Match{i, i + loc[1], DestructiveOps}, true
+				return Match{Start: i, End: i + loc[1], Cat: DestructiveOps}, true
 			}
 		}
 	}
 	if cats&Profanity != 0 && kw.profane {
-		return Match{i, j, Profanity}, true
+		return Match{Start: i, End: j, Cat: Profanity}, true
 	}
 	return Match{}, false
 }
@@ -813,6 +813,32 @@ func apiKeyInContext(s string, i int) (int, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// keyedValue matches a JSON string value by the key that names it: the 40-character secret of
+// an "aws_secret_access_key" (any case, any prefix such as "AWS_").
+func keyedValue(key, value string) (Match, bool) {
+	const awsName = "aws_secret_access_key"
+	if len(key) < len(awsName) || !containsFold(key[len(key)-len(awsName):], awsName) {
+		return Match{}, false
+	}
+	start := 0
+	for start < len(value) && (value[start] == ' ' || value[start] == '\t') {
+		start++
+	}
+	k := start
+	for k < len(value) && (isAlnum(value[k]) || value[k] == '/' || value[k] == '+') {
+		k++
+	}
+	if k-start != 40 || !endsKey(value, k) {
+		return Match{}, false
+	}
+	return Match{Start: start, End: k, Cat: APIKey}, true
+}
+
+// endsKey reports whether a key ending at k really ends there.
+func endsKey(s string, k int) bool {
+	return k >= len(s) || !(isAlnum(s[k]) || s[k] == '_' || s[k] == '-' || s[k] == '/' || s[k] == '+')
 }
 
 // nearWords is how many words after a keyword wordNear reads: the longest phrase puts its
