@@ -39,9 +39,9 @@ var Secrets = []string{
 	"123-45-6789",
 	"4111 1111 1111 1111",
 	"(415) 555-2671",
-	"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+	Keys().OpenAIProject,
 	"AKIAIOSFODNN7EXAMPLE",
-	"ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+	Keys().GitHub,
 }
 
 // Build returns about n bytes of mixed text from seed; with secrets, every Secret is
