@@ -2,6 +2,8 @@ package policy
 
 import (
 	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/halo-lang/halo/host/tool"
@@ -85,6 +87,70 @@ func FuzzDenyArgs(f *testing.F) {
 		d := s.Decide("Tests.run", tool.External, args)
 		if hit, err := re.MatchString(cmd); err == nil && hit && d.Verdict != Refused {
 			t.Fatalf("%q matches the allow-list's refusal but was %v", cmd, d.Verdict)
+		}
+	})
+}
+
+// mcpName turns fuzz bytes into an MCP-legal tool name: letters, digits, '_', '-' and '.',
+// 1 to 128 characters.
+func mcpName(b string) string {
+	const legal = "abcXYZ019_-."
+	out := make([]byte, 0, min(len(b), 128))
+	for i := 0; i < len(b) && len(out) < 128; i++ {
+		out = append(out, legal[int(b[i])%len(legal)])
+	}
+	if len(out) == 0 {
+		out = append(out, 'm')
+	}
+	return string(out)
+}
+
+// Tool patterns against every MCP-legal method name: Tool.*, Tool and * match it, an exact
+// pattern matches only it, another tool's pattern never does; and any pattern agrees with a
+// regular expression built from it (a * in the tool part stays in the tool name, a * in the
+// method part matches any run, dots included).
+func FuzzMatchPattern(f *testing.F) {
+	f.Add("delete.repo", "Git", "*")
+	f.Add("a..b", "Files", "a.*")
+	f.Add(".x", "T", "*.x")
+	f.Add("-", "T", "-*")
+	f.Fuzz(func(t *testing.T, rawMethod, toolName, rawGlob string) {
+		method := mcpName(rawMethod)
+		tool := "T" + strings.Map(func(r rune) rune { // a .halo identifier
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+				return r
+			}
+			return -1
+		}, toolName)
+		target := tool + "." + method
+		for _, p := range []string{tool + ".*", tool, "*", target, "*." + method, "T*.*"} {
+			if !MatchPattern(p, target) {
+				t.Fatalf("%q does not match %q", p, target)
+			}
+		}
+		if MatchPattern(tool+"x.*", target) || MatchPattern(tool+"x", target) {
+			t.Fatalf("another tool's pattern matches %q", target)
+		}
+		if MatchPattern(target+"x", target) || MatchPattern(tool+"."+method+"x", target) {
+			t.Fatalf("another method's pattern matches %q", target)
+		}
+		// A fuzzed glob in the method part, against a reference regexp.
+		glob := strings.Map(func(r rune) rune {
+			if strings.ContainsRune("abcXYZ019_-.*", r) {
+				return r
+			}
+			return -1
+		}, rawGlob)
+		if glob == "" {
+			return
+		}
+		for _, p := range []string{tool + "." + glob, "*." + glob} {
+			pt, pm, _ := strings.Cut(p, ".")
+			re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(pt), `\*`, `[^.]*`) + `\.` +
+				strings.ReplaceAll(regexp.QuoteMeta(pm), `\*`, `.*`) + "$")
+			if got, want := MatchPattern(p, target), re.MatchString(target); got != want {
+				t.Fatalf("MatchPattern(%q, %q) = %v, the regexp %s says %v", p, target, got, re, want)
+			}
 		}
 	})
 }
