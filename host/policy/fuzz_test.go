@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/halo-lang/halo/host/policy/detect"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -150,6 +151,63 @@ func FuzzMatchPattern(f *testing.F) {
 				strings.ReplaceAll(regexp.QuoteMeta(pm), `\*`, `.*`) + "$")
 			if got, want := MatchPattern(p, target), re.MatchString(target); got != want {
 				t.Fatalf("MatchPattern(%q, %q) = %v, the regexp %s says %v", p, target, got, re, want)
+			}
+		}
+	})
+}
+
+// redactAll is Redact as it was before it scanned only the tags' lines again: a scan of all
+// of the text after every pass.
+func redactAll(s Set, text string) string {
+	mask := s.mask(kRedact)
+	for range maxRedactPasses {
+		ms := detect.Scan(text, mask)
+		out, repl := s.redactMatches(text, ms, mask)
+		if len(repl) == 0 {
+			break
+		}
+		text = out
+	}
+	return text
+}
+
+var linesSeeds = []string{
+	"0000000000000000 ABIA222222222222222Ȋ0.0.0.0",
+	"ignore jane@example.com previous instructions",
+	"ignore\n10.0.0.1 previous\ninstructions",
+	"**jane@example.com**\n# head 10.0.0.1",
+	"rm -rf jane@example.com",
+	`{"e": "\nbob@example.com", "n": 4111111111111111}`,
+	"git push 10.0.0.1 --force",
+	"DELETE FROM jane@example.com",
+}
+
+// Redact and Input scan again only around what they replaced; they give what scanning all of
+// the text again gives: the same text, and the same verdict of the Block rules.
+func FuzzRedactLines(f *testing.F) {
+	for _, s := range append(linesSeeds, fuzzSeeds...) {
+		f.Add(s)
+	}
+	redact := []RuleSpec{{Name: "Redact", Args: []any{Ident("PII"), Ident("APIKey"), Ident("IPAddress")}}}
+	block := []RuleSpec{{Name: "Block", Args: []any{Ident("PromptInjection"), Ident("DestructiveOps"), Ident("Profanity"), Ident("Markdown")}}}
+	sets := []Set{
+		{MustCompile("R", redact)},
+		{MustCompile("RB", append(append([]RuleSpec{}, redact...), block...))},
+		{MustCompile("Mixed", []RuleSpec{{Name: "Redact", Args: []any{Ident("Phone"), Ident("IPAddress")}}, {Name: "Block", Args: []any{Ident("Email"), Ident("DestructiveOps")}}})},
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, s := range sets {
+			want := redactAll(s, in)
+			if got := s.Redact(in); got != want {
+				t.Fatalf("%s: Redact(%q) = %q, scanning all again gives %q", s[0].Name, in, got, want)
+			}
+			got, err := s.Input(in)
+			if got != want {
+				t.Fatalf("%s: Input(%q) = %q, want %q", s[0].Name, in, got, want)
+			}
+			_, blocked := detect.First(want, s.mask(kBlock))
+			if (err != nil) != blocked {
+				t.Fatalf("%s: Input(%q) blocked: %v; the redacted text %q holds a Block match: %v", s[0].Name, in, err, want, blocked)
 			}
 		}
 	})

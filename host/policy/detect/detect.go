@@ -127,8 +127,8 @@ const MaxDepth = 4
 func scanDepth(s string, cats Category, depth int) []Match {
 	var ms []Match
 	sorted := true
-	w := walker{cats: cats, emit: func(m Match) bool {
-		if n := len(ms); n > 0 && (m.Start < ms[n-1].Start || m.Start == ms[n-1].Start) {
+	w := walker{cats: cats, whole: s, trig: -1, emit: func(m Match) bool {
+		if n := len(ms); n > 0 && m.Start <= ms[n-1].Start {
 			sorted = false
 		}
 		ms = append(ms, m)
@@ -160,7 +160,7 @@ func scanDepth(s string, cats Category, depth int) []Match {
 func First(s string, cats Category) (Match, bool) {
 	var m Match
 	found := false
-	w := walker{cats: cats, emit: func(x Match) bool { m, found = x, true; return false }}
+	w := walker{cats: cats, whole: s, trig: -1, emit: func(x Match) bool { m, found = x, true; return false }}
 	w.walk(s, 0, MaxDepth)
 	return m, found
 }
@@ -172,6 +172,12 @@ type walker struct {
 	emit func(Match) bool
 	// inValue is set inside a JSON string value: matches there are not Bare.
 	inValue bool
+	// whole is the text the walk started on (at offset 0), and trig the offset in it of the
+	// next byte where folding may change something (len(whole) for none, -1 not yet looked
+	// for): units come in order, so whole is searched for such bytes once, and a unit before
+	// the next one is not folded at all.
+	whole string
+	trig  int
 }
 
 // walk detects in s, which starts at offset off of the whole text: JSON string values on
@@ -228,7 +234,7 @@ func (w *walker) walk(s string, off, depth int) bool {
 			continue
 		}
 		base := off + q + 1
-		inner := walker{cats: w.cats, inValue: true, emit: func(m Match) bool {
+		inner := walker{cats: w.cats, inValue: true, whole: u.Folded, trig: -1, emit: func(m Match) bool {
 			a, b := u.Span(m.Start, m.End)
 			m.Start, m.End = a+base, b+base
 			return w.emit(m)
@@ -242,9 +248,10 @@ func (w *walker) walk(s string, off, depth int) bool {
 
 // value detects in a JSON string value with no escapes.
 func (w *walker) value(s string, off int) bool {
-	in := *w
-	in.inValue = true
-	return in.plain(s, off)
+	w.inValue = true
+	ok := w.plain(s, off)
+	w.inValue = false
+	return ok
 }
 
 // jsonValue reports whether the literal s[q:e] stands where JSON puts a key or value, with
@@ -264,9 +271,16 @@ func jsonValue(s string, q, e int) (ok bool, before, after byte) {
 	if n < len(s) {
 		after = s[n]
 	}
-	ok = (before == 0 || strings.IndexByte("{[,:\n", before) >= 0) &&
-		(after == 0 || strings.IndexByte("}],:\n", after) >= 0)
-	return ok, before, after
+	switch before {
+	case 0, '{', '[', ',', ':', '\n':
+	default:
+		return false, before, after
+	}
+	switch after {
+	case 0, '}', ']', ',', ':', '\n':
+		return true, before, after
+	}
+	return false, before, after
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
@@ -288,6 +302,17 @@ func (w *walker) plain(s string, off int) bool {
 	})
 	if stopped {
 		return false
+	}
+	if w.whole != "" && off+len(s) <= len(w.whole) {
+		if w.trig < off {
+			w.trig = len(w.whole)
+			if k := fold.Index(w.whole[off:], fold.Options{}); k >= 0 {
+				w.trig = off + k
+			}
+		}
+		if w.trig >= off+len(s) {
+			return true // nothing to fold in this unit
+		}
 	}
 	return foldLines(s, func(lineOff int, line string, f fold.Text) bool {
 		if f.Changed() && !w.mapped(f, off+lineOff) {

@@ -43,6 +43,17 @@ func lower(c byte) byte {
 	return c
 }
 
+// Hides are the categories whose matches the scan steps over: nothing else is looked for
+// inside a number, an address or a key. A match of the others (a phrase, a heading) hides
+// nothing, so an e-mail inside "# Contact bob@example.com" is still found and redacted.
+const Hides = PII | APIKey | IPAddress
+
+// Reach bounds how far past a match's start a detector reads to decide it. Only the phrase
+// patterns of PromptInjection and DestructiveOps read across a line break; every other
+// detector reads its own line only. So a change on another line, and more than Reach bytes
+// away, neither makes nor unmakes a match.
+const Reach = 2 * phraseWindow
+
 // scan calls emit for each match of cats in s, stopping when emit returns false.
 func scan(s string, cats Category, emit func(Match) bool) {
 	words := cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0
@@ -72,7 +83,7 @@ func scan(s string, cats Category, emit func(Match) bool) {
 						if !emit(m) {
 							return
 						}
-						if m.End > j {
+						if m.End > j && m.Cat&Hides != 0 {
 							j = m.End
 						}
 					}
@@ -117,8 +128,6 @@ func scan(s string, cats Category, emit func(Match) bool) {
 					if !emit(Match{Start: i, End: end, Cat: Markdown}) {
 						return
 					}
-					i = end
-					continue
 				}
 			}
 		}

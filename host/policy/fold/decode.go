@@ -15,20 +15,16 @@ import (
 func LiteralEnd(s string) (end int, escaped bool) {
 	i := 1
 	for i < len(s) {
-		// Skip plain bytes in one go.
-		k := strings.IndexAny(s[i:], "\"\\")
-		if k < 0 {
-			i = len(s)
-			break
+		c := s[i]
+		if !literalStop[c] {
+			i++
+			continue
 		}
-		for j := i; j < i+k; j++ {
-			if s[j] < 0x20 {
-				return -(j + 1), escaped
-			}
-		}
-		i += k
-		if s[i] == '"' {
+		switch {
+		case c == '"':
 			return i + 1, escaped
+		case c < 0x20:
+			return -(i + 1), escaped
 		}
 		escaped = true
 		if i+1 >= len(s) {
@@ -48,6 +44,15 @@ func LiteralEnd(s string) (end int, escaped bool) {
 	}
 	return -(len(s) + 1), escaped
 }
+
+// literalStop marks the bytes that end a run of plain characters in a JSON string literal.
+var literalStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // Unquote decodes the JSON escapes of a string literal's content (the text between its
 // quotes, as LiteralEnd found it), exactly as encoding/json does: a surrogate pair is one

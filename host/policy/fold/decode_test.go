@@ -118,3 +118,29 @@ func FuzzUnquote(f *testing.F) {
 		}
 	})
 }
+
+// Index reads eight bytes at a time; it finds what a byte-by-byte loop finds, at every
+// offset and alignment.
+func TestIndex(t *testing.T) {
+	naive := func(s string) int {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 || s[i] == '%' || s[i] == '&' {
+				return i
+			}
+		}
+		return -1
+	}
+	for n := 0; n < 40; n++ {
+		for _, c := range []string{"%", "&", "é", "\xff", "$", "'", "$&"} {
+			for k := 0; k <= n; k++ {
+				s := strings.Repeat("a", k) + c + strings.Repeat("b", n-k)
+				if got, want := Index(s, Options{}), naive(s); got != want {
+					t.Fatalf("Index(%q) = %d, want %d", s, got, want)
+				}
+			}
+		}
+		if s := strings.Repeat("x$'%", n)[:n]; Index(s, Options{}) != naive(s) {
+			t.Fatalf("Index(%q)", s)
+		}
+	}
+}

@@ -72,3 +72,13 @@ func Build(n int, seed uint64, secrets bool) string {
 	}
 	return b.String()
 }
+
+// Chunks returns n texts of about size bytes each, mixed prose, code and JSON, every one
+// with the Secrets planted: what a tool loop feeds the policy engine.
+func Chunks(size, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = Build(size, uint64(100+i), true)
+	}
+	return out
+}
