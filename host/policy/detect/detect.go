@@ -213,7 +213,10 @@ func (w *walker) walk(s string, off, depth int) bool {
 		}
 		gap = e - 1
 		content := s[q+1 : e-1]
-		u := fold.Unquote(content)
+		u := fold.Text{Folded: content}
+		if escaped {
+			u = fold.Unquote(content)
+		}
 		if before == ':' && key != "" && w.cats&APIKey != 0 {
 			// A value named by its key: {"aws_secret_access_key": "…"}.
 			if m, ok := keyedValue(key, u.Folded); ok {
