@@ -127,13 +127,13 @@ const MaxDepth = 4
 func scanDepth(s string, cats Category, depth int) []Match {
 	var ms []Match
 	sorted := true
-	w := walker{cats: cats, whole: s, trig: -1, emit: func(m Match) bool {
+	w := newWalker(s, cats, func(m Match) bool {
 		if n := len(ms); n > 0 && m.Start <= ms[n-1].Start {
 			sorted = false
 		}
 		ms = append(ms, m)
 		return true
-	}}
+	})
 	w.walk(s, 0, depth)
 	if sorted {
 		return ms
@@ -160,7 +160,7 @@ func scanDepth(s string, cats Category, depth int) []Match {
 func First(s string, cats Category) (Match, bool) {
 	var m Match
 	found := false
-	w := walker{cats: cats, whole: s, trig: -1, emit: func(x Match) bool { m, found = x, true; return false }}
+	w := newWalker(s, cats, func(x Match) bool { m, found = x, true; return false })
 	w.walk(s, 0, MaxDepth)
 	return m, found
 }
@@ -178,6 +178,16 @@ type walker struct {
 	// the next one is not folded at all.
 	whole string
 	trig  int
+	kws   *keywordTable // nil when cats needs no keyword
+}
+
+// newWalker starts a walk of whole for cats.
+func newWalker(whole string, cats Category, emit func(Match) bool) *walker {
+	w := &walker{cats: cats, emit: emit, whole: whole, trig: -1}
+	if cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0 {
+		w.kws = keywords()
+	}
+	return w
 }
 
 // walk detects in s, which starts at offset off of the whole text: JSON string values on
@@ -237,11 +247,12 @@ func (w *walker) walk(s string, off, depth int) bool {
 			continue
 		}
 		base := off + q + 1
-		inner := walker{cats: w.cats, inValue: true, whole: u.Folded, trig: -1, emit: func(m Match) bool {
+		inner := newWalker(u.Folded, w.cats, func(m Match) bool {
 			a, b := u.Span(m.Start, m.End)
 			m.Start, m.End = a+base, b+base
 			return w.emit(m)
-		}}
+		})
+		inner.inValue = true
 		if !inner.walk(u.Folded, 0, depth-1) {
 			return false
 		}
@@ -291,11 +302,11 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 // plain detects in s as plain text: as written, then the lines that folding changes, then
 // any text hidden in tag characters.
 func (w *walker) plain(s string, off int) bool {
-	if s == "" {
-		return true
+	if len(s) < 16 && isInert(s) {
+		return true // `", "` between two values
 	}
 	stopped := false
-	scan(s, w.cats, func(m Match) bool {
+	scanWith(s, w.cats, w.kws, func(m Match) bool {
 		m.Start, m.End, m.Bare = m.Start+off, m.End+off, !w.inValue
 		if !w.emit(m) {
 			stopped = true
@@ -334,7 +345,7 @@ func (w *walker) plain(s string, off int) bool {
 // starts at off.
 func (w *walker) mapped(t fold.Text, off int) bool {
 	stopped := false
-	scan(t.Folded, w.cats, func(m Match) bool {
+	scanWith(t.Folded, w.cats, w.kws, func(m Match) bool {
 		a, b := t.Span(m.Start, m.End)
 		m.Start, m.End, m.Bare = a+off, b+off, !w.inValue
 		if !w.emit(m) {

@@ -56,11 +56,17 @@ const Reach = 2 * phraseWindow
 
 // scan calls emit for each match of cats in s, stopping when emit returns false.
 func scan(s string, cats Category, emit func(Match) bool) {
-	words := cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0
 	var kws *keywordTable
-	if words {
+	if cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0 {
 		kws = keywords()
 	}
+	scanWith(s, cats, kws, emit)
+}
+
+// scanWith is scan with the keyword table given (nil when cats needs none): a walk over many
+// small JSON values looks it up once.
+func scanWith(s string, cats Category, kws *keywordTable, emit func(Match) bool) {
+	words := kws != nil
 	numbers := cats&(SSN|CreditCard|Phone|IPAddress) != 0
 	n := len(s)
 	i := 0
@@ -133,6 +139,26 @@ func scan(s string, cats Category, emit func(Match) bool) {
 		}
 		i++
 	}
+}
+
+// inert marks the bytes that neither start a detector nor change under folding: a text made
+// of them alone holds no match.
+var inert = func() (t [256]bool) {
+	for c := 0; c < 0x80; c++ {
+		t[c] = class[c] == 0 && c != '%' && c != '&'
+	}
+	return t
+}()
+
+// isInert reports whether s holds no match: every byte is inert, as the quotes, colons, commas
+// and spaces between the values of JSON are.
+func isInert(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !inert[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // continuesNumber reports whether the digits at i continue a number before them
