@@ -28,6 +28,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
+	"github.com/halo-lang/halo/cmd/halo/internal/serve"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -139,6 +140,7 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
 }
 
 func colorOption(f *cmdutil.Factory) hclog.ColorOption {
