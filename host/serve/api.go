@@ -466,6 +466,11 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 		lr.mu.Lock()
 		n = len(lr.events)
 		lr.mu.Unlock()
+	} else if rec.Status == runtime.Running {
+		// Held by another process: its live events are in the store.
+		if evs, _, err := s.store.Events(r.Context(), rec.RunID, n); err == nil {
+			n += len(evs)
+		}
 	}
 	writeJSON(w, http.StatusOK, runView{
 		RunID: rec.RunID, Pipeline: rec.Pipeline, File: rec.File, Status: rec.Status, Inputs: rec.Inputs,

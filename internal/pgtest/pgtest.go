@@ -54,10 +54,15 @@ var (
 // Main runs the tests and then stops the cluster, if one was started.
 func Main(m *testing.M) int {
 	code := m.Run()
+	Stop()
+	return code
+}
+
+// Stop stops the package's cluster, if one was started: for a TestMain that cannot use Main.
+func Stop() {
 	if shared != nil {
 		shared.Stop()
 	}
-	return code
 }
 
 // Get returns the package's cluster, started on first use; t fails (CI) or is skipped
