@@ -98,12 +98,12 @@ type Server struct {
 	loops      context.CancelFunc
 	closing    atomic.Bool
 
-	mu    sync.Mutex
-	live  map[string]*liveRun
+	mu   sync.Mutex
+	live map[string]*liveRun
 	// abandoned holds runs Close saved as interrupted without their runtime.
 	abandoned map[string]bool
 	slots     chan struct{}
-	pokes pokes
+	pokes     pokes
 
 	// runs counts the goroutines running runs the API started; bg the server's own.
 	runs sync.WaitGroup
