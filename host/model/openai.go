@@ -40,6 +40,7 @@ func newOpenAI(name string, cfg Config) (Provider, error) {
 }
 
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	req = p.clamped(req)
 	creq := p.request(req)
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
 		cresp, err := p.client.CreateChatCompletion(ctx, creq)
