@@ -70,6 +70,11 @@ func (p *openAIProvider) request(req Request) openai.ChatCompletionRequest {
 				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
 					Content: r.Content, ToolCallID: r.CallID})
 			}
+			if m.Text != "" {
+				// A note after the results (the tool loop's "steps used") is a user message:
+				// tool messages carry only results.
+				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
+			}
 		default:
 			creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
 		}
