@@ -121,10 +121,14 @@ type Approval struct {
 	Reason string
 }
 
-// An Approver asks for a person's approval of one call. It may wait. An error stops the
-// conversation with its State at that call, so a later Run (after the State was saved and
-// loaded, say) puts the same call to the Approver again without asking the model anew.
+// An Approver asks for a person's approval of one call. It may wait. ErrNoOneToAsk (or a
+// nil Approver) ends the conversation with APPROVAL_NEEDED; any other error stops it with its
+// State at that call, so a later Run (after the State was saved and loaded, say) puts the
+// same call to the Approver again without asking the model anew.
 type Approver func(ctx context.Context, req ApprovalRequest) (Approval, error)
+
+// ErrNoOneToAsk is what an Approver returns when no person can be asked about a call.
+var ErrNoOneToAsk = errors.New("no one can be asked for approval")
 
 // Decisions, as agent_tool events name them.
 const (
@@ -182,6 +186,11 @@ type Config struct {
 	Prompt string
 	// Tools are the offered methods, named by Offer. None means a plain completion.
 	Tools []Tool
+	// Resolve, when set, is asked about a function name the model used that is not among
+	// Tools: a tool whose methods were not described when the conversation started (a mock
+	// standing in for the model may call a server's method without the server having been
+	// started to list them). ok false means there is no such function.
+	Resolve func(ctx context.Context, name string) (t Tool, ok bool, err error)
 	// Policies are the agent's: Decide on each call, Input on each result and the shown
 	// arguments.
 	Policies policy.Set
@@ -261,20 +270,30 @@ func Resume(cfg Config, st State) (*Conversation, error) {
 		return nil, &Error{Code: CodeToolConfig, Message: "the model's provider cannot call tools; remove tools: from this call or give the agent a model from another provider"}
 	}
 	c := &Conversation{cfg: cfg, st: st, byName: make(map[string]*Tool, len(cfg.Tools))}
-	for i := range cfg.Tools {
-		t := &cfg.Tools[i]
-		if t.Name == "" {
-			return nil, &Error{Code: CodeToolConfig, Message: fmt.Sprintf("tool %s has no function name (use Offer)", t.Target)}
+	tools := cfg.Tools
+	c.cfg.Tools = nil
+	for i := range tools {
+		if err := c.add(tools[i]); err != nil {
+			return nil, err
 		}
-		if prev, dup := c.byName[t.Name]; dup {
-			return nil, &Error{Code: CodeToolConfig, Message: fmt.Sprintf("%s and %s have one function name %s", prev.Target, t.Target, t.Name)}
-		}
-		c.byName[t.Name] = t
-		c.defs = append(c.defs, model.ToolDef{Name: t.Name, Description: t.Description, Params: t.Params})
-		c.names = append(c.names, t.Name)
 	}
-	sort.Strings(c.names)
 	return c, nil
+}
+
+// add offers one more tool.
+func (c *Conversation) add(t Tool) error {
+	if t.Name == "" {
+		return &Error{Code: CodeToolConfig, Message: fmt.Sprintf("tool %s has no function name (use Offer)", t.Target)}
+	}
+	if prev, dup := c.byName[t.Name]; dup {
+		return &Error{Code: CodeToolConfig, Message: fmt.Sprintf("%s and %s have one function name %s", prev.Target, t.Target, t.Name)}
+	}
+	c.cfg.Tools = append(c.cfg.Tools, t)
+	c.byName[t.Name] = &t
+	c.defs = append(c.defs, model.ToolDef{Name: t.Name, Description: t.Description, Params: t.Params})
+	c.names = append(c.names, t.Name)
+	sort.Strings(c.names)
+	return nil
 }
 
 // State returns where the conversation stands. The slices are shared with the conversation:
@@ -304,7 +323,7 @@ func (c *Conversation) Run(ctx context.Context) (any, error) {
 			return nil, err
 		}
 		c.st.Requests++
-		if len(resp.ToolCalls) == 0 || toolsOff || len(c.cfg.Tools) == 0 {
+		if len(resp.ToolCalls) == 0 || toolsOff || len(c.cfg.Tools) == 0 && c.cfg.Resolve == nil {
 			if len(resp.ToolCalls) > 0 {
 				// Tools were turned off (Ollama cannot say so) or never offered: the calls
 				// are ignored and the text is the answer.
@@ -342,11 +361,13 @@ func (c *Conversation) request() (model.Request, bool) {
 	req := c.cfg.Request
 	req.Tools, req.ToolChoice = nil, ""
 	toolsOff := false
-	if len(c.defs) > 0 {
+	if len(c.defs) > 0 || c.cfg.Resolve != nil {
 		req.Tools = c.defs
 		if c.st.Steps >= c.cfg.MaxSteps {
 			toolsOff = true
-			req.ToolChoice = model.ToolNone
+			if len(c.defs) > 0 {
+				req.ToolChoice = model.ToolNone
+			}
 		}
 	}
 	req.Messages = c.st.Messages

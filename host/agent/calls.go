@@ -29,14 +29,26 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 		return res, nil
 	}
 	t := c.byName[tc.Name]
+	if t == nil && c.cfg.Resolve != nil {
+		rt, ok, err := c.cfg.Resolve(ctx, tc.Name)
+		if err != nil {
+			return res, err
+		}
+		if ok && rt.Name == tc.Name {
+			if err := c.add(rt); err != nil {
+				return res, err
+			}
+			t = c.byName[tc.Name]
+		}
+	}
 	if t == nil {
-		ev.Args = c.shownArgs(tc.Args)
+		ev.Args = ShowArgs(c.cfg.Policies, tc.Args)
 		ev.Detail = fmt.Sprintf("no tool named %q", tc.Name)
 		return finish(c.unknownTool(tc.Name), true)
 	}
 	ev.Target = t.Target
 	args, problem := DecodeArgs(tc.Args)
-	ev.Args = c.shownArgs(args)
+	ev.Args = ShowArgs(c.cfg.Policies, args)
 	if problem != "" {
 		ev.Detail = problem
 		return finish(fmt.Sprintf("Error: the arguments of %s %s. Call it again with one JSON object of named arguments.", tc.Name, problem), true)
@@ -56,14 +68,18 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 	case policy.Refused:
 		return c.refused(d, t, &ev, finish)
 	case policy.NeedsApproval:
-		if c.cfg.Approve == nil {
+		var a Approval
+		err := ErrNoOneToAsk
+		if c.cfg.Approve != nil {
+			a, err = c.cfg.Approve(ctx, ApprovalRequest{Agent: c.cfg.Agent, Call: call, Policy: d.Policy, Rule: d.Rule, Reason: d.Reason})
+		}
+		if errors.Is(err, ErrNoOneToAsk) {
 			ev.Detail = fmt.Sprintf("needs approval (policy %s: %s), and no one can be asked", d.Policy, d.Reason)
 			if c.cfg.OnTool != nil {
 				c.cfg.OnTool(ev)
 			}
-			return res, &Error{Code: CodeApprovalNeeded, Message: fmt.Sprintf("%s asked to call %s, which policy %s sends to a person for approval (%s), and there is no way to ask one here", c.cfg.Agent, t.Target, d.Policy, d.Reason)}
+			return res, &Error{Code: CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("%s asked to call %s, which policy %s sends to a person for approval (%s), and there is no way to ask one here", c.cfg.Agent, t.Target, d.Policy, d.Reason)}
 		}
-		a, err := c.cfg.Approve(ctx, ApprovalRequest{Agent: c.cfg.Agent, Call: call, Policy: d.Policy, Rule: d.Rule, Reason: d.Reason})
 		if err != nil {
 			return res, err
 		}
@@ -117,25 +133,25 @@ func (c *Conversation) feed(t *Tool, text string) string {
 	return shown
 }
 
-// shownArgs is what events show of the arguments: the Redact rules applied to the decoded
-// values, or a note when a Block rule matches.
-func (c *Conversation) shownArgs(args json.RawMessage) json.RawMessage {
-	if len(c.cfg.Policies) == 0 {
+// ShowArgs is what events show of a call's arguments: the set's Redact rules applied to the
+// decoded values (arguments that are not JSON are redacted as text), or a note that they
+// were withheld when a Block rule matches them.
+func ShowArgs(set policy.Set, args json.RawMessage) json.RawMessage {
+	if len(set) == 0 || len(args) == 0 {
 		return args
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	if dec.Decode(&v) != nil {
-		// Not JSON: shown as a string, redacted as text.
-		s, err := c.cfg.Policies.Input(string(args))
+		s, err := set.Input(string(args))
 		if err != nil {
 			return withheld(err)
 		}
 		b, _ := json.Marshal(s)
 		return b
 	}
-	shown, err := c.cfg.Policies.InputValue(v)
+	shown, err := set.InputValue(v)
 	if err != nil {
 		return withheld(err)
 	}

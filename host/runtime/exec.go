@@ -21,6 +21,7 @@ type run struct {
 	st     *state
 	tools  *toolSet
 	budget *policy.Budget
+	shares *shares
 	nested bool
 	rec    *Record
 
@@ -47,8 +48,8 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st,
 		tools:  newToolSet(r, inputs),
-		budget: policy.NewBudget(),
-		loops:  map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
+		budget: policy.NewBudget(), shares: newShares(),
+		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
 }
 
@@ -60,7 +61,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	}
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top()}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, nested: true,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, nested: true,
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
 }
@@ -241,19 +242,15 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any) (out
 		}
 		return nil, -1, &errPause{stage: i, question: q}
 	case lang.OpFanOut:
-		out, err := rn.fanOut(ctx, st, value)
+		out, err := rn.fanOut(ctx, st, value, rn.flowNames(i))
 		return out, -1, err
 	default:
-		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String()}
+		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String(), valueNames: rn.flowNames(i)}
 		delete(rn.feedback, i)
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
 		}
-		out, err := rn.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-			o := opts
-			o.attempt = attempt
-			return rn.call(ctx, st.Call, value, o)
-		})
+		out, err := rn.directedCall(ctx, st, st.Call, value, opts)
 		return out, -1, err
 	}
 }
@@ -379,24 +376,22 @@ func callsAgent(st *lang.Stage, agent string) bool {
 
 // fanOut runs a |* { ... } stage's calls concurrently on value and gathers their outputs
 // in order. The first failure cancels the others; fanOut returns after every branch has.
-func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any) (any, error) {
+func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any, names []string) (any, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	outs := make([]any, len(st.Calls))
 	errs := make([]error, len(st.Calls))
 	done := make(chan int, len(st.Calls))
+	rn.shares.fork(len(st.Calls))
+	defer rn.shares.join()
 	for k, c := range st.Calls {
 		go func() {
-			defer func() { done <- k }()
-			opts := callOpts{at: c.Pos.String()}
+			defer func() { rn.shares.end(); done <- k }()
+			opts := callOpts{at: c.Pos.String(), valueNames: names}
 			if d := st.Directive("correct"); d != nil {
 				opts.correct = directiveInt(d)
 			}
-			outs[k], errs[k] = rn.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-				o := opts
-				o.attempt = attempt
-				return rn.call(ctx, c, value, o)
-			})
+			outs[k], errs[k] = rn.directedCall(ctx, st, c, value, opts)
 		}()
 	}
 	var first error

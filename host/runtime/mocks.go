@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/halo-lang/halo/host/model"
 )
 
 // A MockRequest is what a mock function is asked.
 type MockRequest struct {
-	// Target is "Agent.task", "Tool.method", or "Tool" for an agent call's tool: T.
+	// Target is "Agent.task", "Tool.method", "Tool" for an agent call's tool: T when its
+	// method is not known, or "Tool.method?" for an approval.
 	Target string
-	// Agent and Task are set for agent calls.
+	// Agent and Task are set for agent calls (Agent also for the tool calls an agent makes).
 	Agent, Task string
 	// System and Prompt are the request an agent call would send (after input policies).
 	System, Prompt string
@@ -20,9 +23,28 @@ type MockRequest struct {
 	Input any
 	// Args are a tool call's arguments.
 	Args map[string]any
-	// Attempt counts from 1 (a @correct retry or a loop pass asks again).
+	// Attempt counts from 1; a @correct or @retry asks again with the next number.
 	Attempt int
+	// Tools are the "Tool.method" targets offered to an agent with tools; Messages the
+	// conversation so far; Step the request's number in it, from 1. A mock calls tools by
+	// returning UseTool(...) or a list of them.
+	Tools    []string
+	Messages []model.Message
+	Step     int
 }
+
+// A ToolUse is a mocked model's request for one tool call (see UseTool).
+type ToolUse struct {
+	// Target is "Tool.method".
+	Target string
+	// Args are the call's arguments.
+	Args map[string]any
+}
+
+// UseTool is a mocked agent's answer that asks for a tool call instead of answering; a
+// []ToolUse asks for several in one reply. In a mocks file the same is written
+// {"$useTool": "Files.read", "args": {...}}, or a list of such objects as one scripted step.
+func UseTool(target string, args map[string]any) ToolUse { return ToolUse{Target: target, Args: args} }
 
 // A MockFunc answers a request; its result is the target's answer.
 type MockFunc func(MockRequest) (any, error)
