@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -388,5 +389,244 @@ pipeline P(x: String) -> Result:
 	if len(reqs[2].Messages) != 3 || len(reqs[3].Messages) != 5 || reqs[3].Messages[2].Role != model.Tool ||
 		!strings.Contains(reqs[3].Messages[4].Text, "rejected by policy Shape (Require)") {
 		t.Errorf("conversation: %d, %d messages: %+v", len(reqs[2].Messages), len(reqs[3].Messages), reqs[3].Messages)
+	}
+}
+
+// TestToolFirstIsPoliced: tool: T is checked by the agent's tool policies like any other
+// call; its tool event names the method and shows the arguments redacted.
+func TestToolFirstIsPoliced(t *testing.T) {
+	w := &workspace{files: map[string]string{}}
+	reg := tool.NewRegistry()
+	one := []tool.Method{workspaceMethods[3]} // run only: tool: T calls it
+	if err := reg.Add(tool.Type{Name: "Sh", Kind: tool.KindBuiltin, Methods: one,
+		Open: func(context.Context, tool.Declaration) (tool.Provider, error) { return onlyRun{w}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	src := `
+policy Tight : DenyArgs("Shell.run", "command", "^(?!bun test)") & Redact(Email)
+tool Shell : Sh()
+agent A [openai/gpt-4o-mini]
+  requires Tight
+pipeline P(cmd: String) -> Result:
+  { command: cmd } |> A.explain("Explain the output.", tool: Shell)
+`
+	var events []runtime.Event
+	rt := load(t, src, runtime.Config{Tools: reg, OnEvent: func(e runtime.Event) { events = append(events, e) }})
+	rt.Mock("A.explain", "fine")
+	res := run(t, rt, "P", map[string]any{"cmd": "rm -rf / # bob@example.com"})
+	if res.Status != runtime.Failed || res.Error.Code != "POLICY_VIOLATION" || len(w.calls) != 0 {
+		t.Fatalf("%s %+v; calls %v", res.Status, res.Error, w.calls)
+	}
+	if len(res.Meta.Violations) != 1 || res.Meta.Violations[0].Phase != "tool" || res.Meta.Violations[0].Target != "Shell.run" {
+		t.Errorf("violations %+v", res.Meta.Violations)
+	}
+	events = nil
+	res = run(t, rt, "P", map[string]any{"cmd": "bun test # bob@example.com"})
+	wantCompleted(t, res)
+	tools := eventsOf(events, "tool")
+	if len(tools) != 1 || tools[0].Target != "Shell.run" || string(tools[0].Args) != `{"command":"bun test # [REDACTED:Email]"}` {
+		t.Errorf("tool events %+v", tools)
+	}
+	// Mocked, the method comes from the provider type's description.
+	rt.Mock("Shell", map[string]any{"exitCode": 0})
+	res = run(t, rt, "P", map[string]any{"cmd": "rm -rf /"})
+	if res.Status != runtime.Failed || res.Error.Code != "POLICY_VIOLATION" {
+		t.Errorf("mocked: %s %+v", res.Status, res.Error)
+	}
+}
+
+type onlyRun struct{ *workspace }
+
+func (o onlyRun) Methods(context.Context) ([]tool.Method, error) {
+	return []tool.Method{workspaceMethods[3]}, nil
+}
+
+// TestFlowingValueByTemplate: the flowing value is left out of the prompt only when the call
+// names it (an argument or a template), not when its text happens to occur in the prompt.
+func TestFlowingValueByTemplate(t *testing.T) {
+	src := `
+agent A [openai/gpt-4o-mini]
+pipeline Sub(n: Number) -> Result:
+  n |> A.count("Count to 100.")
+pipeline Named(n: Number) -> Result:
+  n |> A.count("Count to {{n}}.")
+pipeline Arg(n: Number) -> Result:
+  n |> A.count("Count to:", n)
+pipeline After(n: Number) -> Result:
+  n |> System.Value("x") as r |> A.count("Use {{r}}.")
+`
+	rt := load(t, src, runtime.Config{})
+	var prompts []string
+	rt.MockFunc("A.count", func(r runtime.MockRequest) (any, error) { prompts = append(prompts, r.Prompt); return "ok", nil })
+	for _, p := range []string{"Sub", "Named", "Arg", "After"} {
+		wantCompleted(t, run(t, rt, p, map[string]any{"n": "10"}))
+	}
+	want := []string{"Count to 100.\n\nInput:\n10", "Count to 10.", "Count to:\n\n10", "Use x."}
+	for i, w := range want {
+		if prompts[i] != w {
+			t.Errorf("prompt %d = %q, want %q", i, prompts[i], w)
+		}
+	}
+}
+
+// priced answers with usage priced as the real table prices gpt-4o-mini, and records the
+// max_tokens each request sent.
+type priced struct {
+	mu   sync.Mutex
+	caps []int
+}
+
+func (p *priced) Complete(_ context.Context, req model.Request) (model.Response, error) {
+	p.mu.Lock()
+	p.caps = append(p.caps, req.MaxTokens)
+	p.mu.Unlock()
+	time.Sleep(5 * time.Millisecond) // both branches in flight at once
+	u := model.Usage{InputTokens: 20, OutputTokens: 30}
+	return model.Response{Text: "ok", Message: model.Message{Role: model.Assistant, Text: "ok"}, StopReason: model.StopEnd,
+		Usage: u, Cost: model.Price{Input: 0.15, Output: 0.6}.Cost(u)}, nil
+}
+
+// TestMaxSpendFanOut: a fan-out that fits the budget runs: each branch reserves its share of
+// what is left, not all of it, and no cap is above the model's output limit.
+func TestMaxSpendFanOut(t *testing.T) {
+	p := &priced{}
+	rt := load(t, `
+policy Budget : MaxSpend(0.01)
+agent B [openai/gpt-4o-mini]
+  requires Budget
+pipeline Both(x: String) -> Result:
+  x |* { B.a("One."), B.b("Two.") }
+`, runtime.Config{Models: func(string) (model.Provider, string, error) { return p, "gpt-4o-mini", nil }})
+	res := run(t, rt, "Both", map[string]any{"x": "go"})
+	wantCompleted(t, res)
+	if len(p.caps) != 2 {
+		t.Fatalf("caps %v", p.caps)
+	}
+	for _, c := range p.caps {
+		if c <= 0 || c > 16384 {
+			t.Errorf("max_tokens %d: want a cap within gpt-4o-mini's 16384", c)
+		}
+	}
+	// A model whose output limit the table does not know: the budget alone would let the
+	// first branch reserve all of it (1000 reply tokens); each gets about half.
+	p = &priced{}
+	rt = load(t, `
+policy Budget : MaxSpend(0.01)
+agent B [openai/big]
+  requires Budget
+pipeline Both(x: String) -> Result:
+  x |* { B.a("One."), B.b("Two.") }
+`, runtime.Config{Prices: model.Prices{"openai/big": {Input: 1, Output: 10}},
+		Models: func(string) (model.Provider, string, error) { return p, "big", nil }})
+	res = run(t, rt, "Both", map[string]any{"x": "go"})
+	wantCompleted(t, res)
+	if len(p.caps) != 2 || p.caps[0] > 500 || p.caps[1] > 500 || p.caps[0] < 400 || p.caps[1] < 400 {
+		t.Errorf("caps %v, want each branch about half of 1000", p.caps)
+	}
+}
+
+func TestMocksKeysChecked(t *testing.T) {
+	src := `
+tool Files : Work()
+tool Git : Remote()
+agent Clerk [openai/gpt-4o]
+  equips Files
+pipeline Tidy(task: String) -> Result:
+  task |> Clerk.work(tools: [Files])
+`
+	reg := workspaceRegistry(t, &workspace{})
+	reg.Add(tool.Type{Name: "Remote", Kind: tool.KindMCP, Open: func(context.Context, tool.Declaration) (tool.Provider, error) { return nil, errors.New("no") }})
+	for key, want := range map[string]string{
+		"Clerk.wrok":   "mocks: Clerk.wrok names no call of agent Clerk in this file; did you mean Clerk.work?",
+		"Flies.read":   "mocks: Flies.read names no agent call, tool or method declared in this file",
+		"Files.raed":   "mocks: Files.raed: tool Files (Work) has no method raed; did you mean Files.read?",
+		"Files?":       "mocks: Files?: an approval mock names a method, as in Files.write?",
+		"Files.write?": "",
+		"Files":        "",
+		"Git.anything": "",
+		"approval":     "",
+		"Clerk.work":   "",
+	} {
+		rt := load(t, src, runtime.Config{Tools: reg})
+		rt.Mock(key, "x")
+		_, err := rt.Run(context.Background(), "Tidy", map[string]any{"task": "t"})
+		switch {
+		case want == "" && tool.Code(err) == runtime.CodeMock:
+			t.Errorf("%s: %v", key, err)
+		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want) || tool.Code(err) != runtime.CodeMock):
+			t.Errorf("%s: err = %v, want %q", key, err, want)
+		}
+	}
+}
+
+type toolless struct{ scripted }
+
+func (*toolless) CanCallTools() bool { return false }
+
+// TestProviderWithoutToolCalling: a custom model provider that says it cannot call tools
+// fails an agent call with tools with TOOL_CONFIG.
+func TestProviderWithoutToolCalling(t *testing.T) {
+	rt := load(t, `
+tool Files : Work()
+agent A [openai/custom]
+  equips Files
+pipeline P(x: String) -> Result:
+  x |> A.work(tools: auto)
+`, runtime.Config{Tools: workspaceRegistry(t, &workspace{}), Models: func(string) (model.Provider, string, error) { return &toolless{}, "custom", nil }})
+	res := run(t, rt, "P", map[string]any{"x": "go"})
+	if res.Status != runtime.Failed || res.Error.Code != tool.CodeToolConfig {
+		t.Errorf("%s %+v", res.Status, res.Error)
+	}
+}
+
+// lister is a provider whose methods only it knows (an MCP server, say); it counts opens.
+type lister struct {
+	opened *int
+}
+
+func (l lister) Methods(context.Context) ([]tool.Method, error) {
+	return []tool.Method{{Name: "list_prs", Description: "List pull requests."}, {Name: "list_tools", PipelineOnly: true}}, nil
+}
+func (l lister) Call(context.Context, tool.Request) (json.RawMessage, error) {
+	return json.RawMessage(`["#12"]`), nil
+}
+func (l lister) Close() error { return nil }
+
+// TestServerToolsOfAMockedAgent: a mocked agent's tools whose methods only their server
+// knows are not started unless the mock calls one of them.
+func TestServerToolsOfAMockedAgent(t *testing.T) {
+	opened := 0
+	reg := tool.NewRegistry()
+	reg.Add(tool.Type{Name: "Remote", Kind: tool.KindMCP, Open: func(context.Context, tool.Declaration) (tool.Provider, error) {
+		opened++
+		return lister{&opened}, nil
+	}})
+	src := `
+tool Git : Remote()
+agent M [anthropic/claude-sonnet-4-5]
+  equips Git
+pipeline Tend(repo: String) -> Result:
+  repo |> M.review("Review {{repo}}.", tools: [Git])
+`
+	rt := load(t, src, runtime.Config{Tools: reg})
+	rt.Mock("M.review", "PR #12 fails.")
+	wantCompleted(t, run(t, rt, "Tend", map[string]any{"repo": "a/b"}))
+	if opened != 0 {
+		t.Errorf("the server was started %d times for a mock that called nothing", opened)
+	}
+	rt = load(t, src, runtime.Config{Tools: reg})
+	var results []string
+	rt.MockFunc("M.review", func(r runtime.MockRequest) (any, error) {
+		if r.Step == 1 {
+			return []runtime.ToolUse{runtime.UseTool("Git.list_prs", nil), runtime.UseTool("Git.list_tools", nil)}, nil
+		}
+		for _, res := range r.Messages[len(r.Messages)-1].ToolResults {
+			results = append(results, res.Content)
+		}
+		return "done", nil
+	})
+	wantCompleted(t, run(t, rt, "Tend", map[string]any{"repo": "a/b"}))
+	if opened != 1 || len(results) != 2 || results[0] != `["#12"]` || !strings.HasPrefix(results[1], `Error: there is no tool named "Git__list_tools"`) {
+		t.Errorf("opened %d, results %q", opened, results)
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 // A MockRequest is what a mock function is asked.
@@ -286,4 +290,131 @@ func text(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// CheckMocks reports the first mock key that names nothing in the program: not an agent
+// call written in a pipeline ("Agent.task"), a declared tool ("Tool"), a method of one
+// ("Tool.method", checked against the methods its provider type declares when it declares
+// them), an approval of such a method ("Tool.method?") or "approval". A typo would otherwise
+// fall through to the real model or tool. Run and Resume call it.
+func (r *Runtime) CheckMocks() error {
+	if r.cfg.Mocks == nil {
+		return nil
+	}
+	agentCalls := map[string]bool{}
+	for _, d := range r.prog.Decls() {
+		if pd, ok := d.(*lang.PipelineDecl); ok {
+			for _, c := range callsIn(reflect.ValueOf(pd)) {
+				if c.Recv != nil && r.prog.Agent(c.Recv.Name) != nil {
+					agentCalls[c.Target()] = true
+				}
+			}
+		}
+	}
+	var known []string
+	for k := range agentCalls {
+		known = append(known, k)
+	}
+	for _, d := range r.prog.Decls() {
+		if td, ok := d.(*lang.ToolDecl); ok {
+			known = append(known, td.Name.Name)
+		}
+	}
+	for _, key := range r.cfg.Mocks.Targets() {
+		if key == "approval" || agentCalls[key] {
+			continue
+		}
+		name, method, hasMethod := strings.Cut(strings.TrimSuffix(key, "?"), ".")
+		td := r.prog.Tool(name)
+		switch {
+		case td == nil && r.prog.Agent(name) != nil:
+			return errorf(CodeMock, "mocks: %s names no call of agent %s in this file%s", key, name, nearest(key, known))
+		case td == nil:
+			return errorf(CodeMock, "mocks: %s names no agent call, tool or method declared in this file%s", key, nearest(key, known))
+		case !hasMethod && strings.HasSuffix(key, "?"):
+			return errorf(CodeMock, "mocks: %s: an approval mock names a method, as in %s.write?", key, name)
+		case hasMethod:
+			if t, ok := r.cfg.Tools.Lookup(td.Provider.Name); ok && t.Methods != nil {
+				if _, found := tool.FindMethod(t.Methods, method); !found {
+					names := make([]string, len(t.Methods))
+					for i, m := range t.Methods {
+						names[i] = name + "." + m.Name
+					}
+					return errorf(CodeMock, "mocks: %s: tool %s (%s) has no method %s%s", key, name, td.Provider.Name, method, nearest(name+"."+method, names))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// callsIn finds every *lang.Call reachable from v: stages, fan-outs, arms and whatever else
+// a pipeline holds, without this package knowing each kind of node.
+func callsIn(v reflect.Value) []*lang.Call {
+	var out []*lang.Call
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if v.IsNil() {
+				return
+			}
+			if c, ok := v.Interface().(*lang.Call); ok {
+				out = append(out, c)
+			}
+			walk(v.Elem())
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// nearest returns "; did you mean X?" for the candidate closest to key, or "".
+func nearest(key string, candidates []string) string {
+	best, bestD := "", len(key)/3+1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(c)); d < bestD || d == bestD && best != "" && c < best {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 100 || len(b) > 100 {
+		if a == b {
+			return 0
+		}
+		return 100
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

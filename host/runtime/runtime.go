@@ -217,6 +217,9 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 	if err != nil {
 		return nil, err
 	}
+	if err := r.CheckMocks(); err != nil {
+		return nil, err
+	}
 	rn := r.newRun(pd, in)
 	rn.rec = &Record{
 		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
@@ -232,6 +235,9 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, error) {
 	if r.cfg.Store == nil {
 		return nil, errorf(CodeRun, "resume needs a run store")
+	}
+	if err := r.CheckMocks(); err != nil {
+		return nil, err
 	}
 	if id == "last" {
 		latest, err := r.cfg.Store.Latest()
