@@ -407,7 +407,6 @@ pipeline Spend(x: String) -> Result:
 	}
 }
 
-
 func TestPauseAndResume(t *testing.T) {
 	store := &runtime.Store{Dir: t.TempDir()}
 	src := `
