@@ -277,6 +277,7 @@ func Resume(cfg Config, st State) (*Conversation, error) {
 			return nil, err
 		}
 	}
+	sort.Strings(c.names)
 	return c, nil
 }
 
@@ -292,7 +293,6 @@ func (c *Conversation) add(t Tool) error {
 	c.byName[t.Name] = &t
 	c.defs = append(c.defs, model.ToolDef{Name: t.Name, Description: t.Description, Params: t.Params})
 	c.names = append(c.names, t.Name)
-	sort.Strings(c.names)
 	return nil
 }
 

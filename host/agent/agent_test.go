@@ -483,3 +483,26 @@ func TestOfferNames(t *testing.T) {
 		t.Errorf("names %q %q", tools[0].Name, tools[1].Name)
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"hello", 5, "hello"},
+		{"hello", 3, "hel\n\n[Cut: the result has 5 characters; only the first 3 are shown.]"},
+		{"héllo", 2, "hé\n\n[Cut: the result has 5 characters; only the first 2 are shown.]"},
+		{"日本語です", 4, "日本語で\n\n[Cut: the result has 5 characters; only the first 4 are shown.]"},
+		{"日本", 2, "日本"},
+	} {
+		if got := Cut(tt.in, tt.n); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+	// Invalid UTF-8 of continuation bytes is cut too, at 4 bytes a character.
+	bad := strings.Repeat("\x80", 1000)
+	if got := Cut(bad, 10); !strings.HasPrefix(got, bad[:40]+"\n\n[Cut:") {
+		t.Errorf("Cut of continuation bytes = %q", got)
+	}
+}

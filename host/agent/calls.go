@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -38,6 +39,7 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 			if err := c.add(rt); err != nil {
 				return res, err
 			}
+			sort.Strings(c.names)
 			t = c.byName[tc.Name]
 		}
 	}
@@ -282,13 +284,23 @@ func Cut(s string, n int) string {
 		// A string of at most n bytes has at most n characters.
 		return s
 	}
+	// Count rune starts byte by byte: faster than decoding, the same count for valid UTF-8,
+	// and a cut that never splits a character.
 	count, end := 0, len(s)
-	for i := range s {
-		if count == n {
+	for i := 0; i < len(s); i++ {
+		if i == 4*n {
+			// No character is longer than 4 bytes: what is left is invalid UTF-8 (a run of
+			// continuation bytes), cut by bytes.
 			end = i
 			break
 		}
-		count++
+		if s[i]&0xC0 != 0x80 {
+			if count == n {
+				end = i
+				break
+			}
+			count++
+		}
 	}
 	if end == len(s) {
 		return s
