@@ -225,10 +225,11 @@ func toolNames(a *lang.AgentDecl, arg *lang.Arg) []string {
 }
 
 // offer describes the methods of the named tools and keeps those the agent's policies let
-// the model see. A tool's methods come from its provider type when that declares them
-// (built-ins, http packages), else from the mocks of its methods ("Git.list_prs"), else from
-// the provider itself, opened when the call starts. For a mocked agent a tool of the last kind
-// is not opened unless the mock calls one of its methods: lazy resolves those calls.
+// the model see. A tool's methods come from its provider, opened when the call starts. When
+// the agent or the tool is mocked they come, without starting anything, from the provider
+// type when it declares them (built-ins, http packages), else from the mocks of its methods
+// ("Git.list_prs"); a mocked agent's tool described by neither is opened only if the mock
+// calls one of its methods: lazy resolves those calls.
 func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set policy.Set, mocked bool) ([]agent.Tool, func(context.Context, string) (agent.Tool, bool, error), error) {
 	if len(names) == 0 {
 		return nil, nil, nil
@@ -240,15 +241,22 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 		if td == nil || !equips(a, name) {
 			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tools: names %s, which agent %s does not equip (it equips %s)", name, a.Name.Name, equipList(a))
 		}
-		ms, ok := rn.tools.staticMethods(td)
-		if !ok {
-			ms, ok = rn.mockedMethods(td)
+		var ms []tool.Method
+		ok := false
+		if mocked || rn.r.cfg.Mocks.hasTool(name) {
+			// Described without starting anything: a mocked model or tool may never need
+			// the provider.
+			if ms, ok = rn.tools.staticMethods(td); !ok {
+				ms, ok = rn.mockedMethods(td)
+			}
+			if !ok && mocked {
+				later = append(later, td)
+				continue
+			}
 		}
-		if !ok && mocked {
-			later = append(later, td)
-			continue
-		}
 		if !ok {
+			// An opened provider says exactly what this declaration offers (a read-only
+			// Workspace has no write).
 			var err error
 			if ms, err = rn.tools.describe(ctx, td); err != nil {
 				return nil, nil, err

@@ -146,6 +146,21 @@ func (m *Mocks) Has(targets ...string) bool {
 	return false
 }
 
+// hasTool reports whether the tool or any of its methods is mocked.
+func (m *Mocks) hasTool(name string) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.entries {
+		if k == name || strings.HasPrefix(k, name+".") && !strings.HasSuffix(k, "?") {
+			return true
+		}
+	}
+	return false
+}
+
 // Targets lists the mocked targets, sorted.
 func (m *Mocks) Targets() []string {
 	m.mu.Lock()
