@@ -90,7 +90,8 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		retries: o.retries, timeout: o.timeout, mocked: mocked}
 	var modelID string
 	if mocked {
-		step.mock = &mockModel{rn: rn, req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
+		step.mock = &mockModel{rn: rn, withTools: len(st.tools) > 0,
+			req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
 		step.inner = step.mock
 	} else {
 		step.inner, modelID, err = rn.r.cfg.Models(ref)
@@ -143,9 +144,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		},
 		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(v, agentName, tgt, o.at) },
 	}
-	if lazy != nil {
-		cfg.Resolve = lazy
-	}
+	cfg.Resolve = lazy
 	conv, err := agent.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, err)

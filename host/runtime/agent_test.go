@@ -630,3 +630,16 @@ pipeline Tend(repo: String) -> Result:
 		t.Errorf("opened %d, results %q", opened, results)
 	}
 }
+
+func TestMockToolUseWithoutTools(t *testing.T) {
+	rt := load(t, `
+agent A [openai/gpt-4o-mini]
+pipeline P(x: String) -> Result:
+  x |> A.work()
+`, runtime.Config{})
+	rt.Mock("A.work", map[string]any{"$useTool": "Files.read"})
+	res := run(t, rt, "P", map[string]any{"x": "go"})
+	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeMock || !strings.Contains(res.Error.Message, "offers no tools") {
+		t.Errorf("%s %+v", res.Status, res.Error)
+	}
+}

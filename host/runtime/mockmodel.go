@@ -16,8 +16,9 @@ import (
 type mockModel struct {
 	rn  *run
 	req MockRequest
-	// tools returns the conversation's offered tools.
-	tools func() []agent.Tool
+	// tools returns the conversation's offered tools; withTools says the call has tools:.
+	tools     func() []agent.Tool
+	withTools bool
 	// attempt and step are the request's numbers, set before each Complete.
 	attempt, step int
 	// last is the answer value of the last text answer (a mock may answer with an object).
@@ -44,6 +45,9 @@ func (m *mockModel) Complete(_ context.Context, req model.Request) (model.Respon
 	uses, isUse, err := toolUses(v)
 	if err != nil {
 		return model.Response{}, err
+	}
+	if isUse && !m.withTools {
+		return model.Response{}, errorf(CodeMock, "mock %s asks for a tool call, but the call offers no tools (give it tools:)", mreq.Target)
 	}
 	if isUse {
 		resp := model.Response{StopReason: model.StopToolCalls, Attempts: 1}
