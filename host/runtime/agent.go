@@ -418,12 +418,16 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	if lim, ok := s.set.TokenLimit(); ok && (req.MaxTokens == 0 || lim < req.MaxTokens) {
 		req.MaxTokens = lim
 	}
-	resv, err := s.set.Reserve(rn.budget, rn.estimate(s.set, s.ref, req, req.MaxTokens))
+	var resv *policy.Reservation
+	err := rn.shares.reserve(func(idle int) error {
+		var err error
+		resv, err = s.set.Reserve(rn.budget, rn.estimate(s.set, s.ref, req, req.MaxTokens, idle))
+		return err
+	})
 	if err != nil {
 		rn.violation(err, s.agent, s.target, s.at)
 		return model.Response{}, err
 	}
-	rn.shares.hold()
 	req.MaxTokens = resv.MaxTokens
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if s.timeout > 0 {
@@ -485,9 +489,9 @@ func shownText(set policy.Set, s string) string {
 // estimate prices a request for MaxSpend: its input tokens at the model's input price (the
 // whole conversation, tool definitions and results included), and each reply token at its
 // output price. Under a spend limit the reply cap is the model's own output limit at most,
-// and, while other branches of a fan-out may still need the budget, this request's share of
-// what is left.
-func (rn *run) estimate(set policy.Set, ref string, req model.Request, maxTokens int) policy.Estimate {
+// and, while idle other lines (branches of a fan-out) may still need the budget, this
+// request's share of what is left.
+func (rn *run) estimate(set policy.Set, ref string, req model.Request, maxTokens, idle int) policy.Estimate {
 	prov, id, _ := strings.Cut(ref, "/")
 	price, ok := rn.r.cfg.Prices.Lookup(prov, id)
 	if !ok {
@@ -500,9 +504,9 @@ func (rn *run) estimate(set policy.Set, ref string, req model.Request, maxTokens
 		if maxTokens == 0 {
 			maxTokens = price.MaxOutput
 		}
-		if n := rn.shares.idle(); n > 1 && out > 0 {
+		if idle > 1 && out > 0 {
 			left := limit - rn.budget.Spent() - rn.budget.InFlight()
-			fit := math.Floor((left/float64(n) - in) / out)
+			fit := math.Floor((left/float64(idle) - in) / out)
 			if fit >= 1 && (maxTokens == 0 || fit < float64(maxTokens)) {
 				maxTokens = int(fit)
 			}

@@ -44,6 +44,11 @@ func (rn *run) directedCall(ctx context.Context, st *lang.Stage, c *lang.Call, v
 	})
 }
 
+// atTop reports whether the run goes through its pipeline's own stages (not a branch arm's).
+func (rn *run) atTop() bool {
+	return len(rn.list) > 0 && len(rn.pd.Stages) > 0 && &rn.list[0] == &rn.pd.Stages[0]
+}
+
 // directives reads a stage's @retry(n) and @timeout(ms).
 func directives(st *lang.Stage) (retries int, timeout time.Duration) {
 	if d := st.Directive("retry"); d != nil {
@@ -61,9 +66,14 @@ func directives(st *lang.Stage) (retries int, timeout time.Duration) {
 // when it is a parameter (or context.data/inputs.<name>), else the `as` names of the stages
 // whose value can arrive (the stage before, and the stage before a |? handler).
 func (rn *run) flowNames(i int) []string {
-	stages := rn.pd.Stages
+	stages := rn.list
 	var names []string
 	for j := i - 1; j >= -1; j-- {
+		if j < 0 && !rn.atTop() {
+			// The first stage of a branch arm gets the branch's value, which goes by no
+			// name here.
+			return names
+		}
 		if j < 0 {
 			switch x := rn.pd.Start.(type) {
 			case *lang.Ident:
@@ -193,7 +203,7 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 		return nil, err
 	}
 	sub := rn.sub(pd, bound)
-	out, err := sub.stages(ctx, 0, nil, false)
+	out, err := sub.body(ctx, 0, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", pd.Name.Name, err)
 	}

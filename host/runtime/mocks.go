@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -319,7 +318,11 @@ func (r *Runtime) CheckMocks() error {
 	agentCalls := map[string]bool{}
 	for _, d := range r.prog.Decls() {
 		if pd, ok := d.(*lang.PipelineDecl); ok {
-			for _, c := range callsIn(reflect.ValueOf(pd)) {
+			calls := lang.Calls(pd.Stages)
+			if c, ok := pd.Start.(*lang.Call); ok {
+				calls = append(calls, c)
+			}
+			for _, c := range calls {
 				if c.Recv != nil && r.prog.Agent(c.Recv.Name) != nil {
 					agentCalls[c.Target()] = true
 				}
@@ -361,37 +364,6 @@ func (r *Runtime) CheckMocks() error {
 		}
 	}
 	return nil
-}
-
-// callsIn finds every *lang.Call reachable from v: stages, fan-outs, arms and whatever else
-// a pipeline holds, without this package knowing each kind of node.
-func callsIn(v reflect.Value) []*lang.Call {
-	var out []*lang.Call
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.Pointer, reflect.Interface:
-			if v.IsNil() {
-				return
-			}
-			if c, ok := v.Interface().(*lang.Call); ok {
-				out = append(out, c)
-			}
-			walk(v.Elem())
-		case reflect.Struct:
-			for i := 0; i < v.NumField(); i++ {
-				if v.Type().Field(i).IsExported() {
-					walk(v.Field(i))
-				}
-			}
-		case reflect.Slice, reflect.Array:
-			for i := 0; i < v.Len(); i++ {
-				walk(v.Index(i))
-			}
-		}
-	}
-	walk(v)
-	return out
 }
 
 // nearest returns "; did you mean X?" for the candidate closest to key, or "".

@@ -19,19 +19,30 @@ func (s *shares) add(d int) {
 	s.mu.Unlock()
 }
 
-// idle returns how many lines share what is left (at least 1: the caller's own).
-func (s *shares) idle() int {
+// reserve runs fn, which prices and reserves one model call, with the number of lines that
+// share what is left (at least 1: the caller's own); when fn succeeds the caller's line holds
+// a reservation until release. Reservations are made one at a time, so two branches cannot
+// both see the budget before either has reserved.
+func (s *shares) reserve(fn func(idle int) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return max(s.n, 1)
+	if err := fn(max(s.n, 1)); err != nil {
+		return err
+	}
+	s.n--
+	return nil
 }
 
-// hold and release bracket a model call's reservation.
-func (s *shares) hold()    { s.add(-1) }
+// release ends a reservation reserve made (the call has settled).
 func (s *shares) release() { s.add(1) }
 
-// fork replaces the calling line by k branches; each branch calls end when it is done, and
-// the caller joins after all have.
-func (s *shares) fork(k int) { s.add(k - 1) }
-func (s *shares) end()       { s.add(-1) }
-func (s *shares) join()      { s.add(1) }
+// split replaces the calling line by k concurrent ones (the branches of a fan-out, the
+// items of a |* each running at once) and returns the function that undoes it when they
+// are done.
+func (s *shares) split(k int) func() {
+	if k <= 1 {
+		return func() {}
+	}
+	s.add(k - 1)
+	return func() { s.add(-(k - 1)) }
+}
