@@ -643,3 +643,37 @@ pipeline P(x: String) -> Result:
 		t.Errorf("%s %+v", res.Status, res.Error)
 	}
 }
+
+// TestToolLoopInEach: each item of a |* each is its own conversation; the item's name in a
+// template is the flowing value, so no Input: line is added.
+func TestToolLoopInEach(t *testing.T) {
+	w := &workspace{files: map[string]string{"a": "A", "b": "B"}}
+	rt := load(t, `
+tool Files : Work()
+agent A [openai/gpt-4o-mini]
+  equips Files
+pipeline P(docs: List) -> Result:
+  docs |* each doc: A.read("Read {{doc}}.", tools: [Files]) @limit(2)
+`, runtime.Config{Tools: workspaceRegistry(t, w)})
+	var mu sync.Mutex
+	var prompts []string
+	rt.MockFunc("A.read", func(r runtime.MockRequest) (any, error) {
+		if r.Step == 1 {
+			mu.Lock()
+			prompts = append(prompts, r.Prompt)
+			mu.Unlock()
+			return runtime.UseTool("Files.read", map[string]any{"path": r.Input}), nil
+		}
+		return "read " + r.Messages[len(r.Messages)-1].ToolResults[0].Content, nil
+	})
+	res := run(t, rt, "P", map[string]any{"docs": []any{"a", "b"}})
+	wantCompleted(t, res)
+	if out, _ := res.Output.([]any); len(out) != 2 || out[0] != "read A" || out[1] != "read B" {
+		t.Errorf("output %v", res.Output)
+	}
+	for _, p := range prompts {
+		if strings.Contains(p, "Input:") {
+			t.Errorf("prompt %q repeats the item", p)
+		}
+	}
+}
