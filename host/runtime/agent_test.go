@@ -170,7 +170,11 @@ func TestToolLoopPolicies(t *testing.T) {
 	if strings.Join(offered, " ") != "Code__read Code__write Code__run Shell__run" {
 		t.Errorf("offered %v; Code.delete is hidden by DenyTools, Shell's read/write/delete by AllowTools", offered)
 	}
-	// Only the allowed calls ran.
+	// Only the allowed calls ran, with the model's arguments alone: the flowing value
+	// ("fix a") is never added to a call the model chose.
+	if got := strings.Join(w.calls, "; "); strings.Contains(got, "fix a") {
+		t.Errorf("the flowing value reached a chosen call: %s", got)
+	}
 	if got := strings.Join(w.calls, "; "); got != `read {"path":"src/a.ts"}; read {"path":"secret.env"}; write {"path":"src/a.ts","text":"mail bob@example.com"}` {
 		t.Errorf("tool calls: %s", got)
 	}
@@ -675,5 +679,34 @@ pipeline P(docs: List) -> Result:
 		if strings.Contains(p, "Input:") {
 			t.Errorf("prompt %q repeats the item", p)
 		}
+	}
+}
+
+// TestToolLoopBudget: a model that never stops asking for tools is stopped by MaxSpend
+// before its steps run out; each request is checked before it is sent.
+func TestToolLoopBudget(t *testing.T) {
+	var n int
+	m := model.ProviderFunc(func(_ context.Context, req model.Request) (model.Response, error) {
+		n++
+		c := tc(fmt.Sprint(n), "Files__read", `{"path":"a"}`)
+		return model.Response{ToolCalls: []model.ToolCall{c}, Message: model.Message{Role: model.Assistant, ToolCalls: []model.ToolCall{c}},
+			StopReason: model.StopToolCalls, Usage: model.Usage{InputTokens: 1000, OutputTokens: 100}, Cost: 0.03}, nil
+	})
+	rt := load(t, `
+policy Budget : MaxSpend(0.10)
+tool Files : Work()
+agent A [openai/gpt-4o-mini, max_steps: 50]
+  equips Files
+  requires Budget
+pipeline P(x: String) -> Result:
+  x |> A.work(tools: auto)
+`, runtime.Config{Tools: workspaceRegistry(t, &workspace{files: map[string]string{"a": "A"}}),
+		Models: func(string) (model.Provider, string, error) { return m, "gpt-4o-mini", nil }})
+	res := run(t, rt, "P", map[string]any{"x": "go"})
+	if res.Status != runtime.Failed || res.Error.Code != "POLICY_VIOLATION" || !strings.Contains(res.Error.Message, "MaxSpend") {
+		t.Fatalf("%s %+v", res.Status, res.Error)
+	}
+	if n < 3 || n > 4 || res.Meta.Cost > 0.13 {
+		t.Errorf("%d requests, cost %v; want the budget to stop it at about 0.10", n, res.Meta.Cost)
 	}
 }
