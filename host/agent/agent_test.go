@@ -271,7 +271,7 @@ func TestResultCutAndPolicies(t *testing.T) {
 		case `{"path":"pii"}`:
 			return "bob@x.io", nil
 		}
-		return "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", nil
+		return "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", nil
 	}
 	if _, err := h.run(t); err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestResultCutAndPolicies(t *testing.T) {
 	if got[1].Content != "[REDACTED:Email]" {
 		t.Errorf("redacted = %q", got[1].Content)
 	}
-	if !strings.HasPrefix(got[2].Content, `[Withheld: the result of Tests__run matched policy "Safe" (Block`) || strings.Contains(got[2].Content, "sk-proj") {
+	if !strings.HasPrefix(got[2].Content, `[Withheld: the result of Tests__run matched policy "Safe" (Block`) || strings.Contains(got[2].Content, "ghp_") {
 		t.Errorf("blocked = %q", got[2].Content)
 	}
 	if len(h.violations) != 1 || h.violations[0].Phase != policy.Input {
@@ -297,7 +297,7 @@ func TestResultCutAndPolicies(t *testing.T) {
 // TestShownArgs: events show arguments with Redact applied, and withheld on a Block match.
 func TestShownArgs(t *testing.T) {
 	h := newHarness(t,
-		calls(call("1", "Files__write", `{"path":"a","text":"mail bob@x.io"}`), call("2", "Files__write", `{"text":"key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"}`)),
+		calls(call("1", "Files__write", `{"path":"a","text":"mail bob@x.io"}`), call("2", "Files__write", `{"text":"key 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"}`)),
 		answer("done"))
 	h.cfg.Policies = policy.Set{pol(t, "Safe", rule("Redact", policy.Ident("Email")), rule("Block", policy.Ident("APIKey")))}
 	if _, err := h.run(t); err != nil {
@@ -306,7 +306,7 @@ func TestShownArgs(t *testing.T) {
 	if got := string(h.events[0].Args); got != `{"path":"a","text":"mail [REDACTED:Email]"}` {
 		t.Errorf("shown args %s", got)
 	}
-	if got := string(h.events[1].Args); !strings.HasPrefix(got, `"[withheld: `) || strings.Contains(got, "sk-proj") {
+	if got := string(h.events[1].Args); !strings.HasPrefix(got, `"[withheld: `) || strings.Contains(got, "ghp_") {
 		t.Errorf("blocked args %s", got)
 	}
 	// The tool itself gets what the model sent.

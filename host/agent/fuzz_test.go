@@ -27,7 +27,7 @@ func FuzzToolCall(f *testing.F) {
 		{"Files__read", `{"path": `},
 		{"Files__read", `[1,2,3]`},
 		{"Files__write", `{"text":"bob@example.com","n":1e400}`},
-		{"Files__write", `{"a":{"b":{"c":["sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"]}}}`},
+		{"Files__write", `{"a":{"b":{"c":["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"]}}}`},
 		{"Files__write", "{\"p\":\"\\u0000\\ud800\"}"},
 		{"", ""},
 	} {
@@ -79,7 +79,7 @@ func FuzzToolCall(f *testing.F) {
 		if len(e.Args) > 0 && !json.Valid(e.Args) {
 			t.Errorf("event args are not JSON: %q", e.Args)
 		}
-		if key := []byte("sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"); bytes.Contains(e.Args, key) {
+		if key := []byte("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"); bytes.Contains(e.Args, key) {
 			t.Errorf("event args show a key: %s", e.Args)
 		}
 		switch e.Decision {

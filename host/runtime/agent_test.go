@@ -144,7 +144,7 @@ pipeline Fix(task: String) -> Result:
 // folding) never runs, a Block on a result withholds it, a long result is cut; each is
 // visible in events and meta.
 func TestToolLoopPolicies(t *testing.T) {
-	w := &workspace{files: map[string]string{"src/a.ts": "let a = 1; // " + strings.Repeat("x", 60), "secret.env": "KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"}}
+	w := &workspace{files: map[string]string{"src/a.ts": "let a = 1; // " + strings.Repeat("x", 60), "secret.env": "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"}}
 	m := &scripted{replies: []func(model.Request) (model.Response, error){
 		asks(tc("1", "Code__read", `{"path":"src/a.ts"}`), tc("2", "Code__write", `{"path":"src/a.test.ts","text":"x"}`)),
 		asks(tc("3", "Shell__run", `{"command":"ｒｍ -rf /"}`), tc("4", "Code__delete", `{"path":"src/a.ts"}`), tc("5", "Code__read", `{"path":"secret.env"}`)),
@@ -192,7 +192,7 @@ func TestToolLoopPolicies(t *testing.T) {
 	if !strings.HasPrefix(r2[1].Content, `Error: there is no tool named "Code__delete".`) {
 		t.Errorf("hidden: %q", r2[1].Content)
 	}
-	if !strings.HasPrefix(r2[2].Content, "[Withheld:") || strings.Contains(r2[2].Content, "sk-proj") {
+	if !strings.HasPrefix(r2[2].Content, "[Withheld:") || strings.Contains(r2[2].Content, "ghp_") {
 		t.Errorf("blocked: %q", r2[2].Content)
 	}
 
