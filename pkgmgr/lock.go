@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
 // File and folder names inside a project.
 const (
 	LockFile  = "halo.lock"
-	StateDir  = ".halo"
+	StateDir  = statedir.Name
 	ToolsDir  = "tools"            // under StateDir: one folder per installed package
 	TrustFile = "trust.json"       // under StateDir
 	Installed = "package.halotool" // in each package's folder: the verified package itself

@@ -435,10 +435,20 @@ func PackDir(ctx context.Context, dir string, opts PackOptions) (*Package, error
 }
 
 // Unpack writes the package's files and its manifest into dir, which must not exist yet.
-// Names were checked by ReadPackage; files are created exclusively, so nothing outside dir
-// is touched.
+// Names were checked by ReadPackage; everything is written through an os.Root of dir's parent
+// and files are created exclusively, so nothing outside dir is touched.
 func (p *Package) Unpack(dir string) error {
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return fmt.Errorf("unpack %s: %w", p.Manifest.Name, err)
+	}
+	defer parent.Close()
+	return p.unpackIn(parent, filepath.Base(dir))
+}
+
+// unpackIn is Unpack into the folder dir (a new name) of root.
+func (p *Package) unpackIn(root *os.Root, dir string) error {
+	if err := root.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("unpack %s: %w", p.Manifest.Name, err)
 	}
 	var manifest bytes.Buffer
@@ -452,14 +462,14 @@ func (p *Package) Unpack(dir string) error {
 			return &Error{Code: CodeInvalid, Message: "unpack", Err: err}
 		}
 		target := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := root.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
 		mode := os.FileMode(0o644)
 		if f.Executable {
 			mode = 0o755
 		}
-		if err := writeNew(target, f.Data, mode); err != nil {
+		if err := writeNew(root, target, f.Data, mode); err != nil {
 			return fmt.Errorf("unpack %s: %w", f.Path, err)
 		}
 	}
@@ -480,8 +490,9 @@ func (p *Package) unpackedFiles() (map[string][]byte, error) {
 	return out, nil
 }
 
-func writeNew(target string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+// writeNew creates the file target in root, which must not exist yet.
+func writeNew(root *os.Root, target string, data []byte, mode os.FileMode) error {
+	f, err := root.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
