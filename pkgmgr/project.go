@@ -14,10 +14,11 @@ import (
 	"sync"
 )
 
-// A Project is the package state of one project folder: halo.lock, .halo/tools/ and
-// .halo/trust.json. Every change it makes is all or nothing: new files are staged in a
-// temporary folder inside .halo and renamed into place, halo.lock and trust.json are
-// snapshotted first, and any failure puts back exactly what was there.
+// A Project is the package state of one project folder: halo.lock and .halo/tools/, and the
+// user's trust in it, kept in the user's trust file. Every change it makes is all or
+// nothing: new files are staged in a temporary folder inside .halo and renamed into place,
+// halo.lock and the trust file are snapshotted first, and any failure puts back exactly what
+// was there.
 type Project struct {
 	// Dir is the project folder.
 	Dir string
@@ -30,6 +31,14 @@ type Project struct {
 	Reserved func(name string) bool
 	// Build builds module executables when a folder spec is packed.
 	Build BuildFunc
+	// TrustFile is the user's trust file, outside every project (the CLI passes
+	// <user config folder>/halo/trust.json). Empty: nothing is trusted, and --trust fails.
+	TrustFile string
+	// Warn receives warnings, such as a .halo/trust.json in the project being ignored; nil
+	// drops them.
+	Warn func(msg string)
+
+	warnedTrust bool
 }
 
 // An InstalledPackage is a verified package of the project.
@@ -221,8 +230,8 @@ func (p *Project) fetchSource(ctx context.Context, name string, e *LockEntry) (*
 
 // AddOptions configure Add.
 type AddOptions struct {
-	// Trust records the package's sha256 in .halo/trust.json, so a package that runs code
-	// may be installed.
+	// Trust records the package's sha256 in the user's trust file for this project, so a
+	// package that runs code may be installed.
 	Trust bool
 	// Dir resolves a relative path spec (the working folder); "" means the project folder.
 	Dir string
@@ -250,7 +259,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if err != nil {
 		return nil, err
 	}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +337,8 @@ func (p *Project) checkProviders(l *Lock, focus ...string) error {
 	return nil
 }
 
-// Remove uninstalls the package called name and drops it from halo.lock and trust.json.
+// Remove uninstalls the package called name and drops it from halo.lock and from the user's
+// trust in this project.
 func (p *Project) Remove(name string) (*LockEntry, error) {
 	lock, err := ReadLock(p.Dir)
 	if err != nil {
@@ -340,7 +350,7 @@ func (p *Project) Remove(name string) (*LockEntry, error) {
 	}
 	delete(lock.Tools, name)
 	ch := change{lock: lock, remove: []string{name}}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +389,7 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 	if err != nil {
 		return nil, err
 	}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -501,7 +511,7 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 	if len(lock.Tools) == 0 {
 		return nil, nil
 	}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -611,7 +621,7 @@ func dirMatches(fsys fs.FS, dir string, pkg *Package) bool {
 type change struct {
 	// lock, when not nil, replaces halo.lock.
 	lock *Lock
-	// trust, when not nil, replaces .halo/trust.json.
+	// trust, when not nil, replaces the user's trust in this project.
 	trust *Trust
 	// install (re)writes these packages' folders.
 	install []*Package
@@ -619,8 +629,8 @@ type change struct {
 	remove []string
 }
 
-// apply makes the change or, on any failure, leaves halo.lock, trust.json and .halo/ exactly
-// as they were. Everything under .halo goes through statedir's roots (no link is followed),
+// apply makes the change or, on any failure, leaves halo.lock, the user's trust file and
+// .halo/ exactly as they were. Everything under .halo goes through statedir's roots (no link is followed),
 // and a package folder is deleted or replaced only when removable says it may be.
 func (p *Project) apply(ch change) (err error) {
 	s, err := p.openState(true)
@@ -686,21 +696,28 @@ func (p *Project) apply(ch change) (err error) {
 			return err
 		}
 	}
+	var trustData []byte
+	if ch.trust != nil {
+		if trustData, err = p.trustChange(ch.trust); err != nil {
+			return err
+		}
+	}
 	// Snapshots of the two files, restored byte for byte on failure.
 	lockPath := filepath.Join(p.Dir, LockFile)
-	trustPath := filepath.Join(p.stateDir(), TrustFile)
+	trustPath := p.TrustFile
 	for _, f := range []struct {
 		path    string
+		mode    os.FileMode
 		replace bool
-	}{{lockPath, ch.lock != nil}, {trustPath, ch.trust != nil}} {
+	}{{lockPath, 0o644, ch.lock != nil}, {trustPath, 0o600, ch.trust != nil}} {
 		if !f.replace {
 			continue
 		}
-		path := f.path
+		path, mode := f.path, f.mode
 		before, readErr := os.ReadFile(path)
 		switch {
 		case readErr == nil:
-			undo = append(undo, func() { writeAtomic(path, before, 0o644) })
+			undo = append(undo, func() { writeAtomic(path, before, mode) })
 		case errors.Is(readErr, fs.ErrNotExist):
 			undo = append(undo, func() { os.Remove(path) })
 		default:
@@ -733,11 +750,10 @@ func (p *Project) apply(ch change) (err error) {
 		}
 	}
 	if ch.trust != nil {
-		b, merr := ch.trust.Marshal()
-		if merr != nil {
-			return merr
+		if err = os.MkdirAll(filepath.Dir(trustPath), 0o700); err != nil {
+			return fmt.Errorf("record trust: %w", err)
 		}
-		if err = writeAtomic(trustPath, b, 0o644); err != nil {
+		if err = writeAtomic(trustPath, trustData, 0o600); err != nil {
 			return err
 		}
 	}

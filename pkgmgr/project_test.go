@@ -47,6 +47,7 @@ func newRegistry(t *testing.T, manifests ...string) string {
 func newProject(t *testing.T, registry string) *Project {
 	return &Project{
 		Dir:        t.TempDir(),
+		TrustFile:  filepath.Join(t.TempDir(), ".config", "halo", "trust.json"),
 		Registry:   registry,
 		Reserved:   func(n string) bool { return n == "Workspace" || n == "Bash" || n == "MCP" },
 		Registries: RegistryOptions{Client: http.DefaultClient},
@@ -145,6 +146,7 @@ func TestFailuresChangeNothing(t *testing.T) {
 			mustWrite(t, filepath.Join(pr.Dir, ".halo", "trust.json"), []byte(`{"trusted":{}}`+"\n"))
 		}
 		before := hashTree(t, pr.Dir)
+		trustBefore := hashTree(t, filepath.Dir(pr.TrustFile))
 		cases := []struct {
 			spec string
 			reg  string
@@ -172,6 +174,9 @@ func TestFailuresChangeNothing(t *testing.T) {
 			if after := hashTree(t, pr.Dir); after != before {
 				t.Fatalf("fresh=%v add %s changed the project:\nbefore:\n%s\nafter:\n%s", fresh, c.spec, before, after)
 			}
+			if after := hashTree(t, filepath.Dir(pr.TrustFile)); after != trustBefore {
+				t.Fatalf("fresh=%v add %s changed the user's trust file", fresh, c.spec)
+			}
 		}
 		if _, err := os.Stat(filepath.Join(filepath.Dir(hostileDir), "escape")); !os.IsNotExist(err) {
 			t.Fatal("the hostile package wrote outside the project")
@@ -186,7 +191,10 @@ func TestTrustAndLockEdits(t *testing.T) {
 	if _, err := pr.Add(ctx, "gh@1.0.0", AddOptions{Trust: true}); err != nil {
 		t.Fatal(err)
 	}
-	trust, _ := ReadTrust(pr.Dir)
+	trust, err := pr.Trust()
+	if err != nil {
+		t.Fatal(err)
+	}
 	lock, _ := ReadLock(pr.Dir)
 	if !trust.Trusts("gh", lock.Tools["gh"].SHA256) || !lock.Tools["gh"].Permissions.NeedsTrust() {
 		t.Fatalf("trust %+v lock %+v", trust, lock.Tools["gh"])

@@ -37,11 +37,12 @@ const envChild = "HALO_USERTEST_CHILD"
 func IsChild() bool { return os.Getenv(envChild) == "1" }
 
 // Rerun runs the current top-level test again as halo-test, in a copy of the test binary
-// that user can execute, with HOME set to a fresh folder the user owns, and fails t with the
-// child's output if it fails. In the child it does nothing. Not run as root, the test has
+// that user can execute, with HOME set to a fresh folder the user owns and the "K=V"
+// variables env (how the parent tells the child about files it prepared), and fails t with
+// the child's output if it fails. In the child it does nothing. Not run as root, the test has
 // just run unprivileged, and Rerun says so in the test log; as root without the user, t fails
 // with what to do.
-func Rerun(t *testing.T) {
+func Rerun(t *testing.T, env ...string) {
 	t.Helper()
 	if IsChild() {
 		return
@@ -98,6 +99,7 @@ func Rerun(t *testing.T) {
 		"TMPDIR=" + os.TempDir(),
 		envChild + "=1",
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir, _ = os.Getwd()
 	cmd.SysProcAttr = asUser(uid, gid)
 	out, err := cmd.CombinedOutput()

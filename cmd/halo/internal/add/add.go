@@ -34,7 +34,9 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 SPEC is a registry package (stripe, stripe@1.0.0), a package folder (./my-tool), a packed
 file (my-tool-1.0.0.halotool) or an https:// URL of one (plain http:// only on localhost).
 A package that runs code (a module, or an mcp command) needs --trust, which records its
-sha256 in .halo/trust.json. Nothing changes on disk when anything fails.`,
+sha256 for this project folder in your own trust file ($XDG_CONFIG_HOME/halo/trust.json, by
+default ~/.config/halo/trust.json), never in the project. Nothing changes on disk when
+anything fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec, opts.ctx = args[0], cmd.Context()

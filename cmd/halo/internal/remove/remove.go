@@ -1,5 +1,5 @@
 // Package remove implements `halo remove NAME`: uninstall a package and drop it from
-// halo.lock and .halo/trust.json.
+// halo.lock and from the user's trust in the project.
 package remove
 
 import (
