@@ -11,6 +11,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -82,7 +83,7 @@ func addRun(opts *Options) error {
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
-	w := f.IO.Out
+	w := termsafe.Writer(f.IO.Out) // names, hosts and variables come from the package
 	fmt.Fprintf(w, "✓ %s@%s → %s\n", ip.Name, e.Version, pkgcmd.Declarations(ip.Package.Manifest))
 	pkgcmd.PrintPermissions(w, e.Permissions, "    ")
 	if res.Trusted {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -87,7 +88,7 @@ func installRun(opts *Options) error {
 	}
 	res := Result{Packages: []Package{}, Kept: rep.Kept}
 	for _, k := range rep.Kept {
-		fmt.Fprintf(f.IO.ErrOut, "halo: warning: left .halo/tools/%s alone: it is not in halo.lock, and it does not hold a package Halo installed\n", k)
+		fmt.Fprintf(f.IO.ErrOut, "halo: warning: left .halo/tools/%s alone: it is not in halo.lock, and it does not hold a package Halo installed\n", termsafe.String(k))
 	}
 	for _, p := range rep.Packages {
 		res.Packages = append(res.Packages, Package{
@@ -98,7 +99,7 @@ func installRun(opts *Options) error {
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
-	w := f.IO.Out
+	w := termsafe.Writer(f.IO.Out) // names and versions come from halo.lock
 	if len(res.Packages) == 0 {
 		fmt.Fprintln(w, "halo.lock pins no packages")
 		return nil

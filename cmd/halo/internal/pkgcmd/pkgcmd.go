@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool/builtin"
 	"github.com/halo-lang/halo/host/tool/mcp"
 	"github.com/halo-lang/halo/host/tool/sandbox"
@@ -107,7 +108,7 @@ func TrustFile(env cmdutil.Env) string {
 
 // Warn returns how package code warns the user: a line on stderr.
 func Warn(f *cmdutil.Factory) func(msg string) {
-	return func(msg string) { fmt.Fprintf(f.IO.ErrOut, "halo: warning: %s\n", msg) }
+	return func(msg string) { fmt.Fprintf(f.IO.ErrOut, "halo: warning: %s\n", termsafe.String(msg)) }
 }
 
 // OpenRegistry opens the registry at loc for reading its index.
@@ -178,9 +179,11 @@ func PrintPermissions(w io.Writer, p pkgmgr.Permissions, indent string) {
 	}
 }
 
-// WriteJSON writes v indented, for --json.
+// WriteJSON writes v indented, for --json, through termsafe: control characters JSON leaves
+// raw (DEL, C1, bidirectional controls) are written as \uXXXX escapes, which decode to the
+// same value.
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.Writer(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
