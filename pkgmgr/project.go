@@ -248,6 +248,9 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if dir == "" {
 		dir = p.Dir
 	}
+	if err := p.checkState(); err != nil {
+		return nil, err
+	}
 	pkg, source, want, err := p.fetchSpec(ctx, s, dir)
 	if err != nil {
 		return nil, err
@@ -293,7 +296,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 }
 
 func untrusted(names []string, fix string) error {
-	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and this machine does not trust that exact checksum; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
+	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and you have not trusted that exact checksum in this project folder; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
 }
 
 // compactStrings drops repeats from a sorted list.
@@ -387,6 +390,9 @@ type InstallReport struct {
 func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallReport, error) {
 	lock, err := ReadLock(p.Dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.checkState(); err != nil {
 		return nil, err
 	}
 	trust, err := p.Trust()

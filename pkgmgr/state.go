@@ -45,6 +45,16 @@ func (p *Project) openState(create bool) (*state, error) {
 	return s, nil
 }
 
+// checkState refuses an unsafe .halo or .halo/tools before any work (a download) is done.
+func (p *Project) checkState() error {
+	s, err := p.openState(false)
+	if err != nil {
+		return err
+	}
+	s.Close()
+	return nil
+}
+
 func (s *state) Close() {
 	if s.tools != nil {
 		s.tools.Close()

@@ -47,7 +47,7 @@ anything fails.`,
 			return addRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 on this machine")
+	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 in this project folder (kept in your own trust file)")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "registry index for a name: a path or an https URL")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
@@ -87,7 +87,7 @@ func addRun(opts *Options) error {
 	fmt.Fprintf(w, "✓ %s@%s → %s\n", ip.Name, e.Version, pkgcmd.Declarations(ip.Package.Manifest))
 	pkgcmd.PrintPermissions(w, e.Permissions, "    ")
 	if res.Trusted {
-		fmt.Fprintf(w, "    trusted on this machine: sha256 %s\n", e.SHA256)
+		fmt.Fprintf(w, "    trusted by you in this project: sha256 %s\n", e.SHA256)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ again from its source when the installed copy is missing or differs, unpacked af
 its files were edited. Folders of packages no longer in the lock are deleted, but only when
 they hold a package Halo installed; anything else is left alone, with a warning. A .halo or
 .halo/tools that is a symbolic link is refused (STATE_DIR_UNSAFE), never followed. A package
-that runs code must be trusted on this machine for the checksum the lock pins: --trust
+that runs code must be trusted by you, in this folder, at the checksum the lock pins: --trust
 trusts every such package in the lock, so read the lock's permissions and sources first.
 Nothing changes on disk when anything fails.`,
 		Args: cobra.NoArgs,
