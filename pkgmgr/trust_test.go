@@ -139,12 +139,7 @@ func TestTrustIsTheUsers(t *testing.T) {
 		}
 		return
 	}
-	shared, err := os.MkdirTemp("", "halo-shared-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shared) })
-	must(t, os.Chmod(shared, 0o755))
+	shared := usertest.TempDir(t)
 	cloneRepo(t, author, shared)
 	sp := &Project{Dir: shared, Registry: index, TrustFile: trustFile}
 	if _, err := sp.Install(ctx, InstallOptions{Trust: true}); err != nil {

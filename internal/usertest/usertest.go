@@ -39,7 +39,8 @@ func IsChild() bool { return os.Getenv(envChild) == "1" }
 // Rerun runs the current top-level test again as halo-test, in a copy of the test binary
 // that user can execute, with HOME set to a fresh folder the user owns and the "K=V"
 // variables env (how the parent tells the child about files it prepared), and fails t with
-// the child's output if it fails. In the child it does nothing. Not run as root, the test has
+// the child's output if it fails. The child runs in a scratch folder, with TMPDIR one that
+// halo-test can use. In the child it does nothing. Not run as root, the test has
 // just run unprivileged, and Rerun says so in the test log; as root without the user, t fails
 // with what to do.
 func Rerun(t *testing.T, env ...string) {
@@ -65,23 +66,12 @@ func Rerun(t *testing.T, env ...string) {
 		t.Fatal(err)
 	}
 	// The test binary lives in a folder only root can enter: copy it where halo-test can.
-	bin, err := os.MkdirTemp("", "usertest-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bin) })
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := TempDir(t)
 	exe := filepath.Join(bin, filepath.Base(self))
 	if err := copyFile(self, exe); err != nil {
 		t.Fatal(err)
 	}
-	home, err := os.MkdirTemp("", "usertest-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := TempDir(t)
 	if err := os.Chown(home, uid, gid); err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +86,13 @@ func Rerun(t *testing.T, env ...string) {
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
-		"TMPDIR=" + os.TempDir(),
+		"TMPDIR=" + tempRoot(),
 		envChild + "=1",
 	}
 	cmd.Env = append(cmd.Env, env...)
-	cmd.Dir, _ = os.Getwd()
+	// Not the package's folder, which may be somewhere halo-test cannot enter (/root): a test
+	// that reads testdata passes its absolute path through env.
+	cmd.Dir = bin
 	cmd.SysProcAttr = asUser(uid, gid)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -110,6 +102,31 @@ func Rerun(t *testing.T, env ...string) {
 		t.Fatalf("usertest: %s did not run as %s:\n%s", top, Name, out)
 	}
 	t.Logf("usertest: %s passed again as %s (uid %d)", top, Name, uid)
+}
+
+// TempDir returns a new folder that halo-test can enter and read (mode 0755), in a temporary
+// folder it can reach, removed when the test ends: where a test as root prepares what the
+// re-run as halo-test must see.
+func TempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(tempRoot(), "usertest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// tempRoot is the system's temporary folder when every user can reach it, else /tmp (a
+// TMPDIR of root's own is common in CI).
+func tempRoot() string {
+	if fi, err := os.Stat(os.TempDir()); err == nil && fi.Mode().Perm()&0o001 != 0 {
+		return os.TempDir()
+	}
+	return "/tmp"
 }
 
 func copyFile(from, to string) error {
