@@ -261,7 +261,7 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 	case runtime.Paused:
 		p := res.Meta.Paused
 		if p != nil && p.WaitingFor != runtime.ChannelYield {
-			fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
+			fmt.Fprintf(errOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
 			return cmdutil.Silent(cmdutil.ExitPaused)
 		}
 		q := ""
