@@ -31,3 +31,15 @@ if ! cmp -s host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/package-l
   cp host/tool/mcp/testdata/npm/package.json host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/"
   npm ci --prefix "$mcp_npm_dir" --no-audit --no-fund --loglevel=error
 fi
+
+# The npm package redact-pii, the peer BenchmarkRedact64K (host/policy) measures Redact against
+# (scripts/bench-redact.sh). Pinned with its dependency tree by
+# host/policy/testdata/npm/package-lock.json, installed into .cache/npm/redact-pii the same way.
+peer_npm_dir=.cache/npm/redact-pii
+if ! cmp -s host/policy/testdata/npm/package-lock.json "$peer_npm_dir/package-lock.json" ||
+  [ ! -f "$peer_npm_dir/node_modules/redact-pii/package.json" ]; then
+  echo "-- npm ci redact-pii into $peer_npm_dir"
+  rm -rf "$peer_npm_dir" && mkdir -p "$peer_npm_dir"
+  cp host/policy/testdata/npm/package.json host/policy/testdata/npm/package-lock.json "$peer_npm_dir/"
+  npm ci --prefix "$peer_npm_dir" --no-audit --no-fund --loglevel=error
+fi
