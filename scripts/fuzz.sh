@@ -10,6 +10,7 @@ targets=(
   "./host/check FuzzCheck"
   "./pkgmgr FuzzParseManifest"
   "./pkgmgr FuzzReadPackage"
+  "./cmd/halo/internal/termsafe FuzzString"
   "./host/tool/mcp FuzzSplitCommand"
   "./host/policy/fold FuzzString"
   "./host/policy/fold FuzzUnquote"
