@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
 // A Folder is the embedded run store: the records of runtime.Store (.halo/runs/<id>.json,
@@ -45,22 +46,23 @@ type FolderOptions struct {
 // OpenFolder opens the folder store in dir (made if missing), refusing a dir or parent
 // that is a symbolic link, and a folder another process has open (CodeBusy).
 func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
-	if err := realFolder(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root, err := runtime.OpenRunsFolder(dir, true)
+	if err != nil {
+		var coded interface{ ErrorCode() string }
+		if errors.As(err, &coded) {
+			return nil, err
+		}
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}
-	if err := realFolder(dir); err != nil {
-		return nil, err
-	}
-	unlock, err := lockFolder(filepath.Join(dir, ".lock"))
+	unlock, err := lockFolder(root, dir)
 	if err != nil {
+		root.Close()
 		return nil, err
 	}
 	f := &Folder{
-		files: runtime.Store{Dir: dir}, secret: opts.SecretFile, now: opts.Now, unlock: unlock,
-		index: map[string]Summary{}, held: map[string]bool{}, links: map[string]bool{},
+		files: runtime.Store{Dir: dir, Root: root}, secret: opts.SecretFile, now: opts.Now,
+		unlock: func() { unlock(); root.Close() },
+		index:  map[string]Summary{}, held: map[string]bool{}, links: map[string]bool{},
 	}
 	if f.secret == "" {
 		f.secret = filepath.Join(filepath.Dir(dir), "serve.key")
@@ -68,9 +70,9 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 	if f.now == nil {
 		f.now = time.Now
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
-		unlock()
+		f.Close()
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}
 	for _, e := range entries {
@@ -85,27 +87,6 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 		f.index[id] = SummaryOf(rec)
 	}
 	return f, nil
-}
-
-// realFolder refuses dir, or the folder it is in, when either is a symbolic link or not a
-// folder: a cloned repository could make .halo or .halo/runs a link elsewhere.
-func realFolder(dir string) error {
-	for _, p := range []string{filepath.Dir(dir), dir} {
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store: %v", err), Err: err}
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return Errorf("STATE_DIR_UNSAFE", "%s is a symbolic link; Halo never follows a link out of the project's .halo folder: remove it", p)
-		}
-		if !fi.IsDir() {
-			return Errorf("STATE_DIR_UNSAFE", "%s is not a folder", p)
-		}
-	}
-	return nil
 }
 
 // Close releases the folder for another process.
@@ -329,11 +310,20 @@ func (f *Folder) Listen(ctx context.Context, fn func(Note)) error { return nil }
 // Secret reads the key file, or makes it (mode 0600) with gen. A key file that is a
 // symbolic link, not a regular file, or readable by others is refused.
 func (f *Folder) Secret(ctx context.Context, gen func() ([]byte, error)) ([]byte, error) {
-	if err := realFolder(filepath.Dir(f.secret)); err != nil {
+	dir, name := filepath.Dir(f.secret), filepath.Base(f.secret)
+	var root *os.Root
+	var err error
+	if filepath.Base(dir) == statedir.Name {
+		root, _, err = statedir.Open(filepath.Dir(dir), true)
+	} else {
+		root, err = os.OpenRoot(dir)
+	}
+	if err != nil {
 		return nil, err
 	}
+	defer root.Close()
 	for range 2 {
-		fd, err := os.OpenFile(f.secret, os.O_RDONLY|noFollow, 0)
+		fd, err := root.OpenFile(name, os.O_RDONLY|noFollow, 0)
 		if err == nil {
 			defer fd.Close()
 			fi, err := fd.Stat()
@@ -359,7 +349,7 @@ func (f *Folder) Secret(ctx context.Context, gen func() ([]byte, error)) ([]byte
 		if err != nil {
 			return nil, err
 		}
-		w, err := os.OpenFile(f.secret, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+		w, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue // made by someone else meanwhile: read theirs
 		}
@@ -371,7 +361,7 @@ func (f *Folder) Secret(ctx context.Context, gen func() ([]byte, error)) ([]byte
 			werr = cerr
 		}
 		if werr != nil {
-			os.Remove(f.secret)
+			root.Remove(name)
 			return nil, werr
 		}
 		return key, nil

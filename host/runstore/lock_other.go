@@ -2,7 +2,9 @@
 
 package runstore
 
+import "os"
+
 const noFollow = 0
 
 // lockFolder takes no lock where flock does not exist.
-func lockFolder(path string) (func(), error) { return func() {}, nil }
+func lockFolder(root *os.Root, dir string) (func(), error) { return func() {}, nil }

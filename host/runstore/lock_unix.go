@@ -11,16 +11,18 @@ import (
 
 const noFollow = syscall.O_NOFOLLOW
 
-// lockFolder takes an exclusive lock on the file path, held until the returned func runs.
-func lockFolder(path string) (func(), error) {
-	fd, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+// lockFolder takes an exclusive lock on the folder's .lock file, held until the returned
+// func runs.
+func lockFolder(root *os.Root, dir string) (func(), error) {
+	path := dir + "/.lock"
+	fd, err := root.OpenFile(".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store lock %s: %v", path, err), Err: err}
 	}
 	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		fd.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, Errorf(CodeBusy, "another process (a halo serve) uses the run store %s; one folder serves one process: stop it, or share runs through PostgreSQL (--store postgres://...)", path[:len(path)-len("/.lock")])
+			return nil, Errorf(CodeBusy, "another process (a halo serve) uses the run store %s; one folder serves one process: stop it, or share runs through PostgreSQL (--store postgres://...)", dir)
 		}
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store lock %s: %v", path, err), Err: err}
 	}

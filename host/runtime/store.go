@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
 // A Record is a run as saved in .halo/runs/<runId>.json.
@@ -80,39 +84,94 @@ type Tracker interface {
 }
 
 // A Store is the file run store: it keeps run records as JSON files in one folder
-// (.halo/runs), one file per run, each written whole.
+// (.halo/runs), one file per run, each written whole. Every file operation goes through the
+// folder opened as an os.Root, and a .halo or .halo/runs that is a symbolic link (a cloned
+// repository's trap) is refused with STATE_DIR_UNSAFE, so nothing is read or written
+// through a link out of the project.
 type Store struct {
 	Dir string
+	// Root, when set, is Dir already opened (statedir.OpenFolder): a store used for many
+	// records opens its folder once. Nil means each operation opens Dir.
+	Root *os.Root
 }
 
 var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
 
-func (s *Store) path(id string) (string, error) {
+func checkID(id string) error {
 	if !runIDPattern().MatchString(id) {
-		return "", errorf(CodeRun, "%q is not a run id", id)
+		return errorf(CodeRun, "%q is not a run id", id)
 	}
-	return filepath.Join(s.Dir, id+".json"), nil
+	return nil
+}
+
+// OpenRunsFolder opens dir as a records folder (made when create is set). A dir named
+// .halo/runs is opened through pkgmgr/statedir, which refuses a .halo or runs that is a
+// symbolic link; any other dir (tests, --dir) must itself not be a link.
+func OpenRunsFolder(dir string, create bool) (*os.Root, error) {
+	if filepath.Base(dir) == "runs" && filepath.Base(filepath.Dir(dir)) == statedir.Name {
+		return statedir.OpenFolder(filepath.Dir(filepath.Dir(dir)), "runs", create)
+	}
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, &statedir.Error{Path: dir, Problem: "is a symbolic link or not a folder"}
+	}
+	return os.OpenRoot(dir)
+}
+
+// root returns the folder to work in, and how to release it.
+func (s *Store) root(create bool) (*os.Root, func(), error) {
+	if s.Root != nil {
+		return s.Root, func() {}, nil
+	}
+	r, err := OpenRunsFolder(s.Dir, create)
+	if err != nil {
+		return nil, nil, storeError(s.Dir, err)
+	}
+	return r, func() { r.Close() }, nil
+}
+
+// storeError gives a folder problem the code RUN_RECORD, or statedir's own.
+func storeError(dir string, err error) error {
+	var se *statedir.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{Code: CodeRun, Message: fmt.Sprintf("no run records in %s", dir), Err: err}
+	}
+	return &Error{Code: CodeRun, Message: fmt.Sprintf("run records %s: %v", dir, err), Err: err}
 }
 
 // Save writes rec atomically: to a temporary file in the same folder, then renamed over the
 // record, so a reader never sees half a record and a crash leaves the old one.
 func (s *Store) Save(rec *Record) error {
-	p, err := s.path(rec.RunID)
-	if err != nil {
+	if err := checkID(rec.RunID); err != nil {
 		return err
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return fmt.Errorf("run records: %w", err)
+	root, done, err := s.root(true)
+	if err != nil {
+		return err
 	}
-	f, err := os.CreateTemp(s.Dir, "."+rec.RunID+".*.tmp")
+	defer done()
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := "." + rec.RunID + "." + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", rec.RunID, err)
 	}
-	tmp := f.Name()
 	_, werr := f.Write(append(b, '\n'))
 	if werr == nil {
 		werr = f.Sync()
@@ -121,10 +180,10 @@ func (s *Store) Save(rec *Record) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp, p)
+		werr = root.Rename(tmp, rec.RunID+".json")
 	}
 	if werr != nil {
-		os.Remove(tmp)
+		root.Remove(tmp)
 		return fmt.Errorf("run %s: save record: %w", rec.RunID, werr)
 	}
 	return nil
@@ -132,11 +191,19 @@ func (s *Store) Save(rec *Record) error {
 
 // Load reads the record of run id.
 func (s *Store) Load(id string) (*Record, error) {
-	p, err := s.path(id)
-	if err != nil {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(p)
+	root, done, err := s.root(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errorf(CodeRun, "no run %s in %s", id, s.Dir)
+		}
+		return nil, err
+	}
+	defer done()
+	p := filepath.Join(s.Dir, id+".json")
+	b, err := root.ReadFile(id + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errorf(CodeRun, "no run %s in %s", id, s.Dir)
 	}
@@ -156,9 +223,17 @@ func (s *Store) Load(id string) (*Record, error) {
 // Latest returns the id of the most recently updated paused run, for `halo resume FILE
 // last`.
 func (s *Store) Latest() (string, error) {
-	entries, err := os.ReadDir(s.Dir)
+	root, done, err := s.root(false)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
+		return "", err
+	}
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = fs.ReadDir(root.FS(), ".")
+		done()
+		if err != nil {
+			return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
+		}
 	}
 	best, bestTime := "", time.Time{}
 	for _, e := range entries {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 func TestStoreSaveLoad(t *testing.T) {
@@ -159,4 +160,38 @@ func TestTrackerCancels(t *testing.T) {
 	if res.Status != runtime.Failed || res.Error == nil || res.Error.Code != runtime.CodeCancelled {
 		t.Fatalf("%+v", res)
 	}
+}
+
+// A cloned repository that ships .halo or .halo/runs as a link to another folder gets every
+// save and load refused (STATE_DIR_UNSAFE), and nothing is written through the link; as
+// root, and again as the unprivileged halo-test.
+func TestStoreRefusesSymlinkedFolders(t *testing.T) {
+	for _, which := range []string{".halo", ".halo/runs"} {
+		t.Run(which, func(t *testing.T) {
+			project, victim := t.TempDir(), t.TempDir()
+			if which == ".halo/runs" {
+				if err := os.Mkdir(filepath.Join(project, ".halo"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(victim, filepath.Join(project, which)); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(victim, "r1.json"), []byte(`{"runId":"r1","status":"paused"}`), 0o644)
+			s := &runtime.Store{Dir: filepath.Join(project, ".halo", "runs")}
+			if err := s.Save(&runtime.Record{RunID: "r2", Status: runtime.Completed}); tool.Code(err) != "STATE_DIR_UNSAFE" {
+				t.Errorf("save: %v, want STATE_DIR_UNSAFE", err)
+			}
+			if _, err := s.Load("r1"); tool.Code(err) != "STATE_DIR_UNSAFE" {
+				t.Errorf("load: %v, want STATE_DIR_UNSAFE", err)
+			}
+			if _, err := s.Latest(); tool.Code(err) != "STATE_DIR_UNSAFE" {
+				t.Errorf("latest: %v, want STATE_DIR_UNSAFE", err)
+			}
+			if entries, _ := os.ReadDir(victim); len(entries) != 1 {
+				t.Errorf("the link's target holds %d entries, want the 1 it had", len(entries))
+			}
+		})
+	}
+	usertest.Rerun(t)
 }
