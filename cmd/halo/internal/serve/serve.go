@@ -224,6 +224,14 @@ func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore
 	return nil, "", cmdutil.FlagError("--store %q: want a postgres:// URL, or nothing for .halo/runs", redactURL(opts.Store))
 }
 
+// withCode adds an error's stable code to its message, as halo prints errors.
+func withCode(err error) error {
+	if c := tool.Code(err); c != "" && !strings.HasSuffix(err.Error(), "]") {
+		return fmt.Errorf("%w [%s]", err, c)
+	}
+	return err
+}
+
 // redactURL hides a URL's password.
 func redactURL(s string) string {
 	if i := strings.Index(s, "@"); i > 0 {
@@ -247,16 +255,16 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	store, where, err := openStore(ctx, f, opts)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", addr, err)
 	}
 	defer ln.Close()
+	store, where, err := openStore(ctx, f, opts)
+	if err != nil {
+		return withCode(err)
+	}
+	defer store.Close()
 	actual := ln.Addr().String()
 	interval := hserve.DefaultInterval
 	if opts.Store != "" {
@@ -268,7 +276,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Logger: log, Now: f.Now,
 	})
 	if err != nil {
-		return err
+		return withCode(err)
 	}
 	srv.Start()
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
