@@ -19,7 +19,7 @@ echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
 echo "== halo serve load test: 500 runs from 32 clients against each run store"
-go test -count=1 -run '^TestLoad$' -v ./host/serve/ -args -load | grep -E '^(load |--- |ok|FAIL|PASS)|goroutines'
+go test -count=1 -run '^TestLoad$' -v ./host/serve/ -args -load
 
 echo "== generated protobuf code matches plugin.proto (regenerates with the pinned buf)"
 HALO_PROTO_REGEN=1 go test -count=1 -run '^TestGeneratedCodeIsFresh$' ./proto/...
