@@ -67,11 +67,11 @@ func (sg *signer) url(l link) string { return sg.base + "/approve/" + sg.token(l
 func (sg *signer) parse(tok string, now time.Time) (link, *apiError) {
 	var l link
 	p, m, ok := strings.Cut(tok, ".")
-	sig, err := base64.RawURLEncoding.DecodeString(m)
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(m)
 	if !ok || err != nil || len(tok) > 4096 || !hmac.Equal(sig, sg.mac(p)) {
 		return l, &apiError{http.StatusForbidden, CodeLinkForged, "this approval link was not made by this server"}
 	}
-	b, err := base64.RawURLEncoding.DecodeString(p)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(p)
 	if err != nil || json.Unmarshal(b, &l) != nil || l.RunID == "" || l.Channel == "" || l.Step <= 0 {
 		return l, &apiError{http.StatusForbidden, CodeLinkForged, "this approval link was not made by this server"}
 	}
@@ -81,9 +81,11 @@ func (sg *signer) parse(tok string, now time.Time) (link, *apiError) {
 	return l, nil
 }
 
-// id names a link for the store's record of used links.
+// id names a link for the store's record of used links: its signed fields, so no other
+// spelling of the same token counts as another link.
 func (sg *signer) id(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
+	p, _, _ := strings.Cut(tok, ".")
+	sum := sha256.Sum256([]byte(p))
 	return hex.EncodeToString(sum[:16])
 }
 
