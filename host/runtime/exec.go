@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/halo-lang/halo/host/lang"
@@ -150,6 +151,7 @@ func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool
 			rn.st.set(st.As.Name, value)
 		}
 		rn.stageOut[start] = value
+		rn.stageDone(st)
 		i = start + 1
 	} else {
 		v, err := rn.startValue(ctx)
@@ -187,6 +189,7 @@ func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool
 				if fb.As != nil {
 					rn.st.set(fb.As.Name, out)
 				}
+				rn.stageDone(fb)
 				i += 2
 				continue
 			}
@@ -202,9 +205,31 @@ func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool
 		if st.As != nil {
 			rn.st.set(st.As.Name, out)
 		}
+		rn.stageDone(st)
 		i++
 	}
 	return value, nil
+}
+
+// stageDone emits the "stage" event of a stage of the run's own pipeline that finished (a
+// called pipeline's stages emit none).
+func (rn *run) stageDone(st *lang.Stage) {
+	if !rn.nested {
+		rn.st.emit(Event{Type: "stage", At: st.Pos.String(), Target: stageTarget(st)})
+	}
+}
+
+// stageTarget names what a stage calls, for its stage event: "Agent.task", "Tool.method",
+// a pipeline's name, or the fan-out's targets joined with ", ".
+func stageTarget(st *lang.Stage) string {
+	if st.Call != nil {
+		return st.Call.Target()
+	}
+	names := make([]string, len(st.Calls))
+	for i, c := range st.Calls {
+		names[i] = c.Target()
+	}
+	return strings.Join(names, ", ")
 }
 
 func codeOf(err error) string {

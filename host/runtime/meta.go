@@ -69,7 +69,8 @@ type PauseInfo struct {
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
 // fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "violation"
-// (a policy violation), "stage" (a stage finished), "paused", "run" (the run ended).
+// (a policy violation), "stage" (a stage of the pipeline the run started with finished: At
+// and Target say which), "loop", "paused", "run" (the run ended).
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`

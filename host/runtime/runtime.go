@@ -218,6 +218,7 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 		return nil, err
 	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = &Record{
 		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
 		Started: r.cfg.Now().UTC(),
@@ -255,6 +256,7 @@ func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, 
 		return nil, errorf(CodeRun, "run %s paused at stage %d, which is not a yield in this file; was the file changed?", id, rec.Resume.Stage+1)
 	}
 	rn := r.newRun(pd, rec.Inputs)
+	rn.traced(ctx)
 	rn.rec = rec
 	rn.st.meta = rec.Meta
 	rn.st.meta.Paused = nil
