@@ -402,9 +402,9 @@ func (ss *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitat
 	return &res, nil
 }
 
-func (ss *stdioSession) SessionID() string                                  { return "stdio" }
-func (ss *stdioSession) Initialize()                                        { ss.initialized.Store(true) }
-func (ss *stdioSession) Initialized() bool                                  { return ss.initialized.Load() }
+func (ss *stdioSession) SessionID() string                                   { return "stdio" }
+func (ss *stdioSession) Initialize()                                         { ss.initialized.Store(true) }
+func (ss *stdioSession) Initialized() bool                                   { return ss.initialized.Load() }
 func (ss *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return ss.notes }
 
 func (ss *stdioSession) SetLogLevel(level mcp.LoggingLevel) {
