@@ -19,6 +19,7 @@ import (
 
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 // fixture is a server over one program, its run records in a folder of its own.
@@ -31,18 +32,23 @@ type fixture struct {
 }
 
 func newFixture(t testing.TB, src string, mocks map[string]runtime.MockFunc) *fixture {
+	return newFixtureTools(t, src, mocks, nil)
+}
+
+func newFixtureTools(t testing.TB, src string, mocks map[string]runtime.MockFunc, reg *tool.Registry) *fixture {
 	t.Helper()
 	f, diags := lang.Parse("flow.halo", []byte(src))
 	if diags.HasErrors() {
 		t.Fatalf("parse: %v", diags)
 	}
 	prog := &lang.Program{Files: []*lang.File{f}}
-	if d := runtime.Validate(prog, nil, nil); d.HasErrors() {
+	if d := runtime.Validate(prog, reg, nil); d.HasErrors() {
 		t.Fatalf("validate: %v", d)
 	}
 	runs := filepath.Join(t.TempDir(), "runs")
 	var n atomic.Int64
 	rt, err := runtime.New(prog, runtime.Config{
+		Tools: reg,
 		Store: &runtime.Store{Dir: runs},
 		NewID: func() string { return fmt.Sprintf("run%04d", n.Add(1)) },
 	})
@@ -52,7 +58,7 @@ func newFixture(t testing.TB, src string, mocks map[string]runtime.MockFunc) *fi
 	for target, fn := range mocks {
 		rt.MockFunc(target, fn)
 	}
-	srv, err := New(Config{Program: prog, Runtime: rt, Name: "halo-test", Version: "1"})
+	srv, err := New(Config{Program: prog, Runtime: rt, Tools: reg, Name: "halo-test", Version: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +150,12 @@ func initialize(t testing.TB, c *client.Client, version string) {
 	if _, err := c.Initialize(ctx, req); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	if version != "" && c.ProtocolVersion() != version {
-		t.Fatalf("negotiated %s, want %s", c.ProtocolVersion(), version)
+	want := version
+	if want == "" {
+		want = mcp.LATEST_PROTOCOL_VERSION
+	}
+	if c.ProtocolVersion() != want {
+		t.Fatalf("negotiated %s, want %s", c.ProtocolVersion(), want)
 	}
 }
 
