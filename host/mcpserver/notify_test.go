@@ -111,4 +111,3 @@ func TestNoNotificationsOverHTTP(t *testing.T) {
 		t.Errorf("%d notifications over HTTP", n)
 	}
 }
-
