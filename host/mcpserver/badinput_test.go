@@ -74,10 +74,13 @@ type rawStdio struct {
 func (f *fixture) raw(t *testing.T) *rawStdio {
 	srvIn, toServer := io.Pipe()
 	fromSrv, srvOut := io.Pipe()
-	pc := &pipeConn{done: make(chan error, 1), toServer: toServer, fromSrv: fromSrv}
+	pc := &pipeConn{done: make(chan struct{}), toServer: toServer, fromSrv: fromSrv}
 	go func() {
-		pc.done <- f.srv.ServeStdio(context.Background(), srvIn, srvOut)
+		if err := f.srv.ServeStdio(context.Background(), srvIn, srvOut); err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
 		srvOut.Close()
+		close(pc.done)
 	}()
 	t.Cleanup(func() {
 		toServer.Close()

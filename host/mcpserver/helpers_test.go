@@ -96,7 +96,7 @@ func (f *fixture) record(t testing.TB, id string) *runtime.Record {
 // pipeConn is a stdio connection to f's server inside the test: the server reads what the
 // client writes and the other way round.
 type pipeConn struct {
-	done      chan error
+	done      chan struct{} // closed when ServeStdio returned
 	toServer  *io.PipeWriter
 	fromSrv   *io.PipeReader
 	clientOut *io.PipeWriter
@@ -114,12 +114,14 @@ func (f *fixture) stdioConn(t testing.TB, version string, opts ...client.ClientO
 	t.Helper()
 	srvIn, toServer := io.Pipe()
 	fromSrv, srvOut := io.Pipe()
-	pc := &pipeConn{done: make(chan error, 1), toServer: toServer, fromSrv: fromSrv, clientOut: srvOut}
+	pc := &pipeConn{done: make(chan struct{}), toServer: toServer, fromSrv: fromSrv, clientOut: srvOut}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		err := f.srv.ServeStdio(ctx, srvIn, srvOut)
+		if err := f.srv.ServeStdio(ctx, srvIn, srvOut); err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
 		srvOut.Close()
-		pc.done <- err
+		close(pc.done)
 	}()
 	tr := transport.NewIO(fromSrv, toServer, nil)
 	c := client.NewClient(tr, opts...)
