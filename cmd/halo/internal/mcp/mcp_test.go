@@ -445,3 +445,45 @@ func TestHTTPEnabled(t *testing.T) {
 		}
 	}
 }
+
+// answerer accepts every question with answer, or declines when answer is "".
+type answerer struct {
+	answer string
+	asked  []string
+}
+
+func (a *answerer) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.asked = append(a.asked, req.Params.Message)
+	if a.answer == "" {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+	}
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+		Content: map[string]any{"answer": a.answer}}}, nil
+}
+
+// TestElicitProcess: a client that can ask its user is asked the yield's question, and the
+// run goes on with the answer; declined, the run stays paused for halo resume.
+func TestElicitProcess(t *testing.T) {
+	for _, version := range []string{"", "2025-06-18"} {
+		t.Run("version "+version, func(t *testing.T) {
+			dir := project(t, map[string]string{"flow.halo": flows, "mocks.json": `{"Editor.shout": "HELLO"}`})
+			a := &answerer{answer: "ship it"}
+			p := startMCP(t, dir, version, []client.ClientOption{client.WithElicitationHandler(a)}, "--mocks", "mocks.json", "flow.halo")
+			res := call(t, p, "Publish", map[string]any{"draft": "hello"})
+			if res.IsError || text(res) != `{"answer":"ship it","text":"HELLO"}` || len(a.asked) != 1 || !strings.Contains(a.asked[0], "Publish HELLO?") {
+				t.Errorf("accepted: %q, asked %q", text(res), a.asked)
+			}
+			if rec := record(t, dir, runID(res)); rec["status"] != "completed" {
+				t.Errorf("record %v", rec["status"])
+			}
+			a.answer = ""
+			res = call(t, p, "Publish", map[string]any{"draft": "hello"})
+			if res.IsError || !strings.Contains(text(res), "was declined") || !strings.Contains(text(res), "halo resume flow.halo "+runID(res)) {
+				t.Errorf("declined: %q", text(res))
+			}
+			if rec := record(t, dir, runID(res)); rec["status"] != "paused" {
+				t.Errorf("declined record %v", rec["status"])
+			}
+		})
+	}
+}
