@@ -31,6 +31,8 @@ type Options struct {
 	F *cmdutil.Factory
 	// Paths are the .halo files and folders to serve; none means the current folder.
 	Paths []string
+	// Dir is --dir: the project folder to work in instead of the current one.
+	Dir string
 	// Mock is --mock; Mocks is --mocks FILE.
 	Mock  bool
 	Mocks string
@@ -54,6 +56,9 @@ its parameters are the input schema. Tool packages of the current folder's halo.
 loaded as with halo run, and every run is saved in .halo/runs of the current folder. Logs go
 to stderr; stdout carries MCP messages only.
 
+--dir DIR works in DIR as if halo mcp had started there (relative paths, halo.lock,
+.halo/runs): desktop clients start servers in a folder of their own choosing.
+
 When a run waits at a |! yield and the client can ask its user (elicitation), the question is
 asked through the client and the run goes on with the answer. Otherwise the result says
 the run is paused and how to continue it with halo resume.
@@ -68,6 +73,7 @@ Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&opts.Dir, "dir", "", "work in `DIR` (the project folder) instead of the current folder")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
 	return cmd
@@ -93,6 +99,15 @@ func mcpRun(ctx context.Context, opts *Options) error {
 // the tool registry, mocks and the run store (.halo/runs in the working folder). halo serve
 // builds its /mcp the same way.
 func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
+	if opts.Dir != "" {
+		dir := f.Abs(opts.Dir)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, cmdutil.FlagError("--dir %s: not a folder", opts.Dir)
+		}
+		moved := *f
+		moved.Dir = filepath.Clean(dir)
+		f = &moved
+	}
 	paths := opts.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}

@@ -209,7 +209,8 @@ func TestProcess(t *testing.T) {
 		t.Run("version "+version, func(t *testing.T) {
 			dir := project(t, map[string]string{"flows/main.halo": flows, "flows/more.halo": helpers,
 				"mocks.json": `{"Editor.shout": "HELLO"}`})
-			p := startMCP(t, dir, version, nil, "--mocks", "mocks.json", "flows")
+			// Started elsewhere, as desktop clients do, with --dir naming the project.
+			p := startMCP(t, t.TempDir(), version, nil, "--dir", dir, "--mocks", "mocks.json", "flows")
 			list, err := p.c.ListTools(context.Background(), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
