@@ -33,53 +33,42 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx = server.WithSupportedProtocolVersions(ctx, mcp.ValidProtocolVersions)
 
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
 	wg.Go(func() { ss.forwardNotifications(ctx) })
 
-	lines := make(chan readResult)
-	// The reader is its own goroutine so a cancelled ctx ends ServeStdio even while the
-	// client sends nothing; it ends when in does (the caller owns in and closes it, or the
-	// process exits).
+	// The reader reads and dispatches each message itself (no hand-off: a call's latency is
+	// mostly goroutine switches). It is its own goroutine so that a cancelled ctx ends
+	// ServeStdio even while the client sends nothing; it ends when in does (the caller owns
+	// in and closes it, or the process exits), and dispatches nothing once ServeStdio ends.
+	readerDone := make(chan struct{})
 	go func() {
-		defer close(lines)
+		defer close(readerDone)
 		br := bufio.NewReaderSize(in, 64<<10)
 		for {
 			r := readMessage(br, s.cfg.MaxRequestBytes)
-			select {
-			case lines <- r:
-			case <-ctx.Done():
-				return
+			if r.tooLong > 0 {
+				ss.write(errorMessage(guessID(r.head, r.tail), mcp.INVALID_REQUEST,
+					fmt.Sprintf("the message is %d bytes, over the limit of %d [%s]", r.tooLong, s.cfg.MaxRequestBytes, CodeTooLarge)))
+			} else if len(bytes.TrimSpace(r.line)) > 0 {
+				if !ss.serve(func() { s.dispatch(ctx, ss, &wg, r.line) }) {
+					return
+				}
 			}
 			if r.err != nil {
+				if !errors.Is(r.err, io.EOF) {
+					s.log.Debug("stdio input ended", "error", r.err)
+				}
 				return
 			}
 		}
 	}()
-	for {
-		var r readResult
-		select {
-		case <-ctx.Done():
-			return nil
-		case got, ok := <-lines:
-			if !ok {
-				return nil
-			}
-			r = got
-		}
-		if r.tooLong > 0 {
-			ss.write(errorMessage(guessID(r.head, r.tail), mcp.INVALID_REQUEST,
-				fmt.Sprintf("the message is %d bytes, over the limit of %d [%s]", r.tooLong, s.cfg.MaxRequestBytes, CodeTooLarge)))
-		} else if len(bytes.TrimSpace(r.line)) > 0 {
-			s.dispatch(ctx, ss, &wg, r.line)
-		}
-		if r.err != nil {
-			if !errors.Is(r.err, io.EOF) {
-				s.log.Debug("stdio input ended", "error", r.err)
-			}
-			return nil
-		}
+	select {
+	case <-readerDone:
+	case <-ctx.Done():
 	}
+	cancel()
+	ss.close()
+	wg.Wait()
+	return nil
 }
 
 // dispatch handles one message: a response to a request the server sent, a notification
@@ -229,7 +218,11 @@ func guessID(head, tail []byte) json.RawMessage {
 
 // A stdioSession is the one client of a stdio connection, as mcp-go's server sees it.
 type stdioSession struct {
-	s      *Server
+	s *Server
+	// serving guards closed: once ServeStdio ends, the reader dispatches nothing more.
+	serving sync.Mutex
+	closed  bool
+
 	w      io.Writer
 	wmu    sync.Mutex
 	broken atomic.Bool
@@ -256,6 +249,23 @@ type request struct {
 func newStdioSession(s *Server, w io.Writer, gone context.CancelFunc) *stdioSession {
 	return &stdioSession{s: s, w: w, gone: gone, notes: make(chan mcp.JSONRPCNotification, 64),
 		inflight: map[string]*request{}, pending: map[string]chan json.RawMessage{}}
+}
+
+// serve runs dispatch unless ServeStdio has ended; false when it has.
+func (ss *stdioSession) serve(dispatch func()) bool {
+	ss.serving.Lock()
+	defer ss.serving.Unlock()
+	if ss.closed {
+		return false
+	}
+	dispatch()
+	return true
+}
+
+func (ss *stdioSession) close() {
+	ss.serving.Lock()
+	defer ss.serving.Unlock()
+	ss.closed = true
 }
 
 // write sends one message as one line. When out fails the client is gone: the session

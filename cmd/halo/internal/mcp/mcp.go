@@ -38,6 +38,9 @@ type Options struct {
 	Mocks string
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+	// NoRecords keeps runs out of .halo/runs; only benchmarks use it, to tell the cost of
+	// saving a record from the rest.
+	NoRecords bool
 }
 
 // NewCmdMCP builds `halo mcp`. runF, when not nil, replaces mcpRun (tests).
@@ -161,9 +164,13 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	if len(paths) == 1 {
 		file = paths[0]
 	}
+	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}
+	if opts.NoRecords {
+		store = nil
+	}
 	rt, err := runtime.New(prog, runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
-		Store: &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}, Now: f.Now, Logger: f.Logger,
+		Store: store, Now: f.Now, Logger: f.Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
@@ -29,6 +31,28 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
+		// halo mcp with runs not saved, for the benchmarks (see BenchmarkToolsCall).
+		"halo-mcp-norecords": func() {
+			f := root.ProcessSystem()
+			f.Logger = hclog.NewNullLogger()
+			srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: os.Args[1:], Mocks: "mocks.json", NoRecords: true})
+			if err == nil {
+				err = srv.ServeStdio(context.Background(), f.IO.In, f.IO.Out)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
+		// The benchmarks' floor: mcp-go's own stdio server with a constant tool.
+		"mcpgo-constant": func() {
+			if err := server.ServeStdio(constantServer()); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
 	})
 }
 
@@ -142,7 +166,7 @@ func text(r *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func project(t *testing.T, files map[string]string) string {
+func project(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range files {
