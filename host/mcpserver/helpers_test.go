@@ -22,6 +22,11 @@ import (
 	"github.com/halo-lang/halo/host/tool"
 )
 
+type (
+	mcpClient    = client.Client
+	clientOption = client.ClientOption
+)
+
 // fixture is a server over one program, its run records in a folder of its own.
 type fixture struct {
 	srv   *Server

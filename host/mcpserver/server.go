@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -346,14 +345,4 @@ func textOf(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-// names lists the tools, sorted, for messages.
-func (s *Server) names() string {
-	var out []string
-	for n := range s.pipes {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
 }
