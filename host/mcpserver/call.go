@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -33,9 +34,19 @@ type call struct {
 	// level is the lowest log level the client wants; "" means no log notifications.
 	level mcp.LoggingLevel
 	// ask reports whether the client can ask its user (elicitation in form mode).
-	ask  bool
-	done int
+	ask bool
+	// askNow is set when it can be asked while the call runs (a request to the client over
+	// a connection that carries them, before protocol 2026-07-28): then OnInterrupt asks.
+	askNow bool
+	asker  server.SessionWithElicitation
+	// declined is how the person last turned a question down during the call ("declined",
+	// "cancelled"), so a run that paused for it is not asked again.
+	mu       sync.Mutex
+	declined string
+	done     int
 }
+
+type callKey struct{}
 
 func (s *Server) newCall(ctx context.Context, p *pipeline, req mcp.CallToolRequest) *call {
 	c := &call{s: s, p: p}
@@ -59,6 +70,8 @@ func (s *Server) newCall(ctx context.Context, p *pipeline, req mcp.CallToolReque
 			caps := ci.GetClientCapabilities()
 			c.ask = formElicitation(&caps)
 		}
+		c.asker, _ = sess.(server.SessionWithElicitation)
+		c.askNow = c.ask && c.asker != nil
 	}
 	if c.out == nil {
 		c.token, c.level = nil, ""
@@ -76,17 +89,75 @@ func formElicitation(caps *mcp.ClientCapabilities) bool {
 }
 
 // canAsk reports whether a run paused waiting for what can be put to the client's user:
-// a |! yield's question or an approval. Other pauses (a listen channel) wait for a signal.
+// a |! yield's question or an approval (other pauses, a listen channel, wait for a signal)
+// and the person has not just turned it down.
 func (c *call) canAsk(waiting string) bool {
-	return c.ask && (waiting == "yield" || waiting == "approval")
+	return c.ask && askable(waiting) && c.declinedNote() == ""
 }
 
-// traced is ctx with the call's event handler when the client wants progress or logs.
+// traced is ctx for the call's run: it carries the call, for OnInterrupt, and the call's
+// event handler when the client wants progress or logs.
 func (c *call) traced(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, callKey{}, c)
 	if c.out == nil || (c.token == nil && c.level == "") {
 		return ctx
 	}
 	return runtime.WithTrace(ctx, &runtime.Trace{OnEvent: c.event})
+}
+
+// OnInterrupt is the runtime.InterruptFunc for the Runtime of a Server (its Config's
+// Runtime must be made with it): during a call whose client can ask its user while the call
+// runs (elicitation, over stdio, before protocol 2026-07-28), it asks a |! yield's question
+// or an approval through the client and answers with what the person said, so even a
+// stage that cannot pause (in a called pipeline, a fan-out, an each) gets its answer. A
+// declined question gets no answer. So does everything else (a listen, a run not started by
+// a call, a client that cannot be asked now): the run pauses where it can, and a client of
+// 2026-07-28 that can ask is asked then, by the call's result.
+func OnInterrupt(ctx context.Context, in runtime.Interrupt) (any, bool, error) {
+	c, _ := ctx.Value(callKey{}).(*call)
+	if c == nil || !c.askNow || !askable(in.Channel) {
+		return nil, false, nil
+	}
+	req := mcp.ElicitationRequest{Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params: questionParams(c.p.decl.Name.Name, in.RunID, in.Channel, in.Message)}
+	res, err := c.asker.RequestElicitation(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		c.s.log.Warn("the client could not ask its user; the run waits instead", "run", in.RunID, "error", err)
+		return nil, false, nil
+	}
+	if res.Action == mcp.ElicitationResponseActionAccept {
+		return answerPayload(in.Channel, res.Content), true, nil
+	}
+	if in.Channel == runtime.ChannelApproval {
+		return "no", true, nil // declined, with no reason
+	}
+	c.mu.Lock()
+	c.declined = actionText(res.Action)
+	c.mu.Unlock()
+	return nil, false, nil
+}
+
+func askable(channel string) bool {
+	return channel == runtime.ChannelYield || channel == runtime.ChannelApproval
+}
+
+func actionText(a mcp.ElicitationResponseAction) string {
+	if a == mcp.ElicitationResponseActionCancel {
+		return "cancelled"
+	}
+	return "declined"
+}
+
+func (c *call) declinedNote() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.declined == "" {
+		return ""
+	}
+	return "The question was " + c.declined + " in the client; the run still waits."
 }
 
 // event reports one run event: a finished stage as progress, every event as a log message
@@ -153,10 +224,17 @@ func (s *Server) ask(c *call, res *runtime.Result, waiting string) *mcp.CallTool
 	if res.Meta.Paused != nil {
 		q = res.Meta.Paused.Question
 	}
-	params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm}
 	name := c.p.decl.Name.Name
-	if waiting == "approval" {
-		params.Message = fmt.Sprintf("%s (run %s): %s", name, res.RunID, textOf(q))
+	state := s.seal(question{Run: res.RunID, Tool: name, For: waiting})
+	return server.NewInputRequestBuilder(state).Elicit(answerKey, questionParams(name, res.RunID, waiting, textOf(q))).ToolResult()
+}
+
+// questionParams is the elicitation that puts a run's question to the person: a yield's
+// question with one text field, or an approval to accept (with a reason when not).
+func questionParams(tool, runID, channel, text string) mcp.ElicitationParams {
+	params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm}
+	if channel == runtime.ChannelApproval {
+		params.Message = fmt.Sprintf("%s (run %s): %s", tool, runID, text)
 		params.RequestedSchema = map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -165,18 +243,17 @@ func (s *Server) ask(c *call, res *runtime.Result, waiting string) *mcp.CallTool
 			},
 			"required": []string{"approve"},
 		}
-	} else {
-		params.Message = fmt.Sprintf("%s (run %s) asks: %s", name, res.RunID, textOf(q))
-		params.RequestedSchema = map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				answerKey: map[string]any{"type": "string", "title": "Answer", "description": truncate(textOf(q), 500)},
-			},
-			"required": []string{answerKey},
-		}
+		return params
 	}
-	state := s.seal(question{Run: res.RunID, Tool: name, For: waiting})
-	return server.NewInputRequestBuilder(state).Elicit(answerKey, params).ToolResult()
+	params.Message = fmt.Sprintf("%s (run %s) asks: %s", tool, runID, text)
+	params.RequestedSchema = map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			answerKey: map[string]any{"type": "string", "title": "Answer", "description": truncate(text, 500)},
+		},
+		"required": []string{answerKey},
+	}
+	return params
 }
 
 // answered continues the run a question was about with the client's answer.
@@ -197,22 +274,16 @@ func (s *Server) answered(ctx context.Context, c *call, req mcp.CallToolRequest)
 	case mcp.ElicitationResponseActionAccept:
 		payload = answerPayload(q.For, ans.Content)
 	default:
-		if q.For != "approval" {
+		if q.For != runtime.ChannelApproval {
 			// A question declined stays open: the run waits, and can be answered later.
 			res := &runtime.Result{RunID: q.Run, Status: runtime.Paused}
-			how := "declined"
-			if ans.Action == mcp.ElicitationResponseActionCancel {
-				how = "cancelled"
-			}
-			return s.paused(c.p, res, q.For, "The question was "+how+" in the client; the run still waits.")
+			return s.paused(c.p, res, q.For, "The question was "+actionText(ans.Action)+" in the client; the run still waits.")
 		}
 		payload = "no" // an approval declined, with no reason
 	}
-	if _, busy := s.continuing.LoadOrStore(q.Run, true); busy {
-		return errorResult(runtime.CodeRun, "run "+q.Run+" is being continued by another answer already", q.Run)
-	}
-	defer s.continuing.Delete(q.Run)
-	res, err := s.cfg.Runtime.Resume(c.traced(ctx), q.Run, payload)
+	// The runtime refuses a run that no longer waits on that channel, or that another answer
+	// is continuing already.
+	res, err := s.cfg.Runtime.Signal(c.traced(ctx), q.Run, q.For, payload)
 	return s.finish(c, res, err)
 }
 
@@ -220,7 +291,7 @@ func (s *Server) answered(ctx context.Context, c *call, req mcp.CallToolRequest)
 // (JSON when it is JSON, as halo resume reads --payload), or an approval's verdict.
 func answerPayload(waiting string, content any) any {
 	obj, _ := content.(map[string]any)
-	if waiting == "approval" {
+	if waiting == runtime.ChannelApproval {
 		if ok, isBool := obj["approve"].(bool); isBool && !ok {
 			if reason, _ := obj["reason"].(string); strings.TrimSpace(reason) != "" {
 				return map[string]any{"approved": false, "reason": reason}

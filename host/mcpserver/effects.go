@@ -116,14 +116,10 @@ func reachOf(prog *lang.Program, pd *lang.PipelineDecl, effectsOf func(provider 
 		if c, ok := pd.Start.(*lang.Call); ok {
 			call(c)
 		}
-		for _, st := range pd.Stages {
-			if st.Op == lang.OpLoop || st.Op == lang.OpYield {
-				continue
-			}
-			call(st.Call)
-			for _, c := range st.Calls {
-				call(c)
-			}
+		// Every call of every stage, branch arms and each included; loop(...), yield(...)
+		// and listen(...) name no pipeline, so they reach nothing.
+		for _, c := range lang.Calls(pd.Stages) {
+			call(c)
 		}
 	}
 	walk(pd)

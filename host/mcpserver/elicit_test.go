@@ -149,3 +149,104 @@ func TestRequestState(t *testing.T) {
 		t.Errorf("answered twice: %v", res)
 	}
 }
+
+const nestedFlow = `
+pipeline Confirm(x: String) -> JSON:
+  x |! yield("Keep {{x}}?") as answer |> System.Value({ x: x, answer: answer })
+
+pipeline All(items: List<String>) -> JSON:
+  items |* each Confirm()
+
+pipeline Outer(x: String) -> JSON:
+  x |> Confirm()
+`
+
+// TestElicitNested: a client asked while the call runs (over stdio, before protocol
+// 2026-07-28) is asked even where a run cannot pause: in a called pipeline, in each item of
+// a |* each (at once). A client of 2026-07-28 can only be asked where the run pauses, so a
+// nested yield fails with NOT_PAUSABLE, as under halo run.
+func TestElicitNested(t *testing.T) {
+	f := newFixture(t, nestedFlow, nil)
+	p := &person{action: mcp.ElicitationResponseActionAccept, answer: "yes"}
+	c := f.stdio(t, "2025-06-18", client.WithElicitationHandler(p))
+	res := callTool(t, c, "Outer", map[string]any{"x": "a"})
+	if res.IsError || textOfResult(res) != `{"answer":"yes","x":"a"}` {
+		t.Errorf("Outer: %q", textOfResult(res))
+	}
+	res = callTool(t, c, "All", map[string]any{"items": []any{"a", "b", "c"}})
+	if res.IsError || textOfResult(res) != `[{"answer":"yes","x":"a"},{"answer":"yes","x":"b"},{"answer":"yes","x":"c"}]` {
+		t.Errorf("All: %q", textOfResult(res))
+	}
+	if len(p.asked) != 4 {
+		t.Errorf("asked %d times, want 4", len(p.asked))
+	}
+	// Declined during the call: the run pauses (where it can) and is not asked again.
+	p.action, p.asked = mcp.ElicitationResponseActionDecline, nil
+	res = callTool(t, c, "Confirm", map[string]any{"x": "a"})
+	if txt := textOfResult(res); res.IsError || !strings.Contains(txt, "was declined") || len(p.asked) != 1 {
+		t.Errorf("declined: %q, asked %d times", txt, len(p.asked))
+	}
+	res = callTool(t, c, "Outer", map[string]any{"x": "a"})
+	if txt := textOfResult(res); !res.IsError || !strings.Contains(txt, "NOT_PAUSABLE") {
+		t.Errorf("declined where the run cannot pause: %q", txt)
+	}
+
+	modern := f.stdio(t, "", client.WithElicitationHandler(&person{action: mcp.ElicitationResponseActionAccept, answer: "yes"}))
+	res = callTool(t, modern, "Outer", map[string]any{"x": "a"})
+	if txt := textOfResult(res); !res.IsError || !strings.Contains(txt, "NOT_PAUSABLE") {
+		t.Errorf("2026-07-28, nested: %q", txt)
+	}
+}
+
+// fakeAsker answers elicitations as a person would, for OnInterrupt.
+type fakeAsker struct {
+	person
+	stdioSession
+}
+
+func (a *fakeAsker) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	res, err := a.person.Elicit(ctx, req)
+	if err == nil && a.answer == nil {
+		res.Content = map[string]any{"approve": false, "reason": "write to drafts/ instead"}
+	}
+	return res, err
+}
+
+// TestOnInterruptApproval: an approval (channel "approval", as issue 14's tool loop asks
+// one) goes through the same question: accepted it approves, accepted with approve unset
+// it declines with the reason, declined or cancelled it declines without one. A listen is
+// not put to a person.
+func TestOnInterruptApproval(t *testing.T) {
+	f := newFixture(t, flow, greeter())
+	a := &fakeAsker{}
+	c := &call{s: f.srv, p: f.srv.pipes["Hello"], ask: true, askNow: true, asker: a}
+	ctx := context.WithValue(context.Background(), callKey{}, c)
+	in := runtime.Interrupt{RunID: "r1", Channel: runtime.ChannelApproval, Message: "Allow Clerk to call Files.write with {...}? (policy Careful)"}
+	for _, tc := range []struct {
+		action mcp.ElicitationResponseAction
+		answer any
+		want   string
+	}{
+		{mcp.ElicitationResponseActionAccept, "ignored", `"approve"`},
+		{mcp.ElicitationResponseActionAccept, nil, `{"approved":false,"reason":"write to drafts/ instead"}`},
+		{mcp.ElicitationResponseActionDecline, nil, `"no"`},
+		{mcp.ElicitationResponseActionCancel, nil, `"no"`},
+	} {
+		a.action, a.answer, a.asked = tc.action, tc.answer, nil
+		got, ok, err := OnInterrupt(ctx, in)
+		b, _ := json.Marshal(got)
+		if err != nil || !ok || string(b) != tc.want {
+			t.Errorf("%s: %s %v %v, want %s", tc.action, b, ok, err, tc.want)
+		}
+		if len(a.asked) != 1 || a.asked[0].Message != "Hello (run r1): "+in.Message || !strings.Contains(fmt.Sprint(a.asked[0].RequestedSchema), "approve") {
+			t.Errorf("asked %+v", a.asked)
+		}
+	}
+	a.asked = nil
+	if _, ok, _ := OnInterrupt(ctx, runtime.Interrupt{RunID: "r1", Channel: "orders", Message: "waiting"}); ok || len(a.asked) != 0 {
+		t.Error("a listen channel was put to the person")
+	}
+	if _, ok, _ := OnInterrupt(context.Background(), in); ok {
+		t.Error("an interrupt outside a call got an answer")
+	}
+}

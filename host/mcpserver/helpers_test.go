@@ -53,9 +53,10 @@ func newFixtureTools(t testing.TB, src string, mocks map[string]runtime.MockFunc
 	runs := filepath.Join(t.TempDir(), "runs")
 	var n atomic.Int64
 	rt, err := runtime.New(prog, runtime.Config{
-		Tools: reg,
-		Store: &runtime.Store{Dir: runs},
-		NewID: func() string { return fmt.Sprintf("run%04d", n.Add(1)) },
+		Tools:       reg,
+		OnInterrupt: OnInterrupt,
+		Store:       &runtime.Store{Dir: runs},
+		NewID:       func() string { return fmt.Sprintf("run%04d", n.Add(1)) },
 	})
 	if err != nil {
 		t.Fatal(err)

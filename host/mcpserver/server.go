@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -44,7 +43,8 @@ const (
 // Config is what a Server is built from.
 type Config struct {
 	// Program is the validated program whose pipelines become tools, and Runtime the
-	// runtime made from it, which runs them and saves their records.
+	// runtime made from it, which runs them and saves their records. Make the runtime with
+	// OnInterrupt as its Config.OnInterrupt, so questions can be asked during a call.
 	Program *lang.Program
 	Runtime *runtime.Runtime
 	// Tools describes the methods of provider types that can say without opening anything
@@ -79,10 +79,6 @@ type Server struct {
 	types types
 	pipes map[string]*pipeline
 	key   []byte
-
-	// continuing holds the ids of runs an answer is continuing, so two answers to one
-	// question cannot both resume the run.
-	continuing sync.Map
 }
 
 // A pipeline is one tool.
@@ -249,7 +245,7 @@ func (s *Server) finish(c *call, res *runtime.Result, err error) *mcp.CallToolRe
 		if c.canAsk(waiting) {
 			return s.ask(c, res, waiting)
 		}
-		return s.paused(c.p, res, waiting, "")
+		return s.paused(c.p, res, waiting, c.declinedNote())
 	default:
 		code, msg, at := runtime.CodeInternal, "the run failed", ""
 		if res.Error != nil {
@@ -308,7 +304,7 @@ func (s *Server) continueText(runID, waiting string, pd *lang.PipelineDecl) stri
 		return s.cfg.Continue(runID, waiting, pd)
 	}
 	payload := "<answer>"
-	if waiting == "approval" {
+	if waiting == runtime.ChannelApproval {
 		payload = "approve"
 	}
 	return fmt.Sprintf("Continue it with: halo resume %s %s --payload %s", pd.Pos.File, runID, payload)

@@ -170,7 +170,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	}
 	rt, err := runtime.New(prog, runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
-		Store: store, Now: f.Now, Logger: f.Logger,
+		Store: store, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
 	})
 	if err != nil {
 		return nil, err
