@@ -39,12 +39,14 @@ pipeline Calls() -> Result: "x" |> Writes()
 pipeline FanOut() -> Result: "x" |* { S.wait(), Calls() }
 pipeline Loop1() -> Result: "x" |> Loop2() |> S.wait()
 pipeline Loop2() -> Result: "x" |> Loop1()
+pipeline Branches(x: String) -> Result: x |> branch { "x == 'a'": S.wait(), else: S.poke() }
+pipeline Each(xs: List) -> Result: xs |* each S.send()
 `, nil, reg)
 	want := map[string][2]bool{ // read-only, open-world
 		"Reads": {true, false}, "Writes": {false, false}, "Sends": {false, true}, "Opaque": {false, true},
 		"Thinks": {true, false}, "Lends": {false, true}, "LendsFirst": {false, true}, "Equipped": {true, false},
 		"AutoTools": {false, true}, "NoTools": {true, false}, "Calls": {false, false}, "FanOut": {false, false},
-		"Loop1": {true, false}, "Loop2": {true, false},
+		"Loop1": {true, false}, "Loop2": {true, false}, "Branches": {false, false}, "Each": {false, true},
 	}
 	for _, tl := range f.srv.Tools() {
 		w, ok := want[tl.Name]
