@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +24,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/root"
+	"github.com/halo-lang/halo/host/mcpserver"
 )
 
 // TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which
@@ -511,4 +515,75 @@ func TestElicitProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProgressProcess: a call with a progress token gets one notification per stage, all
+// before its result.
+func TestProgressProcess(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": `
+agent W [openai/gpt-4o-mini]
+pipeline Two(x: String) -> String:
+  x |> W.draft("Draft.") |> W.polish("Polish.")
+`})
+	p := startMCP(t, dir, "2025-06-18", nil, "--mock", "flow.halo")
+	var mu sync.Mutex
+	var got []string
+	p.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			got = append(got, fmt.Sprint(n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "Two"
+	req.Params.Arguments = map[string]any{"x": "go"}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "p1"}
+	if _, err := p.c.CallTool(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, " | ") != "stage 1 of 2: W.draft | stage 2 of 2: W.polish" {
+		t.Errorf("progress before the result: %q", got)
+	}
+}
+
+// TestHTTPDropKillsBash: over HTTP, a client that drops its request cancels the run and
+// kills the Bash command it started; the record is saved as cancelled.
+func TestHTTPDropKillsBash(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": sleeper})
+	halo, err := exec.LookPath("halo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &cmdutil.Factory{Dir: dir, Env: cmdutil.EnvFromList(os.Environ()), Now: time.Now, Logger: hclog.NewNullLogger(), Executable: halo,
+		IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: []string{"flow.halo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(mcpserver.HTTPConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	marker := fmt.Sprintf("%d.%d", 5000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Nap","arguments":{"marker":"` + marker + `"}}}`
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the Bash command to start", func() bool { return len(sleepers(t, marker)) > 0 })
+	cancel()
+	<-done
+	waitFor(t, "the Bash command to be killed", func() bool { return len(sleepers(t, marker)) == 0 })
+	waitFor(t, "the run record to say cancelled", func() bool { return cancelledRuns(t, dir) == 1 })
 }
