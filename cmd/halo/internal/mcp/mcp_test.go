@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +29,7 @@ import (
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/root"
 	"github.com/halo-lang/halo/host/mcpserver"
+	"github.com/halo-lang/halo/registry"
 )
 
 // TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which
@@ -586,4 +588,32 @@ func TestHTTPDropKillsBash(t *testing.T) {
 	<-done
 	waitFor(t, "the Bash command to be killed", func() bool { return len(sleepers(t, marker)) == 0 })
 	waitFor(t, "the run record to say cancelled", func() bool { return cancelledRuns(t, dir) == 1 })
+}
+
+// TestPackageTool: tool packages of the folder's halo.lock load as with halo run: a pipeline
+// calls the world-time module package (a plugin process) through halo mcp.
+func TestPackageTool(t *testing.T) {
+	fsys, err := registry.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Stat(fsys, "local/index.json"); err != nil {
+		t.Fatalf("the default registry has no world-time package here: run ./scripts/setup-test-deps.sh (it builds registry/local): %v", err)
+	}
+	dir := project(t, map[string]string{"main.halo": `
+tool Clock : WorldTime()
+
+pipeline Tokyo(t: String) -> JSON:
+  t |> Clock.convert(time: t, to: "Asia/Tokyo")
+`})
+	add := exec.Command("halo", "add", "world-time", "--trust")
+	add.Dir = dir
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("halo add: %v\n%s", err, out)
+	}
+	p := startMCP(t, dir, "", nil, "main.halo")
+	res := call(t, p, "Tokyo", map[string]any{"t": "2026-03-01T09:30:00Z"})
+	if res.IsError || !strings.Contains(text(res), "2026-03-01T18:30:00+09:00") {
+		t.Errorf("Tokyo: %q; stderr:\n%s", text(res), p.errText())
+	}
 }
