@@ -43,7 +43,10 @@ type call struct {
 	// "cancelled"), so a run that paused for it is not asked again.
 	mu       sync.Mutex
 	declined string
-	done     int
+	// unasked is set when the client failed to ask (its elicitation answered an error): the
+	// run waits, and the client is not asked again during the call.
+	unasked bool
+	done    int
 }
 
 type callKey struct{}
@@ -92,7 +95,9 @@ func formElicitation(caps *mcp.ClientCapabilities) bool {
 // a |! yield's question or an approval (other pauses, a listen channel, wait for a signal)
 // and the person has not just turned it down.
 func (c *call) canAsk(waiting string) bool {
-	return c.ask && askable(waiting) && c.declinedNote() == ""
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ask && askable(waiting) && c.declined == "" && !c.unasked
 }
 
 // traced is ctx for the call's run: it carries the call, for OnInterrupt, and the call's
@@ -126,6 +131,9 @@ func OnInterrupt(ctx context.Context, in runtime.Interrupt) (any, bool, error) {
 			return nil, false, ctx.Err()
 		}
 		c.s.log.Warn("the client could not ask its user; the run waits instead", "run", in.RunID, "error", err)
+		c.mu.Lock()
+		c.unasked = true
+		c.mu.Unlock()
 		return nil, false, nil
 	}
 	if res.Action == mcp.ElicitationResponseActionAccept {

@@ -250,3 +250,25 @@ func TestOnInterruptApproval(t *testing.T) {
 		t.Error("an interrupt outside a call got an answer")
 	}
 }
+
+// brokenAsker is a client whose elicitation fails.
+type brokenAsker struct {
+	person
+}
+
+func (b *brokenAsker) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	b.person.Elicit(ctx, req)
+	return nil, fmt.Errorf("no screen to ask on")
+}
+
+// TestElicitFails: a client that declares elicitation but fails to ask gets the paused
+// result, and is asked once.
+func TestElicitFails(t *testing.T) {
+	f := newFixture(t, flow, greeter())
+	b := &brokenAsker{}
+	c := f.stdio(t, "2025-06-18", client.WithElicitationHandler(b))
+	res := callTool(t, c, "Publish", map[string]any{"draft": "hi"})
+	if res.IsError || !strings.HasPrefix(textOfResult(res), "Paused waiting for yield") || len(b.asked) != 1 {
+		t.Errorf("%q, asked %d times", textOfResult(res), len(b.asked))
+	}
+}
