@@ -617,3 +617,32 @@ pipeline Tokyo(t: String) -> JSON:
 		t.Errorf("Tokyo: %q; stderr:\n%s", text(res), p.errText())
 	}
 }
+
+// TestSigterm: a client that stops halo mcp with SIGTERM mid-call (as desktop clients do
+// when the person quits) leaves no process behind, and the run is saved as cancelled.
+func TestSigterm(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": sleeper})
+	p := startMCP(t, dir, "2025-06-18", nil, "flow.halo")
+	marker := fmt.Sprintf("%d.%d", 6000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "Nap"
+		req.Params.Arguments = map[string]any{"marker": marker}
+		p.c.CallTool(context.Background(), req)
+	}()
+	waitFor(t, "the Bash command to start", func() bool { return len(sleepers(t, marker)) == 1 })
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("halo mcp did not exit on SIGTERM; stderr:\n%s", p.errText())
+	}
+	if n := len(sleepers(t, marker)); n != 0 {
+		t.Errorf("%d Bash commands left running", n)
+	}
+	if n := cancelledRuns(t, dir); n != 1 {
+		t.Errorf("%d runs saved as cancelled, want 1", n)
+	}
+}
