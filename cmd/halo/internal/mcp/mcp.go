@@ -167,6 +167,10 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}
 	if opts.NoRecords {
 		store = nil
+	} else if err := os.MkdirAll(store.Dir, 0o755); err != nil {
+		// Desktop clients start servers in a folder of their own, often not writable: say so
+		// now rather than fail every call.
+		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
 	}
 	rt, err := runtime.New(prog, runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
@@ -189,6 +193,14 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 			return fmt.Sprintf("Continue it in %s with: halo resume %s %s --payload %s", f.Dir, shellQuote(target), runID, payload)
 		},
 	})
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
