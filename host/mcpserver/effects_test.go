@@ -16,12 +16,17 @@ func TestAnnotations(t *testing.T) {
 	if err := reg.Add(tool.Type{Name: "Opaque", Kind: tool.KindMCP, Open: func(context.Context, tool.Declaration) (tool.Provider, error) { return slow, nil }}); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.Add(tool.Type{Name: "Sender", Kind: tool.KindBuiltin, Methods: []tool.Method{{Name: "send", Effect: tool.External}},
+		Open: func(context.Context, tool.Declaration) (tool.Provider, error) { return slow, nil }}); err != nil {
+		t.Fatal(err)
+	}
 	f := newFixtureTools(t, `
 tool S : Slow()
 tool O : Opaque()
+tool One : Sender()
 agent Plain [openai/gpt-4o-mini]
 agent Hands [openai/gpt-4o-mini]
-  equips S
+  equips S, One
 agent Auto [openai/gpt-4o-mini, tools: auto]
   equips S
 
@@ -31,7 +36,7 @@ pipeline Sends() -> Result: "x" |> S.send()
 pipeline Opaque() -> Result: "x" |> O.anything()
 pipeline Thinks() -> Result: "x" |> Plain.think("Think.")
 pipeline Lends() -> Result: "x" |> Hands.work("Work.", tools: [S])
-pipeline LendsFirst() -> Result: "x" |> Hands.work("Work.", tool: S)
+pipeline LendsFirst() -> Result: "x" |> Hands.work("Work.", tool: One)
 pipeline Equipped() -> Result: "x" |> Hands.work("Work.")
 pipeline AutoTools() -> Result: "x" |> Auto.work("Work.")
 pipeline NoTools() -> Result: "x" |> Auto.work("Work.", tools: none)
