@@ -158,7 +158,10 @@ func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, p
 		json.Unmarshal(args, &mreq.Args)
 		out, _, err = rn.r.cfg.Mocks.answer(mreq, targets...)
 	} else {
-		out, args, err = rn.tools.call(ctx, td, method, pos, implicit, named)
+		progress := func(pr tool.Progress) {
+			rn.st.emitLive(Event{Type: "progress", At: at, Agent: agent, Target: target, Progress: &pr})
+		}
+		out, args, err = rn.tools.call(ctx, td, method, pos, implicit, named, progress)
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
 	ci := CallInfo{Kind: "tool", Target: target, Agent: agent, DurationMs: dur, Mocked: mocked}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 // Status is how a run ended (or stands).
@@ -68,8 +69,9 @@ type PauseInfo struct {
 }
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
-// fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "violation"
-// (a policy violation), "stage" (a stage finished), "paused", "run" (the run ended).
+// fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "progress"
+// (a running tool call's report; live only, never in the run record), "violation" (a policy
+// violation), "stage" (a stage finished), "paused", "run" (the run ended).
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
@@ -101,6 +103,8 @@ type Event struct {
 	// Status is a run event's status.
 	Status Status     `json:"status,omitempty"`
 	Error  *ErrorInfo `json:"error,omitempty"`
+	// Progress is a progress event's report, as the tool sent it.
+	Progress *tool.Progress `json:"progress,omitempty"`
 }
 
 // state is what a run shares between its stages and its fan-out branches.
@@ -134,6 +138,20 @@ func (s *state) emit(e Event) {
 	if s.onEv != nil {
 		s.onEv(e)
 	}
+}
+
+// emitLive hands e to the event stream without keeping it in the run record: progress,
+// which says nothing once the call it reports on has ended.
+func (s *state) emitLive(e Event) {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.onEv == nil {
+		return
+	}
+	e.Time = s.now().UTC()
+	e.RunID = s.meta.RunID
+	s.onEv(e)
 }
 
 func (s *state) addCall(c CallInfo) {

@@ -94,8 +94,9 @@ func (ot *openTool) list(ctx context.Context) ([]tool.Method, error) {
 
 // call runs one method of td's provider. method "" (an agent's tool: T) means the
 // provider's only method. implicit says pos is only the flowing value, which a method that
-// cannot take it (no parameter for a value, no fields for an object) does not get.
-func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, pos []any, implicit bool, named map[string]any) (any, json.RawMessage, error) {
+// cannot take it (no parameter for a value, no fields for an object) does not get. progress,
+// when not nil, receives the call's progress reports.
+func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, pos []any, implicit bool, named map[string]any, progress func(tool.Progress)) (any, json.RawMessage, error) {
 	ot, err := ts.provider(ctx, td)
 	if err != nil {
 		return nil, nil, err
@@ -132,7 +133,7 @@ func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, p
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := ot.p.Call(ctx, tool.Request{Method: method, Args: args})
+	raw, err := ot.p.Call(ctx, tool.Request{Method: method, Args: args, Progress: progress})
 	if err != nil {
 		return nil, args, err
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -134,10 +135,14 @@ type Session struct {
 	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	Runtime     *runtime.Runtime
 	closeEvents func() error
+	spinner     *spinner
 }
 
-// Close flushes the events file.
+// Close stops the progress line and flushes the events file.
 func (s *Session) Close() error {
+	if s.spinner != nil {
+		s.spinner.close()
+	}
 	if s.closeEvents != nil {
 		return s.closeEvents()
 	}
@@ -211,11 +216,21 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			return cerr
 		}
 	}
+	if f.IO.ErrTTY {
+		// Tools that report progress get a line on the terminal while they run.
+		sp := newSpinner(f.IO.ErrOut, spinnerEvery)
+		toFile := cfg.OnEvent
+		cfg.OnEvent = func(e runtime.Event) {
+			sp.event(e)
+			if toFile != nil {
+				toFile(e)
+			}
+		}
+		s.spinner = sp
+	}
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
-		if s.closeEvents != nil {
-			s.closeEvents()
-		}
+		s.Close()
 		return nil, err
 	}
 	s.Runtime = rt
@@ -227,6 +242,9 @@ func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
 		fmt.Fprintln(f.IO.ErrOut, d.String())
 	}
 }
+
+// spinnerEvery is how often the progress line is redrawn.
+const spinnerEvery = 100 * time.Millisecond
 
 // Output is the --json shape of a run.
 type Output struct {
@@ -267,9 +285,57 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 				at = res.Error.At + ": "
 			}
 			fmt.Fprintf(f.IO.ErrOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
+			if d := detailText(res.Error); d != "" {
+				fmt.Fprintf(f.IO.ErrOut, "  detail: %s\n", d)
+			}
 		}
 		return cmdutil.Silent(cmdutil.ExitFailed)
 	}
+}
+
+// maxDetail bounds the failure detail printed on stderr, in bytes; --json and the run record
+// have all of it.
+const maxDetail = 2000
+
+// detailText is a tool failure's detail for stderr, when it says more than the message: the
+// object sdk.FailWith returned, say, rather than the {"error": message} of a plain failure.
+// It is compact JSON, whose escapes keep the tool's control characters off the terminal, and
+// C1 controls, which JSON leaves as they are, are escaped too.
+func detailText(info *runtime.ErrorInfo) string {
+	if len(info.Detail) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(info.Detail, &v) != nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(info.Message, x) {
+			return ""
+		}
+	case map[string]any:
+		if msg, ok := x["error"].(string); ok && len(x) == 1 && strings.Contains(info.Message, msg) {
+			return ""
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, info.Detail) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range buf.String() {
+		if r >= 0x7f && r <= 0x9f || r == '\u2028' || r == '\u2029' {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+		if b.Len() >= maxDetail {
+			b.WriteString("…")
+			break
+		}
+	}
+	return b.String()
 }
 
 func printValue(w io.Writer, v any) {
