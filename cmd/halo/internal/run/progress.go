@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,7 @@ type spinner struct {
 	every time.Duration
 
 	mu     sync.Mutex
-	calls  map[string]*runningCall // by target and stage
+	calls  map[string]*runningCall // by target, stage and each item
 	order  []string                // keys in the order the calls first reported
 	frame  int
 	drawn  bool // the line holds a drawing
@@ -54,6 +55,10 @@ func newSpinner(w io.Writer, every time.Duration) *spinner {
 // result is printed on a clean one. Otherwise the drawing goroutine writes.
 func (s *spinner) event(e runtime.Event) {
 	key := e.Target + "\x00" + e.At
+	if e.Item != nil {
+		// The same call, once for each item of a |* each.
+		key += "\x00" + strconv.Itoa(*e.Item)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch e.Type {
