@@ -497,6 +497,9 @@ func Outcome(result any, err error, logger hclog.Logger) *pluginv1.CallResponse 
 			return errorResponse(CodeToolError, err.Error())
 		}
 	}
+	if enc, ok := result.(Encoded); ok {
+		return &pluginv1.CallResponse{Event: &pluginv1.CallResponse_Result{Result: &pluginv1.Result{Json: enc}}}
+	}
 	b, merr := json.Marshal(result)
 	if merr != nil {
 		logger.Error("result is not JSON", "error", merr)
