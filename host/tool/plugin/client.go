@@ -164,7 +164,11 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 		return nil, c.callError(ctx, p, "describe", err)
 	}
 	for _, ps := range resp.GetProviders() {
-		specs = append(specs, Spec{Name: ps.GetName(), Description: ps.GetDescription(), Methods: methodsFromProto(ps.GetMethods())})
+		ms, err := methodsFromProto(c.cmd.Name, ps.GetMethods())
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, Spec{Name: ps.GetName(), Description: ps.GetDescription(), Methods: ms})
 	}
 	c.mu.Lock()
 	c.specs = specs
@@ -417,12 +421,17 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, cc *grpc
 	return pluginv1.NewPluginServiceClient(cc), nil
 }
 
-func methodsFromProto(ms []*pluginv1.Method) []tool.Method {
+// methodsFromProto converts the methods a plugin describes. A parameter schema nested more
+// than tool.MaxDepth deep (schemas reach models and validators) is a TOOL_LIMIT error.
+func methodsFromProto(plugin string, ms []*pluginv1.Method) ([]tool.Method, error) {
 	out := make([]tool.Method, 0, len(ms))
 	for _, m := range ms {
 		var params json.RawMessage
 		if len(m.GetParamsSchema()) > 0 {
 			params = json.RawMessage(m.GetParamsSchema())
+		}
+		if tool.DepthExceeds(params, tool.MaxDepth) {
+			return nil, tool.LimitError("plugin %s: the parameter schema of %s nests objects and arrays more than %d deep", plugin, m.GetName(), tool.MaxDepth)
 		}
 		out = append(out, tool.Method{
 			Name:         m.GetName(),
@@ -432,7 +441,7 @@ func methodsFromProto(ms []*pluginv1.Method) []tool.Method {
 			PipelineOnly: m.GetPipelineOnly(),
 		})
 	}
-	return out
+	return out, nil
 }
 
 func effectFromProto(e pluginv1.Effect) tool.Effect {

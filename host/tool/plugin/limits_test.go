@@ -121,3 +121,11 @@ func TestMaxResultOption(t *testing.T) {
 		t.Errorf("a bad max_result_bytes: got %v, want TOOL_CONFIG", err)
 	}
 }
+
+// A parameter schema nested past the limit is refused when the plugin describes it.
+func TestDeepSchema(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Args: []string{"--deep-schema"}}, plugin.Options{})
+	if _, err := c.Describe(context.Background()); tool.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
+		t.Errorf("describe: got %v, want TOOL_LIMIT", err)
+	}
+}

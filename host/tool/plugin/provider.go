@@ -64,7 +64,10 @@ func (pr *provider) instance(ctx context.Context) (*process, string, error) {
 	if msg := resp.GetError(); msg != "" {
 		return nil, "", tool.Errorf(tool.CodeToolConfig, "tool %s: %s", pr.decl.Name, msg)
 	}
-	methods := methodsFromProto(resp.GetMethods())
+	methods, err := methodsFromProto(pr.client.cmd.Name, resp.GetMethods())
+	if err != nil {
+		return nil, "", err
+	}
 	if len(methods) == 0 {
 		specs, err := pr.client.describe(ctx, p)
 		if err != nil {

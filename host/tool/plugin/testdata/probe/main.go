@@ -193,6 +193,13 @@ func main() {
 		serveOversize(n)
 		return
 	}
+	if len(os.Args) == 2 && os.Args[1] == "--deep-schema" {
+		// A schema no model or validator should be handed.
+		p := provider()
+		p.Methods[0].Schema = json.RawMessage(strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100))
+		sdk.Serve(p)
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == "--protocol=2" {
 		p, _ := sdk.Plugin(provider())
 		plugin.Serve(&plugin.ServeConfig{
