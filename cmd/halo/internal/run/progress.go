@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -163,15 +164,15 @@ func number(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", f), "0"), ".")
 }
 
-// terminalText makes text from a tool fit for a terminal line: control characters (escape
-// sequences, carriage returns, C1 controls) become spaces, white space runs collapse, and
-// the text is cut to at most n runes.
+// terminalText makes text from a tool fit for one terminal line: what a terminal would act on
+// is shown as its escape (termsafe), white space runs (newlines and tabs included) become one
+// space, and the text is cut to at most n runes.
 func terminalText(s string, n int) string {
 	var b strings.Builder
 	count := 0
 	space := false
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' {
+	for _, r := range termsafe.String(s) {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
 			space = b.Len() > 0
 			continue
 		}

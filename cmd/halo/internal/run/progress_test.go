@@ -14,9 +14,9 @@ import (
 func TestTerminalText(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"reading the index", "reading the index"},
-		{"\x1b]52;c;aGFsbw==\x07 copied", "]52;c;aGFsbw== copied"},
-		{"line one\r\nline two", "line one line two"},
-		{"csi \u009b31m red", "csi 31m red"},
+		{"\x1b]52;c;aGFsbw==\x07 copied", `\u001b]52;c;aGFsbw==\u0007 copied`},
+		{"line one\r\nline two\rthree", `line one line two\u000dthree`},
+		{"csi \u009b31m red, \u202egnp.exe", `csi \u009b31m red, \u202egnp.exe`},
 		{"  spaced\t\tout  ", "spaced out"},
 		{strings.Repeat("é", 70), strings.Repeat("é", 60) + "…"},
 	}
