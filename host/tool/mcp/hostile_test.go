@@ -91,6 +91,10 @@ func hostileAnswer(out *bufio.Writer, id json.RawMessage, mode string) {
 	case "deep-error":
 		out.WriteString(head + `{"isError":true,"content":[{"type":"text","text":"no"}],"structuredContent":` + nested(100) + `}}` + "\n")
 	case "garbage":
+		// First a request of the server's own that is not JSON, with the id of the call
+		// in flight: it must not fail the call. Then the call's answer, not JSON either.
+		out.WriteString(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"ping","params":{"a" 1}}` + "\n")
+		out.WriteString(`{"jsonrpc":"2.0","method":"notifications/progress","params":` + nested(200) + `}` + "\n")
 		out.WriteString(head + `{"content":[}` + "\n")
 	case "version":
 		out.WriteString(head + `{"content":[]}}` + "\n")
@@ -166,7 +170,7 @@ func TestHostileGarbage(t *testing.T) {
 	p := openT(t, Config{Name: "H", Command: hostileCommand(t, "garbage"), Env: serverEnv(), Timeout: 30 * time.Second})
 	start := time.Now()
 	_, err := call(t, p, "attack", `{}`)
-	if tool.Code(err) != tool.CodeToolError || !strings.Contains(err.Error(), "not valid JSON-RPC") {
+	if tool.Code(err) != tool.CodeToolError || !strings.Contains(err.Error(), "not valid JSON-RPC: invalid character '}'") {
 		t.Fatalf("got %v, want TOOL_ERROR about the answer", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {

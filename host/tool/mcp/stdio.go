@@ -402,6 +402,11 @@ func (t *stdioTransport) deliver(id mcp.RequestId, r reply) {
 // fails now instead of at its timeout. The id is found without decoding the line.
 func (t *stdioTransport) fail(line []byte, err error) {
 	raw, ok := tool.TopLevelField(line, "id")
+	if _, isRequest := tool.TopLevelField(line, "method"); isRequest {
+		// The server's own request or notification: its id is in the server's numbering,
+		// not an answer to one of ours.
+		ok = false
+	}
 	if !ok {
 		t.logger.Debug("dropped a message from the server", "error", err)
 		return
