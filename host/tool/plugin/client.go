@@ -103,6 +103,8 @@ type process struct {
 	// conn is the gRPC connection; it leaves the Ready state as soon as the socket closes,
 	// which is usually before go-plugin has reaped the process.
 	conn *grpc.ClientConn
+	// recvLimit is the largest message the host takes from this process.
+	recvLimit int
 
 	mu sync.Mutex
 	// calls is the Calls stream every call of this process goes through, opened by the first
@@ -182,7 +184,8 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 // The host reads the declaration's max_result_bytes: (tool.MaxResultOption) itself and does
 // not pass it to the plugin's Configure: it bounds the results of the declaration's calls
 // (tool.DefaultMaxResultBytes by default), and every message of a plugin process is bounded
-// by the largest limit of the declarations it serves, opened before the process started.
+// by the largest limit of the declarations it serves. A declaration that allows more than
+// the running process takes has the next call start a process that does.
 func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
 	limit, err := tool.MaxResultBytesOf(d.Named)
 	if err != nil {
@@ -199,6 +202,11 @@ func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, e
 	}
 	c.mu.Lock()
 	c.maxResult = max(c.maxResult, limit)
+	if c.proc != nil && c.proc.recvLimit < recvLimit(c.maxResult) {
+		// The running process was started for smaller results: the next call starts one
+		// that takes this declaration's.
+		c.proc.dead.Store(true)
+	}
 	c.mu.Unlock()
 	pr := &provider{client: c, decl: d, maxResult: limit}
 	if _, _, err := pr.instance(ctx); err != nil {
@@ -346,7 +354,7 @@ func (c *Client) start() (*process, error) {
 	}
 	c.gen++
 	c.specs = nil
-	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run}
+	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run, recvLimit: recvLimit(c.maxResult)}
 	if gc, ok := rpcClient.(*goplugin.GRPCClient); ok {
 		p.conn = gc.Conn
 	}

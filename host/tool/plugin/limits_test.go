@@ -129,3 +129,22 @@ func TestDeepSchema(t *testing.T) {
 		t.Errorf("describe: got %v, want TOOL_LIMIT", err)
 	}
 }
+
+// A declaration that allows larger results than the running process was started for gets a
+// process that takes them: a plugin described before any declaration was opened starts with
+// the default limit.
+func TestLargerLimitRestarts(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
+	if _, err := c.Describe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	first := c.PID()
+	p := openWith(t, c, map[string]any{tool.MaxResultOption: float64(20 << 20)})
+	out, err := call(t, p, "big", `{"bytes": 17825792}`) // 17 MiB: over the default
+	if err != nil || len(out) != 17<<20+2 {
+		t.Fatalf("a 17 MiB result under a 20 MiB limit: %d bytes, %v", len(out), err)
+	}
+	if c.PID() == first {
+		t.Errorf("the process started for the default limit still runs (pid %d)", first)
+	}
+}
