@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 )
@@ -62,8 +63,11 @@ type Config struct {
 	Webhook string
 	// HTTPClient posts to the webhook; nil means a client with a 10 s timeout.
 	HTTPClient *http.Client
-	// MCP, when set, is mounted at /mcp (it makes its own checks).
-	MCP func(rt *runtime.Runtime) (http.Handler, error)
+	// MCP mounts the pipelines as MCP tools at /mcp (host/mcpserver's stateless HTTP, behind
+	// the same checks and token); halo.json's "mcp": false turns it off.
+	MCP bool
+	// Version is the server's version, as /mcp tells clients.
+	Version string
 	// MaxBody caps a request body; 0 means DefaultMaxBody.
 	MaxBody int64
 	// MaxRuns caps the runs this process runs at once; 0 means DefaultMaxRuns.
@@ -83,7 +87,8 @@ type Server struct {
 	log     hclog.Logger
 	store   runstore.Store
 	rt      *runtime.Runtime
-	guard   *guard
+	checks  *mcpserver.Checker
+	mcp     *mcpserver.Server
 	links   *signer
 	metrics *metrics
 	handler http.Handler
@@ -144,7 +149,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.log = hclog.NewNullLogger()
 	}
 	var err error
-	if s.guard, err = newGuard(cfg); err != nil {
+	hc := mcpserver.HTTPConfig{Token: cfg.Token, PublicURL: cfg.PublicURL, Addr: cfg.Addr}
+	if s.checks, err = mcpserver.NewChecker(hc); err != nil {
 		return nil, err
 	}
 	key := cfg.Secret
@@ -183,9 +189,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	} else if len(lost) > 0 {
 		s.log.Warn("runs left running by a stopped server failed", "code", runstore.CodeHostLost, "runs", len(lost))
 	}
+	// The MCP server describes the pipelines for /api/pipelines too, mounted or not.
+	s.mcp, err = mcpserver.New(mcpserver.Config{
+		Program: cfg.Program, Runtime: s.rt, Tools: cfg.Runtime.Tools, Name: "halo", Version: cfg.Version,
+		Logger: s.log.Named("mcp"), Secret: key, Continue: s.continueText,
+	})
+	if err != nil {
+		return nil, err
+	}
 	var mcp http.Handler
-	if cfg.MCP != nil {
-		if mcp, err = cfg.MCP(s.rt); err != nil {
+	if cfg.MCP {
+		if mcp, err = s.mcp.HTTPHandler(hc); err != nil {
 			return nil, err
 		}
 	}
