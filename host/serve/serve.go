@@ -12,7 +12,9 @@ package serve
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -192,7 +194,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// The MCP server describes the pipelines for /api/pipelines too, mounted or not.
 	s.mcp, err = mcpserver.New(mcpserver.Config{
 		Program: cfg.Program, Runtime: s.rt, Tools: cfg.Runtime.Tools, Name: "halo", Version: cfg.Version,
-		Logger: s.log.Named("mcp"), Secret: key, Continue: s.continueText,
+		Logger: s.log.Named("mcp"), Secret: derive(key, "mcp request state"), Continue: s.continueText,
 	})
 	if err != nil {
 		return nil, err
@@ -209,6 +211,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 // Runtime is the runtime the server runs pipelines on.
 func (s *Server) Runtime() *runtime.Runtime { return s.rt }
+
+// derive makes a key for one purpose from the server's key, so no two uses share one.
+func derive(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
 
 // newRunID makes an unguessable run id: 128 random bits.
 func newRunID() string {
