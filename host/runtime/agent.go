@@ -26,57 +26,32 @@ import (
 func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, value any, o callOpts) (any, error) {
 	agentName, task := a.Name.Name, c.Method.Name
 	target := agentName + "." + task
-	sc := rn.scope()
 	set := rn.r.policySet(a)
 	st := agentSettings(a, c)
 
-	var parts []string
-	var toolFirst *lang.ToolDecl
-	for _, arg := range c.Args {
-		if arg.Name == nil {
-			v, err := sc.eval(arg.Value)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, text(v))
-			continue
-		}
-		switch arg.Name.Name {
-		case "tools", "temp", "temperature", "max_tokens", "max_steps", "tool_result_chars":
-			// Settings, read by agentSettings.
-		case "tool":
-			if id, ok := arg.Value.(*lang.Ident); ok {
-				toolFirst = rn.r.prog.Tool(id.Name)
-			}
-		default:
-			v, err := sc.eval(arg.Value)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, arg.Name.Name+": "+text(v))
-		}
+	// A run continued after an approval takes up the conversation this call saved.
+	var resumed *AgentPause
+	if rs := rn.resume; rs != nil && !rs.taken && rs.pause.Target == target {
+		rs.taken, resumed = true, rs.pause
+		defer func() { rn.resume = nil }()
 	}
-	if toolFirst != nil {
-		// tool: T is a call the pipeline makes for the agent: its policies apply to it as
-		// to any call the agent's model chooses.
-		out, err := rn.toolCall(ctx, toolReq{td: toolFirst, pos: inputArgs(value), implicit: value != nil, input: value,
-			at: o.at, agent: agentName, set: set, police: true})
+	var system, prompt string
+	if resumed != nil && resumed.Conversation != nil {
+		system = resumed.System
+		if msgs := resumed.Conversation.Messages; len(msgs) > 0 {
+			prompt = msgs[0].Text
+		}
+	} else {
+		var err error
+		system, prompt, err = rn.agentPrompt(ctx, a, c, value, o, set)
+		var pause *errPause
+		if errors.As(err, &pause) && pause.agent != nil && pause.agent.Target == "" {
+			// Its tool: T waits for approval: the call starts again once answered.
+			pause.agent.Target = target
+		}
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, "Result of "+toolFirst.Name.Name+":\n"+text(out))
-	}
-	prompt := buildPrompt(parts, value, !usesValue(c, o.valueNames), o.feedback)
-	system, err := sc.fill(stringOf(a.System))
-	if err != nil {
-		return nil, err
-	}
-
-	// Input policies see the prompt before anything leaves the host, mock or not.
-	prompt, err = set.Input(prompt)
-	if err != nil {
-		rn.violation(err, agentName, target, o.at)
-		return nil, err
 	}
 
 	mocked := rn.r.cfg.Mocks.Has(target) || rn.r.cfg.MockAgents
@@ -120,7 +95,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 			}
 			return out, err
 		},
-		Approve: rn.approve,
+		Approve: rn.approver(o.at, set),
 		Accept: func(resp model.Response) (any, error) {
 			res, verr := set.Output(policy.Answer{Text: resp.Text, CompletionTokens: resp.Usage.OutputTokens}, lookup{sc: rn.scope()})
 			if verr == nil {
@@ -145,7 +120,12 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(v, agentName, tgt, o.at) },
 	}
 	cfg.Resolve = lazy
-	conv, err := agent.New(cfg)
+	var conv *agent.Conversation
+	if resumed != nil && resumed.Conversation != nil {
+		conv, err = agent.Resume(cfg, *resumed.Conversation)
+	} else {
+		conv, err = agent.New(cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, err)
 	}
@@ -153,7 +133,73 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	if step.mock != nil {
 		step.mock.tools = conv.Tools
 	}
-	return conv.Run(ctx)
+	out, err := conv.Run(ctx)
+	var pause *errPause
+	if errors.As(err, &pause) && pause.agent != nil && pause.agent.Target == "" {
+		// A call waits for approval: the conversation so far is saved with the paused run.
+		cst := conv.State()
+		pause.agent.Target, pause.agent.System, pause.agent.Conversation = target, system, &cst
+	}
+	return out, err
+}
+
+// agentPrompt builds an agent call's system prompt and first message: the call's prompt
+// parts, the result of its tool: T (a call the pipeline makes for the agent, under the
+// agent's policies), the flowing value and a loop's feedback, after the agent's input
+// policies.
+func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call, value any, o callOpts, set policy.Set) (system, prompt string, err error) {
+	agentName := a.Name.Name
+	target := agentName + "." + c.Method.Name
+	sc := rn.scope()
+	var parts []string
+	var toolFirst *lang.ToolDecl
+	for _, arg := range c.Args {
+		if arg.Name == nil {
+			v, err := sc.eval(arg.Value)
+			if err != nil {
+				return "", "", err
+			}
+			parts = append(parts, text(v))
+			continue
+		}
+		switch arg.Name.Name {
+		case "tools", "temp", "temperature", "max_tokens", "max_steps", "tool_result_chars":
+			// Settings, read by agentSettings.
+		case "tool":
+			if id, ok := arg.Value.(*lang.Ident); ok {
+				toolFirst = rn.r.prog.Tool(id.Name)
+			}
+		default:
+			v, err := sc.eval(arg.Value)
+			if err != nil {
+				return "", "", err
+			}
+			parts = append(parts, arg.Name.Name+": "+text(v))
+		}
+	}
+	if toolFirst != nil {
+		// tool: T is a call the pipeline makes for the agent: its policies apply to it as
+		// to any call the agent's model chooses.
+		out, err := rn.toolCall(ctx, toolReq{td: toolFirst, pos: inputArgs(value), implicit: value != nil, input: value,
+			at: o.at, agent: agentName, set: set, police: true})
+		if err != nil {
+			return "", "", err
+		}
+		parts = append(parts, "Result of "+toolFirst.Name.Name+":\n"+text(out))
+	}
+	prompt = buildPrompt(parts, value, !usesValue(c, o.valueNames), o.feedback)
+	system, err = sc.fill(stringOf(a.System))
+	if err != nil {
+		return "", "", err
+	}
+
+	// Input policies see the prompt before anything leaves the host, mock or not.
+	prompt, err = set.Input(prompt)
+	if err != nil {
+		rn.violation(err, agentName, target, o.at)
+		return "", "", err
+	}
+	return system, prompt, nil
 }
 
 // settings are an agent call's model and loop settings: the agent's brackets, overridden by
@@ -354,23 +400,6 @@ func equipList(a *lang.AgentDecl) string {
 		names[i] = id.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// approve asks about a call that needs approval. Until approvals can reach a person, only
-// mocks answer: "Tool.method?" for that target, else "approval"; without one no one can be
-// asked.
-func (rn *run) approve(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-	key := req.Call.Target + "?"
-	if !rn.r.cfg.Mocks.Has(key, "approval") {
-		return agent.Approval{}, agent.ErrNoOneToAsk
-	}
-	mreq := MockRequest{Target: key, Agent: req.Agent}
-	json.Unmarshal(req.Call.Args, &mreq.Args)
-	v, _, err := rn.r.cfg.Mocks.answer(mreq, key, "approval")
-	if err != nil {
-		return agent.Approval{}, &agent.Fatal{Err: err}
-	}
-	return agent.ParseApproval(v), nil
 }
 
 // A modelStep makes one model request of a conversation: MaxSpend's check and reservation

@@ -327,7 +327,8 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 
 // police checks a call the pipeline makes for an agent (tool: T) against the agent's tool
 // policies, as the tool loop checks the calls its model asks for: a refusal fails the call
-// and is a violation; a call that needs approval is put to the approval mocks.
+// and is a violation; a call that needs approval is asked about as the loop's are (approve),
+// and a declined one fails the call with APPROVAL_DECLINED.
 func (rn *run) police(ctx context.Context, q toolReq, target string, effect tool.Effect, args json.RawMessage) error {
 	d := q.set.Decide(target, effect, args)
 	switch d.Verdict {
@@ -337,9 +338,9 @@ func (rn *run) police(ctx context.Context, q toolReq, target string, effect tool
 		return v
 	case policy.NeedsApproval:
 		a, err := rn.approve(ctx, agent.ApprovalRequest{Agent: q.agent, Call: agent.Call{Target: target, Effect: effect, Args: args},
-			Policy: d.Policy, Rule: d.Rule, Reason: d.Reason})
+			Policy: d.Policy, Rule: d.Rule, Reason: d.Reason}, q.at, q.set)
 		if errors.Is(err, agent.ErrNoOneToAsk) {
-			return &Error{Code: agent.CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("tool: %s calls %s, which policy %s sends to a person for approval (%s), and there is no way to ask one here", q.td.Name.Name, target, d.Policy, d.Reason)}
+			return &Error{Code: agent.CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("tool: %s calls %s, which policy %s sends to a person for approval (%s)%s", q.td.Name.Name, target, d.Policy, d.Reason, agent.NoOneBecause(err))}
 		}
 		if err != nil {
 			return err

@@ -27,6 +27,8 @@ type run struct {
 	// another pipeline"); empty at the top level of the pipeline the run started with.
 	// A yield, listen or approval there needs an interrupt handler (see canPause).
 	where string
+	// resume is set while a run that paused for approval is continued (see approvalResume).
+	resume *approvalResume
 	// list is the stages this run goes through: the pipeline's, or a branch arm's.
 	list []*lang.Stage
 
@@ -104,8 +106,12 @@ func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) 
 		info := pause.info
 		rn.st.meta.Paused = &info
 		rn.st.mu.Unlock()
-		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut}
-		rn.st.emit(Event{Type: "paused", At: rn.list[pause.stage].Pos.String(), Channel: info.WaitingFor, Output: info.Question})
+		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut, Agent: pause.agent}
+		at := rn.pd.Pos.String()
+		if pause.agent == nil || !pause.agent.Start {
+			at = rn.list[pause.stage].Pos.String()
+		}
+		rn.st.emit(Event{Type: "paused", At: at, Channel: info.WaitingFor, Output: info.Question})
 	case err != nil:
 		res.Status = Failed
 		var se *stageError
@@ -152,10 +158,12 @@ type stageError struct {
 func (e *stageError) Error() string { return e.at + ": " + e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
-// body runs the pipeline: its start value, then its stages. When resuming, payload is the
-// value of the stage at start, which the run paused at.
+// body runs the pipeline: its start value, then its stages. When resuming a yield or a
+// listen, payload is the value of the stage at start, which the run paused at; when resuming
+// an agent call that waited for approval (rn.resume), that stage (or the start value) runs
+// again and its agent call goes on with its saved conversation.
 func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) (any, error) {
-	if resuming {
+	if resuming && rn.resume == nil {
 		st := rn.list[start]
 		if st.As != nil {
 			rn.st.set(st.As.Name, payload)
@@ -163,8 +171,33 @@ func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) 
 		rn.stageOut[start] = payload
 		return rn.stages(ctx, start+1, payload)
 	}
+	if resuming && !rn.resume.pause.Start {
+		st := rn.list[start]
+		if st.Op != lang.OpFallback {
+			return rn.stages(ctx, start, rn.stageIn[start])
+		}
+		// The handler of a failed stage waited: it goes on, then the stages after it.
+		out, _, err := rn.stage(ctx, start, st, rn.stageIn[start], nil)
+		if err != nil {
+			var pause *errPause
+			if errors.As(err, &pause) {
+				pause.place(start)
+				return nil, err
+			}
+			return nil, wrapStage(st, err)
+		}
+		if st.As != nil {
+			rn.st.set(st.As.Name, out)
+		}
+		return rn.stages(ctx, start+1, out)
+	}
 	v, err := rn.startValue(ctx)
 	if err != nil {
+		var pause *errPause
+		if errors.As(err, &pause) {
+			pause.placeStart()
+			return nil, err
+		}
 		return nil, &stageError{at: rn.pd.Pos.String(), err: err}
 	}
 	return rn.stages(ctx, 0, v)
@@ -193,6 +226,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		if err != nil {
 			var pause *errPause
 			if errors.As(err, &pause) {
+				pause.place(i)
 				return nil, err
 			}
 			var ie *itemError
@@ -205,6 +239,10 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 				rn.stageIn[i+1] = value
 				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
 				if err != nil {
+					if errors.As(err, &pause) {
+						pause.place(i + 1)
+						return nil, err
+					}
 					return nil, wrapStage(fb, err)
 				}
 				value = out

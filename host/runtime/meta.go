@@ -61,10 +61,15 @@ type ViolationInfo struct {
 
 // PauseInfo is context.meta.paused.
 type PauseInfo struct {
-	// WaitingFor is the channel the run waits on: "yield", or a listen stage's channel.
+	// WaitingFor is the channel the run waits on: "yield", a listen stage's channel, or
+	// "approval".
 	WaitingFor string `json:"waitingFor"`
-	// Question is the yield's argument, for the person who answers.
+	// Question is the yield's argument, for the person who answers; for an approval, the
+	// message ("Allow Clerk to call Files.write with {...}? (policy Careful)").
 	Question any `json:"question"`
+	// Named holds an approval's details, as the interrupt handler gets them: target, args
+	// (with the agent's Redact rules applied), policy and agent.
+	Named map[string]any `json:"named,omitempty"`
 }
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which

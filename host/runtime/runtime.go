@@ -319,6 +319,9 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	for k, v := range rec.Resume.Outputs {
 		rn.stageOut[k] = v
 	}
+	if rec.Resume.Agent != nil {
+		rn.resume = &approvalResume{pause: rec.Resume.Agent, payload: payload}
+	}
 	r.cfg.Mocks.seek(rec.Mocks)
 	defer rn.close()
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)
@@ -344,7 +347,11 @@ func (r *Runtime) resumable(rec *Record, channel string) (*lang.PipelineDecl, ma
 		return nil, nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, orUnknown(rec.Pipeline))
 	}
 	i := rec.Resume.Stage
-	if i < 0 || i >= len(pd.Stages) || !waitsOn(pd.Stages[i], waiting) {
+	if waiting == ChannelApproval || rec.Resume.Agent != nil {
+		if err := r.approvalResumable(rec, pd); err != nil {
+			return nil, nil, err
+		}
+	} else if i < 0 || i >= len(pd.Stages) || !waitsOn(pd.Stages[i], waiting) {
 		return nil, nil, errorf(CodeRun, "run %s paused at stage %d waiting on %q, and stage %d of pipeline %s in this file does not; was the file changed?", id, i+1, waiting, i+1, pd.Name.Name)
 	}
 	in, err := bindInputs(pd, rec.Inputs)
@@ -352,6 +359,38 @@ func (r *Runtime) resumable(rec *Record, channel string) (*lang.PipelineDecl, ma
 		return nil, nil, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: its inputs no longer fit pipeline %s: %v", id, pd.Name.Name, err), Err: err}
 	}
 	return pd, in, nil
+}
+
+// approvalResumable checks the agent call a run paused for approval at: the record names
+// it, pipeline pd still has that agent call at that place, and the saved conversation waits
+// at the call the record names.
+func (r *Runtime) approvalResumable(rec *Record, pd *lang.PipelineDecl) error {
+	id, ap := rec.RunID, rec.Resume.Agent
+	if rec.Meta.Paused.WaitingFor != ChannelApproval || ap == nil {
+		return errorf(CodeRun, "run %s: the record does not say which agent call waits for approval", id)
+	}
+	var c *lang.Call
+	place := fmt.Sprintf("the start of pipeline %s", pd.Name.Name)
+	if ap.Start {
+		c, _ = pd.Start.(*lang.Call)
+	} else if i := rec.Resume.Stage; i >= 0 && i < len(pd.Stages) {
+		place = fmt.Sprintf("stage %d of pipeline %s", i+1, pd.Name.Name)
+		if st := pd.Stages[i]; st.Op == lang.OpThen || st.Op == lang.OpFallback {
+			c = st.Call
+		}
+	} else {
+		place = fmt.Sprintf("stage %d of pipeline %s, which has %d stages,", i+1, pd.Name.Name, len(pd.Stages))
+	}
+	if c == nil || c.Recv == nil || r.prog.Agent(c.Recv.Name) == nil || c.Target() != ap.Target {
+		return errorf(CodeRun, "run %s waits for approval in agent call %s, and %s in this file is not that call; was the file changed?", id, orUnknown(ap.Target), place)
+	}
+	if cv := ap.Conversation; cv != nil {
+		n := len(cv.Results)
+		if n >= len(cv.Pending) || cv.Pending[n].ID != ap.Call.ID {
+			return errorf(CodeRun, "run %s: the saved conversation of %s does not wait at the call the record names", id, ap.Target)
+		}
+	}
+	return nil
 }
 
 // waitsOn reports whether st is a stage that waits on channel.

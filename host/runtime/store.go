@@ -46,6 +46,9 @@ type ResumePoint struct {
 	// loops going back (and the answer their feedback quotes).
 	Inputs  map[int]any `json:"inputs,omitempty"`
 	Outputs map[int]any `json:"outputs,omitempty"`
+	// Agent, for a run waiting for approval, is the agent call that waits: its conversation
+	// so far and the call put to a person. Stage is that call's stage.
+	Agent *AgentPause `json:"agent,omitempty"`
 }
 
 // A Store keeps run records as JSON files in one folder (.halo/runs).
