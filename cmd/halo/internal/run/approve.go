@@ -35,6 +35,8 @@ func autoApprove(_ context.Context, in runtime.Interrupt) (any, bool, error) {
 // the run pauses as it would without a terminal.
 type prompter struct {
 	out io.Writer
+	// hold, when set, keeps the progress line off the terminal while a question is asked.
+	hold func() (release func())
 
 	mu  sync.Mutex
 	in  *bufio.Reader
@@ -61,6 +63,9 @@ func (p *prompter) ask(ctx context.Context, in runtime.Interrupt) (any, bool, er
 	defer p.mu.Unlock()
 	if p.eof {
 		return nil, false, nil
+	}
+	if p.hold != nil {
+		defer p.hold()()
 	}
 	// The message quotes the model's arguments: termsafe shows its control characters.
 	fmt.Fprintf(p.out, "%s\n%s", in.Message, ApprovalPrompt)
