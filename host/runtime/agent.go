@@ -54,7 +54,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		}
 	}
 
-	mocked := rn.r.cfg.Mocks.Has(target) || rn.r.cfg.MockAgents
+	mocked := rn.mocks().Has(target) || rn.mockAgents()
 	ref := a.Model.String()
 	offered, lazy, err := rn.offer(ctx, a, st.tools, set, mocked)
 	if err != nil {
@@ -64,7 +64,11 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	step := &modelStep{rn: rn, set: set, ref: ref, agent: agentName, target: target, at: o.at,
 		retries: o.retries, timeout: o.timeout, mocked: mocked}
 	var modelID string
-	if mocked {
+	if rp := rn.tools.replay; rp != nil {
+		// A replay asks no model: the recording answers.
+		step.replay = &replayModel{rp: rp, target: target, place: rn.place(o.at)}
+		step.inner = step.replay
+	} else if mocked {
 		step.mock = &mockModel{rn: rn, withTools: len(st.tools) > 0,
 			req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
 		step.inner = step.mock
@@ -89,8 +93,9 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		Run: func(ctx context.Context, call agent.Call) (any, error) {
 			toolName, method, _ := strings.Cut(call.Target, ".")
 			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, at: o.at, agent: agentName, set: set})
-			if tool.Code(err) == CodeMock {
-				// A scripted mock that ran out is the test's mistake, not the model's.
+			if code := tool.Code(err); code == CodeMock || code == CodeReplayDiverged {
+				// A scripted mock that ran out is the test's mistake, not the model's; a
+				// replay that left its recording stops there.
 				return nil, &agent.Fatal{Err: err}
 			}
 			return out, err
@@ -102,6 +107,9 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 				var mockValue any
 				if step.mock != nil {
 					mockValue = step.mock.last
+				}
+				if step.replay != nil {
+					mockValue = step.replay.last
 				}
 				return answerValue(res, mockValue), nil
 			}
@@ -288,7 +296,19 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 		}
 		var ms []tool.Method
 		ok := false
-		if mocked || rn.r.cfg.Mocks.hasTool(name) {
+		if rp := rn.tools.replay; rp != nil {
+			// As the recorded run described it, or its type declares it, without starting
+			// anything. One it never described (its mocked agent never called it) is
+			// described only if the replayed model calls it, and cannot be then.
+			if ms, ok = rp.rec.Methods[name]; !ok {
+				ms, ok = rn.tools.staticMethods(td)
+			}
+			if !ok {
+				later = append(later, td)
+				continue
+			}
+		}
+		if !ok && (mocked || rn.mocks().hasTool(name)) {
 			// Described without starting anything: a mocked model or tool may never need
 			// the provider.
 			if ms, ok = rn.tools.staticMethods(td); !ok {
@@ -307,6 +327,7 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 				return nil, nil, err
 			}
 		}
+		rn.tools.rec.methods(name, ms)
 		n := 0
 		for _, m := range ms {
 			if !m.PipelineOnly {
@@ -369,12 +390,12 @@ func visible(set policy.Set, methods []agent.Method) ([]agent.Method, error) {
 // mockedMethods describes a tool by the mocks of its methods ("Tool.method" keys), for tools
 // whose provider alone knows its methods: a test that mocks them needs no server.
 func (rn *run) mockedMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
-	if rn.r.cfg.Mocks == nil {
+	if rn.mocks() == nil {
 		return nil, false
 	}
 	var ms []tool.Method
 	prefix := td.Name.Name + "."
-	for _, k := range rn.r.cfg.Mocks.Targets() {
+	for _, k := range rn.mocks().Targets() {
 		if m, ok := strings.CutPrefix(k, prefix); ok && m != "" && !strings.HasSuffix(k, "?") {
 			ms = append(ms, tool.Method{Name: m, Description: "(mocked) " + k})
 		}
@@ -409,6 +430,7 @@ type modelStep struct {
 	rn                 *run
 	inner              model.Provider
 	mock               *mockModel
+	replay             *replayModel
 	conv               *agent.Conversation
 	set                policy.Set
 	ref, agent, target string
@@ -434,7 +456,7 @@ func (s *modelStep) Complete(ctx context.Context, req model.Request) (model.Resp
 		}
 		wait = min(wait, 30*time.Second)
 		rn.r.cfg.Logger.Debug("retrying model request", "at", s.at, "target", s.target, "attempt", retry+2, "wait", wait, "error", err)
-		if err := rn.r.cfg.Sleep(ctx, wait); err != nil {
+		if err := rn.sleep(ctx, wait); err != nil {
 			return model.Response{}, err
 		}
 	}
@@ -465,8 +487,26 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	if s.mock != nil {
 		s.mock.attempt, s.mock.step = attempt, st.Requests+1
 	}
+	if s.replay != nil {
+		s.replay.step = st.Requests + 1
+	}
 	start := rn.r.cfg.Now()
 	resp, err := s.inner.Complete(actx, req)
+	if rn.tools.rec != nil {
+		c := Recorded{Kind: RecordedLLM, Target: s.target, At: s.at, Step: st.Requests + 1}
+		if err != nil {
+			c.Error = recordError(err)
+		} else {
+			r := resp
+			c.Response = &r
+			if s.mock != nil && len(resp.ToolCalls) == 0 {
+				if _, isText := s.mock.last.(string); !isText {
+					c.Value = s.mock.last
+				}
+			}
+		}
+		rn.record(c)
+	}
 	timedOut := s.timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -59,19 +60,37 @@ func (rn *run) approver(at string, set policy.Set) agent.Approver {
 // the agent's stage, where a run can pause; elsewhere no one can be asked, and the call
 // fails with APPROVAL_NEEDED.
 func (rn *run) approve(ctx context.Context, req agent.ApprovalRequest, at string, set policy.Set) (agent.Approval, error) {
+	if rp := rn.tools.replay; rp != nil {
+		// A replay asks no one: the recorded run's answer to the same call.
+		shown := func(a json.RawMessage) string { return quoteArgs(agent.ShowArgs(set, a)) }
+		a, err := rp.approval(req.Call.Target, req.Call.Args, rn.place(at), shown)
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, errUnanswered) {
+			return agent.Approval{}, &agent.Fatal{Err: err}
+		}
+		// The recorded run was never answered here: the replay pauses where it paused.
+		return agent.Approval{}, rn.unanswered(req, at, set)
+	}
+	answered := func(a agent.Approval) (agent.Approval, error) {
+		rn.record(Recorded{Kind: RecordedApproval, Target: req.Call.Target, At: at, Args: req.Call.Args,
+			Answer: map[string]any{"approved": a.Approved, "reason": a.Reason}})
+		return a, nil
+	}
 	if rs := rn.resume; rs != nil && rs.taken && !rs.answered && rs.pause.Call.matches(req.Call) {
 		rs.answered = true
-		return agent.ParseApproval(rs.payload), nil
+		return answered(agent.ParseApproval(rs.payload))
 	}
 	key := req.Call.Target + "?"
-	if rn.r.cfg.Mocks.Has(key, "approval") {
+	if rn.mocks().Has(key, "approval") {
 		mreq := MockRequest{Target: key, Agent: req.Agent}
 		json.Unmarshal(req.Call.Args, &mreq.Args)
-		v, _, err := rn.r.cfg.Mocks.answer(mreq, key, "approval")
+		v, _, err := rn.mocks().answer(mreq, key, "approval")
 		if err != nil {
 			return agent.Approval{}, &agent.Fatal{Err: err}
 		}
-		return agent.ParseApproval(v), nil
+		return answered(agent.ParseApproval(v))
 	}
 	in := approvalInterrupt(req, at, set)
 	answer, ok, err := rn.ask(ctx, in)
@@ -79,12 +98,19 @@ func (rn *run) approve(ctx context.Context, req agent.ApprovalRequest, at string
 		return agent.Approval{}, err
 	}
 	if ok {
-		return agent.ParseApproval(answer), nil
+		return answered(agent.ParseApproval(answer))
 	}
+	return agent.Approval{}, rn.unanswered(req, at, set)
+}
+
+// unanswered is what a call no one answered does: it pauses the run at the agent's stage,
+// where a run can pause; elsewhere no one can be asked.
+func (rn *run) unanswered(req agent.ApprovalRequest, at string, set policy.Set) error {
 	if rn.where != "" {
-		return agent.Approval{}, agent.NoOneToAsk(fmt.Sprintf("no interrupt handler answered, and a run cannot pause %s to wait for one", rn.where))
+		return agent.NoOneToAsk(fmt.Sprintf("no interrupt handler answered, and a run cannot pause %s to wait for one", rn.where))
 	}
-	return agent.Approval{}, &errPause{
+	in := approvalInterrupt(req, at, set)
+	return &errPause{
 		info:  PauseInfo{WaitingFor: ChannelApproval, Question: in.Message, Named: in.Named},
 		agent: &AgentPause{Call: WaitingCall{ID: req.Call.ID, Target: req.Call.Target, Args: req.Call.Args}},
 	}

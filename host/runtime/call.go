@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -267,7 +268,9 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 	if method != "" {
 		targets = []string{target, name}
 	}
-	if rn.r.cfg.Mocks.Has(targets...) {
+	var raw json.RawMessage // the result as the provider (or mock) gave it, for the recording
+	rp := rn.tools.replay
+	if rn.mocks().Has(targets...) || rp != nil && rp.mocked(targets...) {
 		mocked = true
 		args = q.raw
 		if args == nil {
@@ -284,9 +287,18 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 				return nil, err
 			}
 		}
-		mreq := MockRequest{Target: target, Agent: q.agent, Input: q.input}
-		json.Unmarshal(args, &mreq.Args)
-		out, _, err = rn.r.cfg.Mocks.answer(mreq, targets...)
+		if rp != nil {
+			out, err = rn.replayTool(q, target, args)
+		} else {
+			mreq := MockRequest{Target: target, Agent: q.agent, Input: q.input}
+			json.Unmarshal(args, &mreq.Args)
+			out, _, err = rn.mocks().answer(mreq, targets...)
+			if err == nil && rn.tools.rec != nil {
+				if raw, err = json.Marshal(out); err != nil {
+					raw, err = nil, fmt.Errorf("the mock's answer is not JSON: %w", err)
+				}
+			}
+		}
 	} else {
 		var p prepared
 		p, err = rn.tools.prepare(ctx, q.td, q.method, q.raw, q.pos, q.implicit, q.named)
@@ -297,11 +309,27 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 					return nil, err
 				}
 			}
-			progress := func(pr tool.Progress) {
-				rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
+			if rp != nil {
+				out, err = rn.replayTool(q, target, args)
+			} else {
+				progress := func(pr tool.Progress) {
+					rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
+				}
+				if raw, err = p.call(ctx, progress); err == nil {
+					out, err = decodeResult(raw)
+				}
 			}
-			out, err = p.call(ctx, progress)
 		}
+	}
+	if rn.tools.rec != nil && args != nil {
+		c := Recorded{Kind: RecordedTool, Target: target, At: q.at, Args: args, Mocked: mocked}
+		switch {
+		case err != nil:
+			c.Error = recordError(err)
+		case len(bytes.TrimSpace(raw)) > 0:
+			c.Result = raw
+		}
+		rn.record(c)
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
 	ci := CallInfo{Kind: "tool", Target: target, Agent: q.agent, DurationMs: dur, Mocked: mocked}

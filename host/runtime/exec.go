@@ -52,9 +52,13 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 		meta: Meta{RunID: r.cfg.NewID(), Calls: []CallInfo{}, Violations: []ViolationInfo{}},
 		data: data, onEv: r.cfg.OnEvent, now: r.cfg.Now,
 	}
+	tools := newToolSet(r, inputs)
+	if r.cfg.Store != nil {
+		tools.rec = &recorder{}
+	}
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
-		tools:  newToolSet(r, inputs),
+		tools:  tools,
 		budget: policy.NewBudget(), shares: newShares(),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
@@ -66,7 +70,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	for k, v := range inputs {
 		data[k] = v
 	}
-	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm}
+	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	return &run{
 		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, list: pd.Stages,
 		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
@@ -79,7 +83,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 // events, tools and budget; its names see this run's names, and the names it sets stay
 // its own. where says where it is, for a stage in it that would pause.
 func (rn *run) inner(where string, list []*lang.Stage) *run {
-	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm}
+	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, where: where, list: list}
 	if list != nil {
 		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
@@ -88,6 +92,26 @@ func (rn *run) inner(where string, list []*lang.Stage) *run {
 }
 
 func (rn *run) close() { rn.tools.close() }
+
+// mocks are the mocks this run answers from: none in a replay, which answers from its
+// recording.
+func (rn *run) mocks() *Mocks {
+	if rn.tools.replay != nil {
+		return nil
+	}
+	return rn.r.cfg.Mocks
+}
+
+// mockAgents is --mock, which a replay ignores.
+func (rn *run) mockAgents() bool { return rn.r.cfg.MockAgents && rn.tools.replay == nil }
+
+// sleep waits between @retry attempts; a replay does not wait.
+func (rn *run) sleep(ctx context.Context, d time.Duration) error {
+	if rn.tools.replay != nil {
+		return ctx.Err()
+	}
+	return rn.r.cfg.Sleep(ctx, d)
+}
 
 func (rn *run) scope() *scope {
 	return &scope{inputs: rn.inputs, st: rn.st, env: rn.r.cfg.Env}
@@ -145,6 +169,7 @@ func (rn *run) save(res *Result) error {
 	rec.Events = append([]Event(nil), rn.st.events...)
 	rn.st.mu.Unlock()
 	rec.Mocks = rn.r.cfg.Mocks.cursors()
+	rec.Recording = rn.tools.rec.recording()
 	rec.Updated = rn.r.cfg.Now().UTC()
 	return rn.r.cfg.Store.Save(rec)
 }
@@ -390,7 +415,7 @@ func (rn *run) directed(ctx context.Context, st *lang.Stage, f func(ctx context.
 			wait = 30 * time.Second
 		}
 		rn.r.cfg.Logger.Debug("retrying stage", "at", st.Pos.String(), "attempt", attempt+1, "wait", wait, "error", err)
-		if err := rn.r.cfg.Sleep(ctx, wait); err != nil {
+		if err := rn.sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -149,6 +149,11 @@ type state struct {
 	// item and arm are stamped on every event made here (see Event.Item and Event.Arm).
 	item *int
 	arm  string
+	// lane says which branch of the run's nesting the state is on, the same in every run of
+	// the pipeline whatever the file's line numbers: "*1" for the second call of a fan-out,
+	// "#3" for the fourth item of an each, "?else" for a branch arm, joined from the
+	// outermost. A replay matches recorded calls by it.
+	lane string
 }
 
 // top returns the state that holds the run's meta and events.

@@ -103,7 +103,20 @@ func (rn *run) canPause(code, what string) error {
 // pause the run at stage i (or fail with NOT_PAUSABLE where it cannot pause). question is
 // what context.meta.paused shows.
 func (rn *run) wait(ctx context.Context, i int, in Interrupt, what string, question any) (any, error) {
-	answer, ok, err := rn.ask(ctx, in)
+	var (
+		answer any
+		ok     bool
+		err    error
+	)
+	if rp := rn.tools.replay; rp != nil {
+		// A replay asks no one: the recorded run's answer here, if it was answered.
+		answer, ok = rp.answer(in.Channel, rn.place(in.At))
+	} else {
+		answer, ok, err = rn.ask(ctx, in)
+		if ok {
+			rn.record(Recorded{Kind: RecordedAnswer, Target: in.Channel, At: in.At, Answer: answer})
+		}
+	}
 	if err != nil || ok {
 		return answer, err
 	}

@@ -319,13 +319,55 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	for k, v := range rec.Resume.Outputs {
 		rn.stageOut[k] = v
 	}
+	if rn.tools.rec != nil && rec.Recording != nil {
+		// The run records on after what it recorded before it paused.
+		rn.tools.rec.rec = *rec.Recording.clone()
+	}
 	if rec.Resume.Agent != nil {
 		rn.resume = &approvalResume{pause: rec.Resume.Agent, payload: payload}
+	} else if i := rec.Resume.Stage; i >= 0 && i < len(pd.Stages) {
+		// The answer to a yield or a listen, for a replay of the run.
+		rn.record(Recorded{Kind: RecordedAnswer, Target: rec.Meta.Paused.WaitingFor, At: pd.Stages[i].Pos.String(), Answer: payload})
 	}
 	r.cfg.Mocks.seek(rec.Mocks)
 	defer rn.close()
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)
 	return res, rn.save(res)
+}
+
+// Replay runs rec's pipeline again with its inputs, answering every model request, tool
+// call, approval and yield or listen from rec.Recording instead of asking a model, a tool
+// or a person: nothing is started and no key is needed, so a changed policy or prompt can be
+// tried against a run that happened. Calls are answered by the recorded call of the same
+// target (and, for tools and approvals, the same arguments) in the order they were made;
+// the first the recording cannot answer fails the run with REPLAY_DIVERGED saying what
+// differed. Mocks, the interrupt handler and the store are not used: the replay is not
+// saved, rec is left as it is, and the result keeps rec's run id. It ends paused where the
+// recorded run was never answered. A record without a recording, or whose pipeline or
+// inputs no longer fit the file, is a RUN_RECORD error.
+func (r *Runtime) Replay(ctx context.Context, rec *Record) (*Result, error) {
+	id := rec.RunID
+	if rec.Recording == nil {
+		return nil, errorf(CodeRun, "run %s has no recording to replay (it was saved by a version of Halo that did not record runs)", id)
+	}
+	pd := r.prog.Pipeline(rec.Pipeline)
+	if pd == nil {
+		return nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, orUnknown(rec.Pipeline))
+	}
+	in, err := bindInputs(pd, rec.Inputs)
+	if err != nil {
+		return nil, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: its inputs no longer fit pipeline %s: %v", id, pd.Name.Name, err), Err: err}
+	}
+	rn := r.newRun(pd, in)
+	rn.st.meta.RunID = id
+	rn.tools.rec, rn.tools.replay = nil, newReplayer(rec.Recording)
+	if rec.Status == Paused && rec.Resume != nil && rec.Resume.Agent != nil {
+		w := rec.Resume.Agent.Call
+		rn.tools.replay.waiting = &w
+	}
+	rn.rec = &Record{RunID: id, File: rec.File, Pipeline: rec.Pipeline, Inputs: in}
+	defer rn.close()
+	return rn.exec(ctx, 0, nil, false), nil
 }
 
 // resumable checks that rec is a paused run this program can go on with, waiting on

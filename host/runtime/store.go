@@ -33,6 +33,10 @@ type Record struct {
 	Mocks   map[string]int `json:"mocks,omitempty"`
 	Started time.Time      `json:"started"`
 	Updated time.Time      `json:"updated"`
+
+	// Recording is what the run's models answered, its tools returned and its people said,
+	// unredacted, for halo replay (Runtime.Replay).
+	Recording *Recording `json:"recording,omitempty"`
 }
 
 // A ResumePoint is where a paused run stopped.
@@ -76,7 +80,9 @@ func (s *Store) Save(rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+	// Records hold what tools returned, unredacted: the folder and the files are the
+	// user's alone.
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("run records: %w", err)
 	}
 	f, err := os.CreateTemp(s.Dir, "."+rec.RunID+".*.tmp")
@@ -124,9 +130,21 @@ func (s *Store) Load(id string) (*Record, error) {
 	return &rec, nil
 }
 
+// Newest returns the id of the most recently updated run of any status, for `halo replay
+// FILE last`.
+func (s *Store) Newest() (string, error) {
+	return s.newest(func(*Record) bool { return true }, "no run")
+}
+
 // Latest returns the id of the most recently updated paused run, for `halo resume FILE
 // last`.
 func (s *Store) Latest() (string, error) {
+	return s.newest(func(rec *Record) bool { return rec.Status == Paused }, "no paused run")
+}
+
+// newest returns the id of the most recently updated run that keep accepts; none is a
+// RUN_RECORD error saying none.
+func (s *Store) newest(keep func(*Record) bool, none string) (string, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
@@ -138,7 +156,7 @@ func (s *Store) Latest() (string, error) {
 			continue
 		}
 		rec, err := s.Load(id)
-		if err != nil || rec.Status != Paused {
+		if err != nil || !keep(rec) {
 			continue
 		}
 		if best == "" || rec.Updated.After(bestTime) {
@@ -146,7 +164,7 @@ func (s *Store) Latest() (string, error) {
 		}
 	}
 	if best == "" {
-		return "", errorf(CodeRun, "no paused run in %s", s.Dir)
+		return "", errorf(CodeRun, "%s in %s", none, s.Dir)
 	}
 	return best, nil
 }

@@ -91,7 +91,7 @@ func resumeRun(ctx context.Context, opts *Options) error {
 		res, err = s.Runtime.Resume(ctx, opts.RunID, Payload(opts.Payload))
 	}
 	if err != nil {
-		return refused(opts, err)
+		return Refused(opts.F, opts.RunID, opts.JSON, err)
 	}
 	return run.Report(opts.F, res, opts.File, opts.JSON)
 }
@@ -102,21 +102,21 @@ type Refusal struct {
 	Error *runtime.ErrorInfo `json:"error"`
 }
 
-// refused reports a run that could not be resumed: its code on stderr (and as JSON on
-// stdout with --json), exit status 1.
-func refused(opts *Options, err error) error {
+// Refused reports a run that could not be resumed (or replayed): its code on stderr (and
+// as JSON on stdout with --json), exit status 1.
+func Refused(f *cmdutil.Factory, runID string, asJSON bool, err error) error {
 	code := tool.Code(err)
 	if code == "" {
 		return err
 	}
-	if opts.JSON {
-		enc := json.NewEncoder(termsafe.Writer(opts.F.IO.Out))
+	if asJSON {
+		enc := json.NewEncoder(termsafe.Writer(f.IO.Out))
 		enc.SetIndent("", "  ")
-		if werr := enc.Encode(Refusal{RunID: opts.RunID, Error: &runtime.ErrorInfo{Code: code, Message: err.Error()}}); werr != nil {
+		if werr := enc.Encode(Refusal{RunID: runID, Error: &runtime.ErrorInfo{Code: code, Message: err.Error()}}); werr != nil {
 			return werr
 		}
 	}
-	fmt.Fprintf(opts.F.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
+	fmt.Fprintf(f.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
 	return cmdutil.Silent(cmdutil.ExitFailed)
 }
 
