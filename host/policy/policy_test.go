@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/errcode"
 )
 
 func r(name string, args ...any) RuleSpec {
@@ -50,7 +50,7 @@ func TestCompileErrors(t *testing.T) {
 			continue
 		}
 		var errs Errors
-		if !errors.As(err, &errs) || errs[0].Pos != "test.halo:1:1" || tool.Code(err) != CodeInvalid {
+		if !errors.As(err, &errs) || errs[0].Pos != "test.halo:1:1" || errcode.Code(err) != CodeInvalid {
 			t.Errorf("%s: want Errors with position and code, got %#v", ruleText(tt.spec), err)
 		}
 	}

@@ -3,8 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
@@ -42,30 +42,11 @@ const (
 	CodeInternal = "INTERNAL"
 )
 
-// An Error is a run failure with a stable code.
-type Error struct {
-	Code    string
-	Message string
-	// Retryable failures may pass if the stage runs again (timeouts).
-	Retryable bool
-	Err       error
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" && e.Err != nil {
-		return e.Err.Error()
-	}
-	return e.Message
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode returns the stable code.
-func (e *Error) ErrorCode() string { return e.Code }
+// An Error is a run failure with a stable code: the host's one coded-error type.
+type Error = errcode.Error
 
 func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return errcode.New(code, format, args...)
 }
 
 // An ErrorInfo is a failure as a run result and a run record show it.
@@ -77,7 +58,7 @@ type ErrorInfo struct {
 }
 
 func infoOf(err error, at string) *ErrorInfo {
-	code := tool.Code(err)
+	code := errcode.Code(err)
 	switch {
 	case code == "" && errors.Is(err, context.Canceled):
 		code = CodeCancelled
@@ -89,8 +70,8 @@ func infoOf(err error, at string) *ErrorInfo {
 }
 
 // retryable reports whether @retry may run a stage again after err: tool and model failures
-// marked retryable (HTTP 408/429/5xx, network errors) and timeouts; never a policy violation
-// or a cancelled run.
+// marked retryable (HTTP 408/429/5xx, network errors) and timeouts (a stage's @timeout among
+// them); never a policy violation or a cancelled run.
 func retryable(err error) bool {
 	var v *policy.Violation
 	if errors.As(err, &v) || errors.Is(err, context.Canceled) {
@@ -99,9 +80,5 @@ func retryable(err error) bool {
 	if tool.IsRetryable(err) || model.IsRetryable(err) {
 		return true
 	}
-	var re *Error
-	if errors.As(err, &re) && re.Retryable {
-		return true
-	}
-	return tool.Code(err) == CodeTimeout
+	return errcode.Code(err) == CodeTimeout
 }

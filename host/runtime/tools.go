@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -175,7 +176,7 @@ func (ts *toolSet) describe(ctx context.Context, td *lang.ToolDecl) ([]tool.Meth
 	}
 	ms, err := ot.list(ctx)
 	if err != nil {
-		if tool.Code(err) == "" {
+		if errcode.Code(err) == "" {
 			return nil, &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("tool %s cannot describe its methods: %v", td.Name.Name, err), Err: err}
 		}
 		return nil, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -186,7 +187,7 @@ func TestProtocolVersions(t *testing.T) {
 	t.Run("2025-11-25", func(t *testing.T) {
 		_, p := fake(t, "2025-11-25")
 		_, err := p.Methods(context.Background())
-		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2025-11-25") {
+		if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2025-11-25") {
 			t.Errorf("got %v, want TOOL_CONFIG naming the version", err)
 		}
 	})

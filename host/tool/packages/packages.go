@@ -21,6 +21,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/httppkg"
 	"github.com/halo-lang/halo/host/tool/mcp"
@@ -58,7 +59,7 @@ func Register(reg *tool.Registry, dir string, cfg Config) error {
 	if err != nil {
 		// Commands print errors as they are; the stable code goes into the message so users
 		// can match it (PACKAGE_INTEGRITY: run halo install).
-		if code := pkgmgr.Code(err); code != "" {
+		if code := errcode.Code(err); code != "" {
 			return fmt.Errorf("%w [%s]", err, code)
 		}
 		return err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool/builtin"
 	"github.com/halo-lang/halo/host/tool/mcp"
 	"github.com/halo-lang/halo/host/tool/sandbox"
@@ -135,7 +136,7 @@ func Coded(err error) error {
 	if err == nil {
 		return nil
 	}
-	if code := pkgmgr.Code(err); code != "" {
+	if code := errcode.Code(err); code != "" {
 		return &codedError{err: err, code: code}
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -51,7 +52,7 @@ func TestReservedAndCoded(t *testing.T) {
 		t.Error("Stripe is reserved")
 	}
 	err := Coded(&pkgmgr.Error{Code: pkgmgr.CodeInvalid, Message: "bad", Problems: []pkgmgr.Problem{{Path: "name", Message: "x"}}})
-	if err.Error() != "bad [PACKAGE_INVALID]\n  name: x" || pkgmgr.Code(err) != pkgmgr.CodeInvalid {
+	if err.Error() != "bad [PACKAGE_INVALID]\n  name: x" || errcode.Code(err) != pkgmgr.CodeInvalid {
 		t.Fatalf("%q", err)
 	}
 	plain := errors.New("plain")

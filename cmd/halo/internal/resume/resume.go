@@ -13,6 +13,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -98,7 +99,7 @@ type Refusal struct {
 // refused reports a run that could not be resumed: its code on stderr (and as JSON on
 // stdout with --json), exit status 1.
 func refused(opts *Options, err error) error {
-	code := tool.Code(err)
+	code := errcode.Code(err)
 	if code == "" {
 		return err
 	}

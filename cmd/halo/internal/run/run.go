@@ -20,6 +20,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -99,7 +100,7 @@ func runRun(ctx context.Context, opts *Options) error {
 		name = names[0]
 	}
 	res, err := s.Runtime.Run(ctx, name, inputs)
-	if tool.Code(err) == runtime.CodeInput {
+	if errcode.Code(err) == runtime.CodeInput {
 		return &cmdutil.ExitError{Status: cmdutil.ExitUsage, Err: err}
 	}
 	if err != nil {
