@@ -21,7 +21,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/httppkg"
 	"github.com/halo-lang/halo/host/tool/mcp"
@@ -57,12 +56,7 @@ type Config struct {
 func Register(reg *tool.Registry, dir string, cfg Config) error {
 	types, err := Types(context.Background(), dir, reg.Has, cfg)
 	if err != nil {
-		// Commands print errors as they are; the stable code goes into the message so users
-		// can match it (PACKAGE_INTEGRITY: run halo install).
-		if code := errcode.Code(err); code != "" {
-			return fmt.Errorf("%w [%s]", err, code)
-		}
-		return err
+		return err // coded (PACKAGE_INTEGRITY: run halo install); the command prints the code
 	}
 	for _, t := range types {
 		if err := reg.Add(t); err != nil {

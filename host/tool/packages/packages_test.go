@@ -182,7 +182,7 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 	reg := tool.NewRegistry()
 	reg.Add(tool.Type{Name: "Stripe", Kind: tool.KindBuiltin})
 	err := Register(reg, dir, Config{TrustFile: userTrust(dir)})
-	if errcode.Code(err) != pkgmgr.CodeConflict || !strings.Contains(err.Error(), "[PACKAGE_CONFLICT]") {
+	if errcode.Code(err) != pkgmgr.CodeConflict || strings.Contains(err.Error(), "[PACKAGE_CONFLICT]") {
 		t.Fatalf("a package taking a built-in's name: %v", err)
 	}
 	reg = tool.NewRegistry()

@@ -6,7 +6,6 @@ package resume
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -96,8 +95,8 @@ type Refusal struct {
 	Error *runtime.ErrorInfo `json:"error"`
 }
 
-// refused reports a run that could not be resumed: its code on stderr (and as JSON on
-// stdout with --json), exit status 1.
+// refused reports a run that could not be resumed: with --json as JSON on stdout too; the
+// error, with its code, is printed by the root command (exit status 1).
 func refused(opts *Options, err error) error {
 	code := errcode.Code(err)
 	if code == "" {
@@ -110,8 +109,7 @@ func refused(opts *Options, err error) error {
 			return werr
 		}
 	}
-	fmt.Fprintf(opts.F.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
-	return cmdutil.Silent(cmdutil.ExitFailed)
+	return err
 }
 
 // Payload reads an answer: JSON when it is JSON, else the text.
