@@ -128,11 +128,11 @@ func (c *checker) declare(decls []lang.Decl) {
 	for _, d := range decls {
 		id := d.DeclName()
 		if reserved[id.Name] {
-			c.errorf(id.Pos, lang.CodeDuplicate, "%s is built in and cannot be declared", id.Name)
+			c.errorf(id.Pos, CodeDuplicate, "%s is built in and cannot be declared", id.Name)
 			continue
 		}
 		if prev, ok := c.decls[id.Name]; ok {
-			c.errorf(id.Pos, lang.CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos)
+			c.errorf(id.Pos, CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos)
 			continue
 		}
 		c.decls[id.Name] = d
@@ -162,10 +162,10 @@ func (c *checker) namesOf(kind string) []string {
 // undeclared reports a name that is not a declared kind, suggesting the nearest one.
 func (c *checker) undeclared(pos lang.Pos, kind, name string) {
 	if other := c.kindOf(name); other != "" {
-		c.errorf(pos, lang.CodeUndeclared, "%s is %s, not %s", name, article(other), article(kind))
+		c.errorf(pos, CodeUndeclared, "%s is %s, not %s", name, article(other), article(kind))
 		return
 	}
-	c.errorf(pos, lang.CodeUndeclared, "undeclared %s %s%s", kind, name, suggest(name, c.namesOf(kind)))
+	c.errorf(pos, CodeUndeclared, "undeclared %s %s%s", kind, name, suggest(name, c.namesOf(kind)))
 }
 
 func (c *checker) checkTool(d *lang.ToolDecl) {
@@ -179,7 +179,7 @@ func (c *checker) checkTool(d *lang.ToolDecl) {
 		if s := suggest(p, append(BuiltinProviders(), c.cfg.Providers...)); s != "" {
 			hint = s
 		}
-		c.errorf(d.Provider.Pos, lang.CodeUnknownProvider, "unknown provider %s%s", p, hint)
+		c.errorf(d.Provider.Pos, CodeUnknownProvider, "unknown provider %s%s", p, hint)
 	}
 	for _, a := range d.Args {
 		if p == "MCP" && a.Name != nil && a.Name.Name == "env" {
@@ -214,7 +214,7 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 		} else if pos := d.Positional(); len(pos) > 0 && (pr.Option == "" || pr.Option == "command") {
 			at = pos[0].Pos
 		}
-		c.errorf(at, lang.CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
+		c.errorf(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
 	}
 }
 
@@ -255,30 +255,30 @@ func (c *checker) checkMCP(d *lang.ToolDecl) {
 		if s, ok := pos[0].Value.(*lang.StringLit); ok && (strings.HasPrefix(s.Value, "https://") || strings.HasPrefix(s.Value, "http://")) {
 			hasCommand = false
 			if url != nil {
-				c.errorf(pos[0].Pos, lang.CodeToolConfig, "MCP tool %s has two URLs: give either a first argument or url:", d.Name.Name)
+				c.errorf(pos[0].Pos, CodeToolConfig, "MCP tool %s has two URLs: give either a first argument or url:", d.Name.Name)
 			}
 			url = pos[0]
 		}
 	}
 	switch {
 	case len(pos) > 1:
-		c.errorf(pos[1].Pos, lang.CodeToolConfig, "MCP takes one positional argument, the command or URL; pass the rest by name")
+		c.errorf(pos[1].Pos, CodeToolConfig, "MCP takes one positional argument, the command or URL; pass the rest by name")
 	case hasCommand && url != nil:
-		c.errorf(url.Pos, lang.CodeToolConfig, "MCP tool %s has both a command and url:; give one", d.Name.Name)
+		c.errorf(url.Pos, CodeToolConfig, "MCP tool %s has both a command and url:; give one", d.Name.Name)
 	case !hasCommand && url == nil:
-		c.errorf(d.Provider.Pos, lang.CodeToolConfig, "MCP tool %s needs a command to start a stdio server or url: for a remote one", d.Name.Name)
+		c.errorf(d.Provider.Pos, CodeToolConfig, "MCP tool %s needs a command to start a stdio server or url: for a remote one", d.Name.Name)
 	}
 	if env := d.Named("env"); env != nil {
 		switch v := env.Value.(type) {
 		case *lang.ListLit:
 			for _, e := range v.Elems {
 				if _, ok := e.(*lang.StringLit); !ok {
-					c.errorf(e.Position(), lang.CodeToolConfig, "env: lists variable names as strings, such as [\"GITHUB_TOKEN\"]")
+					c.errorf(e.Position(), CodeToolConfig, "env: lists variable names as strings, such as [\"GITHUB_TOKEN\"]")
 				}
 			}
 		case *lang.ObjectLit:
 		default:
-			c.errorf(env.Pos, lang.CodeToolConfig, "env: is a list of variable names or an object of values")
+			c.errorf(env.Pos, CodeToolConfig, "env: is a list of variable names or an object of values")
 		}
 	}
 }
@@ -287,9 +287,9 @@ func (c *checker) checkMCP(d *lang.ToolDecl) {
 func (c *checker) checkStatic(v lang.Expr, where string) {
 	switch x := v.(type) {
 	case *lang.Ident:
-		c.errorf(x.Pos, lang.CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
+		c.errorf(x.Pos, CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
 	case *lang.Path:
-		c.errorf(x.Pos, lang.CodeUndeclared, "%s is not a value in %s", x, where)
+		c.errorf(x.Pos, CodeUndeclared, "%s is not a value in %s", x, where)
 	case *lang.ListLit:
 		for _, e := range x.Elems {
 			c.checkStatic(e, where)
@@ -325,15 +325,15 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 		}
 		switch {
 		case !known:
-			c.errorf(m.Pos, lang.CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, c.cfg.ModelProviders))
+			c.errorf(m.Pos, CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, c.cfg.ModelProviders))
 		case m.Name == "":
-			c.errorf(m.Pos, lang.CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
+			c.errorf(m.Pos, CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
 		}
 	}
 	for _, s := range d.Settings {
 		name := s.Name.Name
 		if !agentSettings[name] {
-			c.warn(s.Pos, lang.CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
+			c.warn(s.Pos, CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
 			continue
 		}
 		c.checkAgentOption(d, s)
@@ -341,7 +341,7 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 	seen := map[string]bool{}
 	for _, id := range d.Equips {
 		if seen[id.Name] {
-			c.warn(id.Pos, lang.CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
+			c.warn(id.Pos, CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
 		}
 		seen[id.Name] = true
 		if c.kindOf(id.Name) != "tool" {
@@ -351,7 +351,7 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 	seen = map[string]bool{}
 	for _, id := range d.Requires {
 		if seen[id.Name] {
-			c.warn(id.Pos, lang.CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
+			c.warn(id.Pos, CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
 		}
 		seen[id.Name] = true
 		if c.kindOf(id.Name) != "policy" {
@@ -365,11 +365,11 @@ func (c *checker) checkAgentOption(a *lang.AgentDecl, s *lang.Arg) {
 	switch s.Name.Name {
 	case "temp", "temperature":
 		if n, ok := s.Value.(*lang.NumberLit); !ok || n.Value < 0 || n.Value > 2 {
-			c.errorf(s.Value.Position(), lang.CodeArguments, "%s must be a number from 0 to 2", s.Name.Name)
+			c.errorf(s.Value.Position(), CodeArguments, "%s must be a number from 0 to 2", s.Name.Name)
 		}
 	case "max_steps", "tool_result_chars", "max_tokens":
 		if n, ok := s.Value.(*lang.NumberLit); !ok || n.Value < 1 || !n.IsInteger() {
-			c.errorf(s.Value.Position(), lang.CodeArguments, "%s must be a whole number, 1 or more", s.Name.Name)
+			c.errorf(s.Value.Position(), CodeArguments, "%s must be a whole number, 1 or more", s.Name.Name)
 		}
 	case "tools":
 		c.checkToolsOption(a, s)
@@ -385,12 +385,12 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		switch v.Name {
 		case "auto":
 			if len(a.Equips) == 0 {
-				c.warn(v.Pos, lang.CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
+				c.warn(v.Pos, CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
 			}
 		case "none":
 			wantsTools = false
 		default:
-			c.errorf(v.Pos, lang.CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
+			c.errorf(v.Pos, CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
 			return
 		}
 	case *lang.ListLit:
@@ -398,7 +398,7 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		for _, e := range v.Elems {
 			id, ok := e.(*lang.Ident)
 			if !ok {
-				c.errorf(e.Position(), lang.CodeToolConfig, "tools: lists tool names, such as [Files, Tests]")
+				c.errorf(e.Position(), CodeToolConfig, "tools: lists tool names, such as [Files, Tests]")
 				continue
 			}
 			if c.kindOf(id.Name) != "tool" {
@@ -406,15 +406,15 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 				continue
 			}
 			if !equips(a, id.Name) {
-				c.errorf(id.Pos, lang.CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, equipNames(a), "; add it to the agent's equips"))
+				c.errorf(id.Pos, CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, equipNames(a), "; add it to the agent's equips"))
 			}
 		}
 	default:
-		c.errorf(s.Value.Position(), lang.CodeToolConfig, "tools: is auto, none or a list of tool names")
+		c.errorf(s.Value.Position(), CodeToolConfig, "tools: is auto, none or a list of tool names")
 		return
 	}
 	if wantsTools && c.noTools(a) {
-		c.errorf(s.Pos, lang.CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
+		c.errorf(s.Pos, CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
 	}
 }
 
@@ -455,7 +455,7 @@ func (c *checker) checkSchema(d *lang.SchemaDecl) {
 	seen := map[string]bool{}
 	for _, f := range d.Fields {
 		if seen[f.Name.Name] {
-			c.errorf(f.Name.Pos, lang.CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
+			c.errorf(f.Name.Pos, CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
 		}
 		seen[f.Name.Name] = true
 		c.checkType(f.Type)
@@ -469,9 +469,9 @@ func (c *checker) checkType(t *lang.TypeRef) {
 	if arity, ok := builtinTypes[t.Name]; ok {
 		if len(t.Args) < arity[0] || len(t.Args) > arity[1] {
 			if arity[1] == 0 {
-				c.errorf(t.Pos, lang.CodeBadType, "%s takes no type arguments", t.Name)
+				c.errorf(t.Pos, CodeBadType, "%s takes no type arguments", t.Name)
 			} else {
-				c.errorf(t.Pos, lang.CodeBadType, "%s takes one type argument, as in %s<String>", t.Name, t.Name)
+				c.errorf(t.Pos, CodeBadType, "%s takes one type argument, as in %s<String>", t.Name, t.Name)
 			}
 		}
 		for _, a := range t.Args {
@@ -481,12 +481,12 @@ func (c *checker) checkType(t *lang.TypeRef) {
 	}
 	if c.kindOf(t.Name) == "schema" {
 		if len(t.Args) > 0 {
-			c.errorf(t.Pos, lang.CodeBadType, "schema %s takes no type arguments", t.Name)
+			c.errorf(t.Pos, CodeBadType, "schema %s takes no type arguments", t.Name)
 		}
 		return
 	}
 	names := append(c.namesOf("schema"), "String", "Number", "Integer", "Boolean", "Array", "List", "Object", "Map", "JSON", "Any", "Result")
-	c.errorf(t.Pos, lang.CodeBadType, "unknown type %s%s", t.Name, suggest(t.Name, names))
+	c.errorf(t.Pos, CodeBadType, "unknown type %s%s", t.Name, suggest(t.Name, names))
 }
 
 // suggest returns `; did you mean "X"?` for the candidate nearest to name, or "".

@@ -99,23 +99,23 @@ func (c *checker) checkRule(r *lang.Rule) {
 	name := r.Name.Name
 	shape, ok := rules[name]
 	if !ok {
-		c.warn(r.Pos, lang.CodeNotEnforced, "unknown rule %s is not enforced%s", name, suggest(name, ruleNames()))
+		c.warn(r.Pos, CodeNotEnforced, "unknown rule %s is not enforced%s", name, suggest(name, ruleNames()))
 		return
 	}
 	if shape.notEnforced != "" {
-		c.warn(r.Pos, lang.CodeNotEnforced, "%s is not enforced: %s", name, shape.notEnforced)
+		c.warn(r.Pos, CodeNotEnforced, "%s is not enforced: %s", name, shape.notEnforced)
 		return
 	}
 	for _, a := range r.Args {
 		if a.Name != nil {
-			c.errorf(a.Pos, lang.CodeArguments, "%s takes no named arguments", name)
+			c.errorf(a.Pos, CodeArguments, "%s takes no named arguments", name)
 			return
 		}
 	}
 	n := len(r.Args)
 	switch {
 	case n < shape.min || shape.max >= 0 && n > shape.max:
-		c.errorf(r.Pos, lang.CodeArguments, "%s takes %s, got %d", name, countText(shape), n)
+		c.errorf(r.Pos, CodeArguments, "%s takes %s, got %d", name, countText(shape), n)
 		return
 	}
 	for i, a := range r.Args {
@@ -158,7 +158,7 @@ func plural(n int) string {
 // argFits reports (and diagnoses) whether v is an argument of kind k.
 func (c *checker) argFits(rule string, i int, v lang.Expr, k argKind) bool {
 	bad := func(want string) bool {
-		c.errorf(v.Position(), lang.CodeArguments, "argument %d of %s must be %s", i+1, rule, want)
+		c.errorf(v.Position(), CodeArguments, "argument %d of %s must be %s", i+1, rule, want)
 		return false
 	}
 	switch k {
@@ -215,7 +215,7 @@ func (c *checker) checkRuleValues(r *lang.Rule) {
 		for _, a := range r.Args {
 			cat := text(a.Value)
 			if !cats[cat] {
-				c.warn(a.Pos, lang.CodeNotEnforced, "%s(%s) is not enforced: no %s detector for %s%s", name, cat, strings.ToLower(name), cat, suggest(cat, keys(cats)))
+				c.warn(a.Pos, CodeNotEnforced, "%s(%s) is not enforced: no %s detector for %s%s", name, cat, strings.ToLower(name), cat, suggest(cat, keys(cats)))
 			}
 		}
 	case "Require", "Enforce":
@@ -228,16 +228,16 @@ func (c *checker) checkRuleValues(r *lang.Rule) {
 			if name == "Require" && f == "Approver" {
 				hint = "; for a person's approval use |! yield"
 			}
-			c.warn(r.Args[0].Pos, lang.CodeNotEnforced, "%s(%s) is not enforced%s", name, f, hint)
+			c.warn(r.Args[0].Pos, CodeNotEnforced, "%s(%s) is not enforced%s", name, f, hint)
 		}
 	case "MatchRegex":
 		c.checkRegex(r.Args[0].Value, false)
 	case "Validate":
 		if op := text(r.Args[1].Value); !compareOps[op] {
-			c.errorf(r.Args[1].Pos, lang.CodeArguments, "Validate's operator %q must be one of == != < <= > >=", op)
+			c.errorf(r.Args[1].Pos, CodeArguments, "Validate's operator %q must be one of == != < <= > >=", op)
 		}
 		if field := text(r.Args[0].Value); field == "" {
-			c.errorf(r.Args[0].Pos, lang.CodeArguments, "Validate needs a field name")
+			c.errorf(r.Args[0].Pos, CodeArguments, "Validate needs a field name")
 		}
 	case "AllowTools", "DenyTools", "ApproveTools":
 		for _, a := range r.Args {
@@ -247,13 +247,13 @@ func (c *checker) checkRuleValues(r *lang.Rule) {
 		for _, a := range r.Args {
 			e := text(a.Value)
 			if _, err := tool.ParseEffect(e); err != nil {
-				c.errorf(a.Pos, lang.CodeBadEffect, "%s: unknown effect %q: effects are read, write and external%s", name, e, suggest(e, []string{"read", "write", "external"}))
+				c.errorf(a.Pos, CodeBadEffect, "%s: unknown effect %q: effects are read, write and external%s", name, e, suggest(e, []string{"read", "write", "external"}))
 			}
 		}
 	case "DenyArgs":
 		c.checkToolPattern(r.Args[0].Value)
 		if len(r.Args) == 3 && text(r.Args[1].Value) == "" {
-			c.errorf(r.Args[1].Pos, lang.CodeArguments, "DenyArgs: the argument name is empty")
+			c.errorf(r.Args[1].Pos, CodeArguments, "DenyArgs: the argument name is empty")
 		}
 		c.checkRegex(r.Args[len(r.Args)-1].Value, true)
 	}
@@ -286,7 +286,7 @@ func (c *checker) checkRegex(v lang.Expr, ignoreCase bool) {
 		c.regexErrs[key] = err // policies often repeat a pattern; compile it once
 	}
 	if err != nil {
-		c.errorf(s.Pos, lang.CodeBadRegex, "invalid regular expression %q: %v (in a Halo string a regex backslash is written \\\\)", s.Value, err)
+		c.errorf(s.Pos, CodeBadRegex, "invalid regular expression %q: %v (in a Halo string a regex backslash is written \\\\)", s.Value, err)
 	}
 }
 
@@ -297,15 +297,15 @@ func (c *checker) checkToolPattern(v lang.Expr) {
 	toolPart, method, hasDot := strings.Cut(p, ".")
 	switch {
 	case p == "":
-		c.errorf(v.Position(), lang.CodeArguments, "empty tool pattern: write Tool, Tool.method, Tool.*, *.method or *")
+		c.errorf(v.Position(), CodeArguments, "empty tool pattern: write Tool, Tool.method, Tool.*, *.method or *")
 		return
 	case hasDot && (method == "" || strings.Contains(method, ".")):
-		c.errorf(v.Position(), lang.CodeArguments, "tool pattern %q: write Tool, Tool.method, Tool.*, *.method or *", p)
+		c.errorf(v.Position(), CodeArguments, "tool pattern %q: write Tool, Tool.method, Tool.*, *.method or *", p)
 		return
 	case toolPart == "*":
 		return
 	case strings.Contains(toolPart, "*"):
-		c.errorf(v.Position(), lang.CodeArguments, "tool pattern %q: a * stands for a whole tool or method name", p)
+		c.errorf(v.Position(), CodeArguments, "tool pattern %q: a * stands for a whole tool or method name", p)
 		return
 	}
 	if c.kindOf(toolPart) != "tool" {

@@ -21,13 +21,16 @@ import (
 	"github.com/halo-lang/halo/host/tool"
 )
 
-// Stable codes of policy diagnostics.
+// Stable codes of policy diagnostics. Users match on them; never change or reuse one.
 const (
-	// CodeInvalid: a rule that can never work (a bad regular expression, an unknown
-	// effect, a wrong argument).
+	// CodeInvalid: a policy that can never work, as Compile reports it (every problem listed).
 	CodeInvalid = "POLICY_INVALID"
 	// CodeNotEnforced: a rule the runtime ignores (Tone, Block(Competitors), ...).
-	CodeNotEnforced = "POLICY_NOT_ENFORCED"
+	CodeNotEnforced = "NOT_ENFORCED"
+	// CodeBadRegex: a MatchRegex or DenyArgs pattern that does not compile.
+	CodeBadRegex = "BAD_REGEX"
+	// CodeBadEffect: an effect other than read, write and external.
+	CodeBadEffect = "BAD_EFFECT"
 )
 
 // An Ident is a bare identifier argument, as in Block(PII) or AllowEffects(read).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/agent"
+	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
@@ -18,7 +19,7 @@ const (
 	// CodeInput: the run's inputs do not fit the pipeline's parameters.
 	CodeInput = "BAD_INPUT"
 	// CodeCondition: a loop condition could not be compiled or evaluated.
-	CodeCondition = "BAD_CONDITION"
+	CodeCondition = check.CodeBadCondition
 	// CodeMock: a mocks file is malformed, or a scripted list of answers ran out.
 	CodeMock = "MOCK"
 	// CodeApprovalNeeded: a call needs a person's approval and there is no way to ask one.
