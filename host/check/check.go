@@ -106,8 +106,6 @@ type checker struct {
 	decls map[string]lang.Decl
 	// byKind lists the declared names of each kind, sorted, for suggestions.
 	byKind map[string][]string
-	// regexErrs remembers each pattern's compile result.
-	regexErrs map[regexKey]error
 	// conds remembers each condition's compile result.
 	conds map[string]compiledCond
 	// compiled holds each policy as host/policy compiles it (nil when it has errors).

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -30,8 +29,4 @@ const (
 const (
 	// CodeToolConfig: an agent's tool set or a tool declaration cannot work.
 	CodeToolConfig = tool.CodeToolConfig
-	// CodeBadRegex, CodeBadEffect and CodeNotEnforced: policy rules, as host/policy reads them.
-	CodeBadRegex    = policy.CodeBadRegex
-	CodeBadEffect   = policy.CodeBadEffect
-	CodeNotEnforced = policy.CodeNotEnforced
 )

@@ -23,6 +23,9 @@ func RuleSpecs(pd *lang.PolicyDecl) []policy.RuleSpec {
 	return specs
 }
 
+// ruleArg is a rule argument as host/policy reads it: a string, number, boolean, null, or a
+// bare name (a dotted one too: DenyTools(Git.delete)). Any other expression (a list, an
+// object, Env.NAME, a call) is passed as itself, which no rule takes.
 func ruleArg(e lang.Expr) any {
 	switch x := e.(type) {
 	case *lang.StringLit:
@@ -31,12 +34,14 @@ func ruleArg(e lang.Expr) any {
 		return x.Value
 	case *lang.BoolLit:
 		return x.Value
+	case *lang.NullLit:
+		return nil
 	case *lang.Ident:
 		return policy.Ident(x.Name)
 	case *lang.Path:
 		return policy.Ident(x.String())
 	}
-	return nil
+	return e
 }
 
 // policySet compiles the policies agent a requires; a policy with errors (reported where it
