@@ -26,12 +26,15 @@ const (
 	CodeToolCrashed = "TOOL_CRASHED"
 	// CodeTimeout: the call ran out of time; the code every timeout has.
 	CodeTimeout = errcode.CodeTimeout
+	// CodeLimit: the tool's reply went over a limit: its size (max_result_bytes:) or its
+	// nesting depth (MaxDepth).
+	CodeLimit = "TOOL_LIMIT"
 )
 
 // An Error is a tool failure with a stable code. It is a type of its own, beside
 // errcode.Error, because it carries what callers act on: whether a retry may pass and how
-// long to wait, the HTTP status, and the detail a model reads. Domain failures (a result the model should
-// read, like {"error": "no such file; try list"}) carry that result in Detail.
+// long to wait, the HTTP status, and the detail a model reads. Domain failures (a result the
+// model should read, like {"error": "no such file; try list"}) carry that result in Detail.
 type Error struct {
 	// Code is one of the Code* constants.
 	Code string
