@@ -26,9 +26,6 @@ type Config struct {
 	// Providers lists the known package provider names, for "did you mean" suggestions.
 	// Optional.
 	Providers []string
-	// IsSystemMethod reports whether System.<name> exists beside Value and Fail (a host may
-	// register its own). Nil means only the built-in ones.
-	IsSystemMethod func(name string) bool
 	// CheckDeclaration, when not nil, checks a tool declaration's arguments the way its
 	// provider reads them (every option of MCP(...), say), without opening anything. Values
 	// are what can be known before a run: literals as JSON-like Go values, and nil for

@@ -299,7 +299,7 @@ func (c *checker) checkDirective(st *lang.Stage, d *lang.Directive) {
 }
 
 func (c *checker) isSystem(name string) bool {
-	return name == "Value" || name == "Fail" || c.cfg.IsSystemMethod != nil && c.cfg.IsSystemMethod(name)
+	return name == "Value" || name == "Fail"
 }
 
 func (c *checker) checkCall(call *lang.Call, sc *scope) {

@@ -177,7 +177,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	diags = runtime.Validate(prog, reg, nil)
+	diags = runtime.Validate(prog, reg)
 	if diags.HasErrors() {
 		printDiags(f, diags)
 		return nil, cmdutil.Silent(cmdutil.ExitFailed)
