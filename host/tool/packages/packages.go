@@ -66,6 +66,29 @@ func Register(reg *tool.Registry, dir string, cfg Config) error {
 	return nil
 }
 
+// Declared returns the provider types halo.lock in dir names, as names only: read with pkgmgr's
+// lock reader, as Register reads it, but nothing is verified, unpacked or started, so `halo
+// validate` checks a project whose packages are not installed (in CI, say). Opening one says
+// to run halo install. A lock that cannot be read is a coded error (PACKAGE_INTEGRITY).
+func Declared(dir string) ([]tool.Type, error) {
+	l, err := pkgmgr.ReadLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []tool.Type
+	for _, pkg := range l.Names() {
+		for _, name := range l.Tools[pkg].Providers {
+			out = append(out, tool.Type{
+				Name: name, Package: pkg,
+				Open: func(context.Context, tool.Declaration) (tool.Provider, error) {
+					return nil, tool.Errorf(tool.CodeToolConfig, "package %s is named by halo.lock but not loaded; run halo install", pkg)
+				},
+			})
+		}
+	}
+	return out, nil
+}
+
 // Types verifies the project's packages and returns their provider types.
 func Types(ctx context.Context, dir string, reserved func(string) bool, cfg Config) ([]tool.Type, error) {
 	if cfg.HTTPClient == nil {
