@@ -197,9 +197,9 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 	named := map[string]any{}
 	for _, a := range d.Args {
 		if a.Name == nil {
-			args = append(args, staticValue(a.Value))
+			args = append(args, lang.StaticValue(a.Value))
 		} else {
-			named[a.Name.Name] = staticValue(a.Value)
+			named[a.Name.Name] = lang.StaticValue(a.Value)
 		}
 	}
 	for _, pr := range c.cfg.CheckDeclaration(d.Provider.Name, args, named) {
@@ -211,34 +211,6 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 		}
 		c.errorf(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
 	}
-}
-
-// staticValue is v as a JSON-like Go value when it is known before a run, else nil.
-func staticValue(v lang.Expr) any {
-	switch x := v.(type) {
-	case *lang.StringLit:
-		if len(x.Templates()) > 0 {
-			return nil
-		}
-		return x.Value
-	case *lang.NumberLit:
-		return x.Value
-	case *lang.BoolLit:
-		return x.Value
-	case *lang.ListLit:
-		out := make([]any, len(x.Elems))
-		for i, e := range x.Elems {
-			out[i] = staticValue(e)
-		}
-		return out
-	case *lang.ObjectLit:
-		out := make(map[string]any, len(x.Fields))
-		for _, f := range x.Fields {
-			out[f.Key] = staticValue(f.Value)
-		}
-		return out
-	}
-	return nil
 }
 
 // checkMCP: an MCP tool needs exactly one of a command and a url.

@@ -45,8 +45,11 @@ func (ts *toolSet) declaration(td *lang.ToolDecl) (tool.Declaration, error) {
 		Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: ts.r.cfg.Dir,
 		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}
+	// {{templates}} name the run's inputs only: other names are not known when tools open.
+	sc := &scope{inputs: ts.inputs, st: &state{data: map[string]any{}}, env: env}
+	denv := lang.DeclEnv{Getenv: d.Getenv, Fill: sc.fill}
 	for _, a := range td.Args {
-		v, err := fillDecl(a.Value, ts.inputs, env)
+		v, err := lang.DeclValue(a.Value, denv)
 		if err != nil {
 			return d, tool.Errorf(tool.CodeToolConfig, "tool %s: %v", td.Name.Name, err)
 		}
