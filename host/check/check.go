@@ -3,8 +3,11 @@
 // effects, categories), providers, types, stages and directives. `halo validate` prints what
 // it finds; the runtime refuses to run a program with errors.
 //
-// check never loads a provider: which provider names exist is a function the caller passes
-// in (built-ins plus the names halo.lock lists), in the manner of starlark-go's resolver.
+// check knows no vocabulary of its own that another package owns: which tool providers exist
+// and what their declarations take (host/tool's registry), which model providers exist
+// (host/model), what policy rules take (host/policy) are functions and tables the caller
+// passes in or the owner exports, in the manner of starlark-go's resolver. check never loads a
+// provider.
 package check
 
 import (
@@ -19,18 +22,17 @@ import (
 
 // Config is what the checker needs to know from outside the program.
 type Config struct {
-	// IsProvider reports whether a tool provider type exists: an installed package's
-	// provider, say. Built-in providers (see BuiltinProviders) are always known. Nil means
-	// only built-ins exist.
+	// IsProvider reports whether a tool provider type exists: a built-in, MCP, an installed
+	// package's provider (host/tool's registry: reg.Has). Nil accepts every provider name.
 	IsProvider func(name string) bool
 	// Providers lists the known package provider names, for "did you mean" suggestions.
 	// Optional.
 	Providers []string
 	// CheckDeclaration, when not nil, checks a tool declaration's arguments the way its
 	// provider reads them (every option of MCP(...), say), without opening anything. Values
-	// are what can be known before a run: literals as JSON-like Go values, and nil for
-	// anything that needs the environment or a run's inputs (Env.NAME, {{templates}}). When
-	// it is set it replaces the checker's own, smaller MCP check.
+	// are what can be known before a run (lang.StaticValue): literals as JSON-like Go values,
+	// and nil for anything that needs the environment or a run's inputs (Env.NAME,
+	// {{templates}}).
 	CheckDeclaration func(provider string, args []any, named map[string]any) []DeclProblem
 	// ModelProvider resolves the provider part of an agent's model id ("google" stands for
 	// "gemini"): the canonical name, and false when no provider goes by that name. host/model
@@ -55,9 +57,6 @@ type DeclProblem struct {
 	Option  string
 	Message string
 }
-
-// BuiltinProviders returns the provider types every project has.
-func BuiltinProviders() []string { return []string{"Workspace", "Bash", "MCP"} }
 
 // Builtin names that declarations cannot take.
 var reserved = set("System", "Env", "context", "loop", "yield", "listen", "auto", "none", "true", "false", "null")
@@ -165,28 +164,23 @@ func (c *checker) undeclared(pos lang.Pos, kind, name string) {
 
 func (c *checker) checkTool(d *lang.ToolDecl) {
 	p := d.Provider.Name
-	builtin := false
-	for _, b := range BuiltinProviders() {
-		builtin = builtin || b == p
-	}
-	if !builtin && (c.cfg.IsProvider == nil || !c.cfg.IsProvider(p)) {
-		hint := "; install a package that provides it (halo add) or use Workspace, Bash or MCP"
-		if s := suggest(p, append(BuiltinProviders(), c.cfg.Providers...)); s != "" {
-			hint = s
+	if c.cfg.IsProvider != nil && !c.cfg.IsProvider(p) {
+		hint := suggest(p, c.cfg.Providers)
+		if hint == "" {
+			names := append([]string(nil), c.cfg.Providers...)
+			sort.Strings(names)
+			hint = "; install a package that provides it (halo add)"
+			if len(names) > 0 {
+				hint += " or use one of " + strings.Join(names, ", ")
+			}
 		}
 		c.errorf(d.Provider.Pos, CodeUnknownProvider, "unknown provider %s%s", p, hint)
 	}
 	for _, a := range d.Args {
-		if p == "MCP" && a.Name != nil && a.Name.Name == "env" {
-			continue // checkMCP says what env: takes
-		}
 		c.checkStatic(a.Value, "a tool declaration")
 	}
-	switch {
-	case c.cfg.CheckDeclaration != nil:
+	if c.cfg.CheckDeclaration != nil {
 		c.checkDeclaration(d)
-	case p == "MCP":
-		c.checkMCP(d)
 	}
 }
 
@@ -210,43 +204,6 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 			at = pos[0].Pos
 		}
 		c.errorf(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
-	}
-}
-
-// checkMCP: an MCP tool needs exactly one of a command and a url.
-func (c *checker) checkMCP(d *lang.ToolDecl) {
-	pos := d.Positional()
-	url := d.Named("url")
-	hasCommand := len(pos) > 0
-	if len(pos) > 0 {
-		if s, ok := pos[0].Value.(*lang.StringLit); ok && (strings.HasPrefix(s.Value, "https://") || strings.HasPrefix(s.Value, "http://")) {
-			hasCommand = false
-			if url != nil {
-				c.errorf(pos[0].Pos, CodeToolConfig, "MCP tool %s has two URLs: give either a first argument or url:", d.Name.Name)
-			}
-			url = pos[0]
-		}
-	}
-	switch {
-	case len(pos) > 1:
-		c.errorf(pos[1].Pos, CodeToolConfig, "MCP takes one positional argument, the command or URL; pass the rest by name")
-	case hasCommand && url != nil:
-		c.errorf(url.Pos, CodeToolConfig, "MCP tool %s has both a command and url:; give one", d.Name.Name)
-	case !hasCommand && url == nil:
-		c.errorf(d.Provider.Pos, CodeToolConfig, "MCP tool %s needs a command to start a stdio server or url: for a remote one", d.Name.Name)
-	}
-	if env := d.Named("env"); env != nil {
-		switch v := env.Value.(type) {
-		case *lang.ListLit:
-			for _, e := range v.Elems {
-				if _, ok := e.(*lang.StringLit); !ok {
-					c.errorf(e.Position(), CodeToolConfig, "env: lists variable names as strings, such as [\"GITHUB_TOKEN\"]")
-				}
-			}
-		case *lang.ObjectLit:
-		default:
-			c.errorf(env.Pos, CodeToolConfig, "env: is a list of variable names or an object of values")
-		}
 	}
 }
 

@@ -130,15 +130,17 @@ func Load(name, src string, cfg Config) (*Runtime, error) {
 	return New(prog, cfg)
 }
 
-// Validate runs host/check on prog with the providers of reg (nil: built-ins only): the one
-// validation every command that loads .halo files makes, `halo validate` among them.
+// Validate runs host/check on prog with the providers of reg: the one validation every
+// command that loads .halo files makes, `halo validate` among them. With a nil reg any
+// provider name is accepted (every tool call must then be mocked, see Config.Tools).
 func Validate(prog *lang.Program, reg *tool.Registry) lang.Diagnostics {
 	return check.Check(prog, CheckConfig(reg))
 }
 
-// CheckConfig is what host/check is told about the world outside a program: the tool
-// provider types of reg (nil: built-ins only), what they declare of their methods and
-// options, and host/model's model providers.
+// CheckConfig is what host/check is told about the world outside a program, each vocabulary
+// from its owner: the tool provider types of reg (host/tool's registry; nil: any name), what
+// they declare of their methods and options, host/model's model providers. (Policy rules are
+// host/policy's, which check reads itself.)
 func CheckConfig(reg *tool.Registry) check.Config {
 	cfg := check.Config{
 		ModelProvider:  model.Canonical,
