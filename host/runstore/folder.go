@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,12 @@ import (
 // One process uses a folder at a time (a lock file in it says which); within it, any number
 // of runs may start, save and continue at once. Live events stay with the process that runs
 // them, so AppendEvent keeps nothing and Listen has nothing to say.
+//
+// Records are group-committed (runtime.Store's GroupCommit): a run that starts, completes or
+// fails is saved as soon as its record is in place, and is on disk a commit later; a paused
+// run's record and a claim are on disk before Save and Claim return, so that a pause
+// someone was told of, and a claim that runs the rest of a run, outlive a power cut. Close
+// commits everything before it releases the folder.
 type Folder struct {
 	files  runtime.Store
 	secret string
@@ -60,7 +65,7 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 		return nil, err
 	}
 	f := &Folder{
-		files: runtime.Store{Dir: dir, Root: root}, secret: opts.SecretFile, now: opts.Now,
+		files: runtime.Store{Dir: dir, Root: root, GroupCommit: true}, secret: opts.SecretFile, now: opts.Now,
 		unlock: func() { unlock(); root.Close() },
 		index:  map[string]Summary{}, held: map[string]bool{}, links: map[string]bool{},
 	}
@@ -70,16 +75,17 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 	if f.now == nil {
 		f.now = time.Now
 	}
+	// Records the process before saved and did not live to commit go to disk now.
+	if _, err := f.files.Recover(); err != nil {
+		f.Close()
+		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
+	}
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		f.Close()
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
+	for _, id := range runtime.RecordIDs(entries) {
 		rec, err := f.files.Load(id)
 		if err != nil {
 			continue // not a record of ours (or unreadable): lists leave it out
@@ -89,13 +95,17 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 	return f, nil
 }
 
-// Close releases the folder for another process.
+// Close commits every record saved, then releases the folder for another process.
 func (f *Folder) Close() error {
+	err := f.files.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.unlock != nil {
 		f.unlock()
 		f.unlock = nil
+	}
+	if err != nil {
+		return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", f.files.Dir, err), Err: err}
 	}
 	return nil
 }
@@ -118,19 +128,26 @@ func notFound(id string, err error) error {
 	return &Error{Code: runtime.CodeRun, Message: fmt.Sprintf("no run %s", truncate(id, 130)), Err: errors.Join(ErrNotFound, err)}
 }
 
-// Save writes rec and indexes it; a run held by nobody here while running is refused.
+// Save writes rec and indexes it; a run held by nobody here while running is refused. A
+// paused record is on disk when Save returns; others a commit later.
 func (f *Folder) Save(rec *runtime.Record) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if cur, ok := f.index[rec.RunID]; ok && cur.Status == runtime.Running && !f.held[rec.RunID] {
+		f.mu.Unlock()
 		return Errorf(CodeTaken, "run %s is not held by this process: its record was not saved", rec.RunID)
 	}
-	if err := f.files.Save(rec); err != nil {
+	wait, err := f.files.Write(rec)
+	if err != nil {
+		f.mu.Unlock()
 		return err
 	}
 	f.index[rec.RunID] = SummaryOf(rec)
 	if rec.Status != runtime.Running {
 		delete(f.held, rec.RunID)
+	}
+	f.mu.Unlock()
+	if rec.Status == runtime.Paused {
+		return wait()
 	}
 	return nil
 }
@@ -158,7 +175,7 @@ func (f *Folder) Start(ctx context.Context, rec *runtime.Record) error {
 	if _, ok := f.index[rec.RunID]; ok {
 		return Errorf(CodeTaken, "run %s exists already", rec.RunID)
 	}
-	if err := f.files.Save(rec); err != nil {
+	if _, err := f.files.Write(rec); err != nil {
 		return err
 	}
 	f.index[rec.RunID] = SummaryOf(rec)
@@ -167,25 +184,45 @@ func (f *Folder) Start(ctx context.Context, rec *runtime.Record) error {
 }
 
 // Claim takes paused run rec, unless another claim took it first or it changed since it was
-// loaded. The record on disk says running from then on, so a process that stops while
-// continuing it leaves a run that Expire fails, not one that could run the same stages twice.
+// loaded. The record on disk says running from then on (synced before Claim returns, even
+// through a power cut), so a process that stops while continuing it leaves a run that Expire
+// fails, not one that could run the same stages twice.
 func (f *Folder) Claim(ctx context.Context, rec *runtime.Record, sig Signal) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	cur, ok := f.index[rec.RunID]
 	if !ok {
+		f.mu.Unlock()
 		return notFound(rec.RunID, nil)
 	}
 	if cur.Status != runtime.Paused || !cur.Updated.Equal(rec.Updated) {
+		f.mu.Unlock()
 		return Errorf(CodeTaken, "run %s is no longer paused as it was: another signal continued it first", rec.RunID)
 	}
 	running := *rec
 	running.Status = runtime.Running
-	if err := f.files.Save(&running); err != nil {
+	wait, err := f.files.Write(&running)
+	if err != nil {
+		f.mu.Unlock()
 		return err
 	}
-	f.index[rec.RunID] = SummaryOf(&running)
+	claimed := SummaryOf(&running)
+	f.index[rec.RunID] = claimed
 	f.held[rec.RunID] = true
+	f.mu.Unlock()
+	if err := wait(); err != nil {
+		// Not claimed after all: the run goes back to waiting, its paused record in place
+		// again (should even that not reach the disk, a record left saying running is
+		// failed HOST_LOST when the folder opens next; never run twice).
+		f.mu.Lock()
+		if f.index[rec.RunID] == claimed {
+			if _, werr := f.files.Write(rec); werr == nil {
+				f.index[rec.RunID] = cur
+				delete(f.held, rec.RunID)
+			}
+		}
+		f.mu.Unlock()
+		return err
+	}
 	return nil
 }
 
@@ -262,7 +299,7 @@ func (f *Folder) Expire(ctx context.Context) ([]string, error) {
 		}
 		LoseRecord(rec, f.now(), "the halo serve that ran it stopped before it finished")
 		f.mu.Lock()
-		err = f.files.Save(rec)
+		_, err = f.files.Write(rec)
 		if err == nil {
 			f.index[id] = SummaryOf(rec)
 		}

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,15 +89,40 @@ type Tracker interface {
 }
 
 // A Store is the file run store: it keeps run records as JSON files in one folder
-// (.halo/runs), one file per run, each written whole. Every file operation goes through the
-// folder opened as an os.Root, and a .halo or .halo/runs that is a symbolic link (a cloned
-// repository's trap) is refused with STATE_DIR_UNSAFE, so nothing is read or written
-// through a link out of the project.
+// (.halo/runs), one file per run. Every file operation goes through the folder opened as an
+// os.Root, and a .halo or .halo/runs that is a symbolic link (a cloned repository's trap) is
+// refused with STATE_DIR_UNSAFE, so nothing is read or written through a link out of the
+// project.
+//
+// A record is written whole to a temporary file and renamed into place, so no reader ever
+// sees part of one and a process that dies at any moment leaves each record as it was before
+// or after its save. <runId>.json only ever receives a file that is already on disk (synced),
+// so after a power cut or an OS crash it still holds a whole record. A save first puts the
+// record in place as <runId>.json.pending, which Load reads before <runId>.json; a commit
+// then syncs it and renames it to <runId>.json. One commit serves every record saved while
+// the commit before it ran, its files synced together, so many saves share the cost of a
+// sync. When a save returns:
+//
+//   - a paused record (someone will continue the run) is on disk before Save returns, as is
+//     every record of a Store without GroupCommit, and every record SaveSynced writes;
+//   - with GroupCommit, Save returns any other record (completed, failed, running) as soon
+//     as it is in place: readers in this and other processes see it at once, a process
+//     that is killed keeps it, and it is on disk a commit later (about a sync's time) and
+//     always once Sync or Close returns. A power cut or OS crash in between may lose it:
+//     the record before it, or none, stands in its place.
+//
+// A Store with GroupCommit commits in a goroutine of its own while it has records to
+// commit; its owner must call Close once it has saved its last record.
 type Store struct {
 	Dir string
 	// Root, when set, is Dir already opened (statedir.OpenFolder): a store used for many
 	// records opens its folder once. Nil means each operation opens Dir.
 	Root *os.Root
+	// GroupCommit lets Save return a record that is not paused before it is on disk (see
+	// above). Whoever sets it calls Close.
+	GroupCommit bool
+
+	commits
 }
 
 var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
@@ -157,46 +180,80 @@ func storeError(dir string, err error) error {
 	return &Error{Code: CodeRun, Message: fmt.Sprintf("run records %s: %v", dir, err), Err: err}
 }
 
-// Save writes rec atomically: to a temporary file in the same folder, then renamed over the
-// record, so a reader never sees half a record and a crash leaves the old one.
+// Save writes rec, replacing the run's earlier record. A paused record, or any record of a
+// Store without GroupCommit, is on disk when Save returns; with GroupCommit, any other
+// record is in place (readable by anyone) and goes to disk with the next commit.
 func (s *Store) Save(rec *Record) error {
-	if err := checkID(rec.RunID); err != nil {
-		return err
-	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
-	}
-	root, done, err := s.root(true)
+	wait, err := s.Write(rec)
 	if err != nil {
 		return err
 	}
-	defer done()
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	tmp := "." + rec.RunID + "." + hex.EncodeToString(rnd[:]) + ".tmp"
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("run %s: %w", rec.RunID, err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = root.Rename(tmp, rec.RunID+".json")
-	}
-	if werr != nil {
-		root.Remove(tmp)
-		return fmt.Errorf("run %s: save record: %w", rec.RunID, werr)
+	if rec.Status == Paused || !s.GroupCommit {
+		return wait()
 	}
 	return nil
 }
 
-// Load reads the record of run id.
+// SaveSynced writes rec and returns once it is on disk, whatever its status: halo serve's
+// folder store saves a claimed run this way, so that after a power cut the run is not found
+// paused again and run twice.
+func (s *Store) SaveSynced(rec *Record) error {
+	wait, err := s.Write(rec)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// Write puts rec in place, readable by Load in this and other processes, and has it
+// committed: with GroupCommit by the commit goroutine, without it before Write returns.
+// wait returns once it is on disk (or the commit failed). Save and SaveSynced are Write and,
+// when they promise it, wait; a store that keeps an index of records (halo serve's) updates
+// it between the two.
+func (s *Store) Write(rec *Record) (wait func() error, err error) {
+	if err := checkID(rec.RunID); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
+	}
+	b = append(b, '\n')
+	// A spare temporary file made ahead by the commit goroutine spares the save making one
+	// (on a busy disk, the slowest step); should it be gone (its folder removed, or Recover
+	// in another process took it for a leftover), a new one is made.
+	t := s.spare()
+	var p *pending
+	for {
+		if t == nil {
+			if t, err = s.newTemp(); err != nil {
+				return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
+			}
+		}
+		if _, err = t.f.Write(b); err == nil {
+			p, err = s.put(t, rec.RunID)
+		}
+		if err == nil {
+			break
+		}
+		spare := t.spare
+		t.discard()
+		t = nil
+		if !spare {
+			return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
+		}
+	}
+	return func() error {
+		if err := s.wait(p); err != nil {
+			return &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: the record is in place but could not be synced to disk: %v", rec.RunID, err), Err: err}
+		}
+		return nil
+	}, nil
+}
+
+// Load reads the record of run id: its pending record when it has one (saved, not yet
+// committed), else <id>.json. A pending record that is not whole (a power cut came before
+// its commit) is passed over: the record before it stands.
 func (s *Store) Load(id string) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -209,6 +266,11 @@ func (s *Store) Load(id string) (*Record, error) {
 		return nil, err
 	}
 	defer done()
+	if b, err := root.ReadFile(id + pendingExt); err == nil {
+		if rec := decodeRecord(b, id); rec != nil {
+			return rec, nil
+		}
+	}
 	p := filepath.Join(s.Dir, id+".json")
 	b, err := root.ReadFile(id + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -227,6 +289,34 @@ func (s *Store) Load(id string) (*Record, error) {
 	return &rec, nil
 }
 
+// decodeRecord reads the record of run id from b: nil when b is not one.
+func decodeRecord(b []byte, id string) *Record {
+	var rec Record
+	if json.Unmarshal(b, &rec) != nil || rec.RunID != id {
+		return nil
+	}
+	return &rec
+}
+
+// RecordIDs returns the run ids of the records among a records folder's entries, each once
+// (a run may have both a record and a pending one).
+func RecordIDs(entries []fs.DirEntry) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok {
+			id, ok = strings.CutSuffix(name, pendingExt)
+		}
+		if ok && !seen[id] && e.Type().IsRegular() && runIDPattern().MatchString(id) {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // ids returns the run ids of the records in the folder; none when it does not exist.
 func (s *Store) ids() ([]string, error) {
 	root, done, err := s.root(false)
@@ -241,13 +331,7 @@ func (s *Store) ids() ([]string, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeRun, Message: err.Error(), Err: err}
 	}
-	var ids []string
-	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && runIDPattern().MatchString(id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
+	return RecordIDs(entries), nil
 }
 
 // newest returns the id of the most recently updated record that keep accepts.

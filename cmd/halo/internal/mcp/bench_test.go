@@ -38,7 +38,8 @@ func constantServer() *server.MCPServer {
 }
 
 // The pipeline halo serves in the benchmarks: one stage, an agent call a mock answers. Each
-// call is a whole run, saved in .halo/runs (written and synced to disk, as always).
+// call is a whole run, saved in .halo/runs as always (in place before the answer, synced by
+// the group commit beside the calls).
 const benchFlow = `
 agent Greeter [openai/gpt-4o-mini]
 
@@ -53,9 +54,8 @@ pipeline Greet(name: String) -> String:
 // SDK's server with a constant handler. Every server is its own process over stdio; over
 // HTTP the Go servers run in the benchmark's process (httptest) and the TypeScript one in
 // node. The client is mcp-go's, at protocol 2025-06-18 for all. halo-norecords is halo with
-// the run record not saved, which tells the cost of writing and syncing the record (most of
-// a call) from the rest. Each sub-benchmark reports p50 and p99 latency and calls per
-// second. Run it on a quiet machine:
+// the run record not saved, which tells the cost of saving the record from the rest. Each
+// sub-benchmark reports p50 and p99 latency and calls per second. Run it on a quiet machine:
 //
 //	go test -run '^$' -bench ToolsCall -benchtime 2000x ./cmd/halo/internal/mcp
 func BenchmarkToolsCall(b *testing.B) {
@@ -195,6 +195,7 @@ func httpServer(b testing.TB, dir, srv string) string {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { s.Close() })
 		h, err := s.HTTPHandler(mcpserver.HTTPConfig{})
 		if err != nil {
 			b.Fatal(err)

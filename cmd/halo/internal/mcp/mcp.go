@@ -95,13 +95,36 @@ func mcpRun(ctx context.Context, opts *Options) error {
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	defer signal.Stop(sigpipe)
 	f.Logger.Info("serving MCP on stdin and stdout", "tools", len(srv.Tools()))
-	return srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+	err = srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+	if cerr := srv.Close(); cerr != nil {
+		f.Logger.Error("saving run records", "error", cerr)
+		if err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// A Server is the MCP server of the pipelines, with the run store it saves their runs in.
+type Server struct {
+	*mcpserver.Server
+	store *runtime.Store
+}
+
+// Close puts on disk every run record saved (runs are group-committed: a completed or
+// failed run is answered as soon as its record is in place, and is synced a moment later).
+// Call it once serving ends.
+func (s *Server) Close() error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.Close()
 }
 
 // Open loads and validates the files of opts and makes the MCP server of their pipelines:
 // the tool registry, mocks and the run store (.halo/runs in the working folder). halo serve
-// builds its /mcp the same way.
-func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
+// builds its /mcp the same way. The caller closes the server.
+func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 	if opts.Dir != "" {
 		dir := f.Abs(opts.Dir)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -164,13 +187,17 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	if len(paths) == 1 {
 		file = paths[0]
 	}
-	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}
+	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs"), GroupCommit: true}
 	if opts.NoRecords {
 		store = nil
 	} else if err := os.MkdirAll(store.Dir, 0o755); err != nil {
 		// Desktop clients start servers in a folder of their own, often not writable: say so
 		// now rather than fail every call.
 		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
+	} else if ids, err := store.Recover(); err != nil {
+		f.Logger.Warn("committing run records a stopped process left", "error", err)
+	} else if len(ids) > 0 {
+		f.Logger.Info("committed run records a stopped process left", "runs", len(ids))
 	}
 	rt, err := runtime.New(prog, runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
@@ -179,7 +206,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mcpserver.New(mcpserver.Config{
+	srv, err := mcpserver.New(mcpserver.Config{
 		Program: prog, Runtime: rt, Tools: reg, Name: "halo", Version: version.Version, Logger: f.Logger,
 		Continue: func(runID, waitingFor string, pd *lang.PipelineDecl) string {
 			target := file
@@ -193,6 +220,10 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 			return fmt.Sprintf("Continue it in %s with: halo resume %s %s --payload %s", f.Dir, shellQuote(target), runID, payload)
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Server: srv, store: store}, nil
 }
 
 func unwrapPath(err error) error {

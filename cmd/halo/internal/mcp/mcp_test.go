@@ -29,6 +29,7 @@ import (
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/root"
 	"github.com/halo-lang/halo/host/mcpserver"
+	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/registry"
 )
 
@@ -187,9 +188,15 @@ func project(t testing.TB, files map[string]string) string {
 	return dir
 }
 
+// record reads run runID's record as halo's own readers do (halo replay, halo resume): a
+// record still to be committed is <runId>.json.pending until its commit, a moment later.
 func record(t *testing.T, dir, runID string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, ".halo", "runs", runID+".json"))
+	r, err := (&runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}).Load(runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,11 +394,8 @@ func TestCancelKillsBash(t *testing.T) {
 func cancelledRuns(t *testing.T, dir string) int {
 	entries, _ := os.ReadDir(filepath.Join(dir, ".halo", "runs"))
 	n := 0
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		rec := record(t, dir, strings.TrimSuffix(e.Name(), ".json"))
+	for _, id := range runtime.RecordIDs(entries) {
+		rec := record(t, dir, id)
 		if rec["status"] == "failed" && strings.Contains(fmt.Sprint(rec["error"]), "CANCELLED") {
 			n++
 		}
@@ -565,6 +569,7 @@ func TestHTTPDropKillsBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { srv.Close() })
 	h, err := srv.HTTPHandler(mcpserver.HTTPConfig{})
 	if err != nil {
 		t.Fatal(err)

@@ -180,6 +180,7 @@ func TestTypeScriptSDKHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { srv.Close() })
 	h, err := srv.HTTPHandler(mcpserver.HTTPConfig{Token: "tok-123"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,333 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/host/runtime"
+)
+
+// syncWatch records the files a store synced (by inode), and can make syncing fail.
+type syncWatch struct {
+	mu     sync.Mutex
+	synced map[uint64]bool
+	fail   error
+}
+
+func watchSyncs(s *runtime.Store) *syncWatch {
+	w := &syncWatch{synced: map[uint64]bool{}}
+	runtime.SetSyncFile(s, func(f *os.File) error {
+		w.mu.Lock()
+		fail := w.fail
+		w.mu.Unlock()
+		if fail != nil {
+			return fail
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.synced[fi.Sys().(*syscall.Stat_t).Ino] = true
+		w.mu.Unlock()
+		return nil
+	})
+	return w
+}
+
+func (w *syncWatch) was(t *testing.T, path string) bool {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.synced[fi.Sys().(*syscall.Stat_t).Ino]
+}
+
+func record(id string, st runtime.Status, n int) *runtime.Record {
+	rec := &runtime.Record{RunID: id, Pipeline: "P", Status: st, Inputs: map[string]any{"n": n},
+		Updated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(n) * time.Millisecond)}
+	if st == runtime.Paused {
+		rec.Meta.Paused = &runtime.PauseInfo{WaitingFor: "yield"}
+		rec.Resume = &runtime.ResumePoint{Stage: 1}
+	}
+	return rec
+}
+
+// fileRecord reads the record in path, failing the test when it is not one whole record.
+func fileRecord(t *testing.T, path string) *runtime.Record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec runtime.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("%s is not a whole record: %v", path, err)
+	}
+	return &rec
+}
+
+func pendingFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.json.pending"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// With GroupCommit, a completed record is readable as soon as Save returns, a paused one is
+// in <id>.json (synced) when Save returns, and after Sync every record is in <id>.json, each
+// the last one saved and each a file that was synced before it got that name: many writers
+// at once, each run saved several times over.
+func TestStoreGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir, GroupCommit: true}
+	w := watchSyncs(s)
+
+	if err := s.Save(record("done1", runtime.Completed, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Load("done1"); err != nil || got.Status != runtime.Completed {
+		t.Fatalf("a completed record right after Save: %+v %v", got, err)
+	}
+	if err := s.Save(record("wait1", runtime.Paused, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileRecord(t, filepath.Join(dir, "wait1.json")); got.Status != runtime.Paused || !w.was(t, filepath.Join(dir, "wait1.json")) {
+		t.Fatalf("a paused record is not synced in place when Save returns: %+v", got)
+	}
+
+	const writers, saves, runs = 8, 40, 5
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range saves {
+				id := fmt.Sprintf("g%d-r%d", g, i%runs)
+				st := runtime.Completed
+				if i%7 == 3 {
+					st = runtime.Paused
+				}
+				if err := s.Save(record(id, st, i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if got, err := s.Load(id); err != nil || got.Inputs["n"] != float64(i) {
+					t.Errorf("%s right after save %d: %+v %v", id, i, got, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if p := pendingFiles(t, dir); len(p) != 0 {
+		t.Errorf("pending records left after Sync: %v", p)
+	}
+	for g := range writers {
+		for r := range runs {
+			id := fmt.Sprintf("g%d-r%d", g, r)
+			path := filepath.Join(dir, id+".json")
+			got := fileRecord(t, path)
+			if want := float64(saves - runs + r); got.Inputs["n"] != want {
+				t.Errorf("%s holds save %v, want the last, %v", id, got.Inputs["n"], want)
+			}
+			if !w.was(t, path) {
+				t.Errorf("%s was renamed into place without being synced", path)
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("%s left in the folder after Close", e.Name())
+		}
+	}
+	if err := s.Save(record("late", runtime.Completed, 1)); err == nil {
+		t.Errorf("a save after Close was taken")
+	}
+}
+
+// When syncing fails, <id>.json keeps the record before (it only ever gets a synced file):
+// readers see the new record, Sync reports the failure, and a paused record's Save fails
+// with RUN_RECORD. Once syncing works again, the next commit puts things right.
+func TestStoreSyncFailure(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir, GroupCommit: true}
+	defer s.Close()
+	w := watchSyncs(s)
+	path := filepath.Join(dir, "r1.json")
+	if err := s.Save(record("r1", runtime.Completed, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	w.mu.Lock()
+	w.fail = errors.New("input/output error")
+	w.mu.Unlock()
+	if err := s.Save(record("r1", runtime.Completed, 2)); err != nil {
+		t.Fatalf("a completed record is saved before it is synced: %v", err)
+	}
+	if got, err := s.Load("r1"); err != nil || got.Inputs["n"] != float64(2) {
+		t.Errorf("load: %+v %v, want the new record", got, err)
+	}
+	if err := s.Sync(); err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("Sync: %v, want the sync failure", err)
+	}
+	if got := fileRecord(t, path); got.Inputs["n"] != float64(1) {
+		t.Errorf("r1.json holds save %v, which was never synced", got.Inputs["n"])
+	}
+	err := s.Save(record("p1", runtime.Paused, 3))
+	if errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "could not be synced") {
+		t.Errorf("a paused record that cannot be synced: %v", err)
+	}
+
+	if err := s.Sync(); err == nil {
+		t.Errorf("Sync after the failed paused save: no error")
+	}
+
+	w.mu.Lock()
+	w.fail = nil
+	w.mu.Unlock()
+	if err := s.Save(record("r1", runtime.Completed, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileRecord(t, path); got.Inputs["n"] != float64(4) {
+		t.Errorf("r1.json holds save %v after a good commit, want 4", got.Inputs["n"])
+	}
+}
+
+// A Store without GroupCommit (halo run's, and any made without Close) has every record in
+// <id>.json, synced, when Save returns.
+func TestStoreWithoutGroupCommitSyncsEverySave(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir}
+	w := watchSyncs(s)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			id := fmt.Sprintf("r%d", i)
+			if err := s.Save(record(id, runtime.Completed, i)); err != nil {
+				t.Error(err)
+				return
+			}
+			path := filepath.Join(dir, id+".json")
+			if got := fileRecord(t, path); got.Inputs["n"] != float64(i) || !w.was(t, path) {
+				t.Errorf("%s is not the synced record when Save returns", path)
+			}
+		})
+	}
+	wg.Wait()
+	if p := pendingFiles(t, dir); len(p) != 0 {
+		t.Errorf("pending records left: %v", p)
+	}
+}
+
+// A pending record is the newest record of its run for every reader: Load, Newest and
+// Latest. One that is not whole (cut short by a power cut before its commit) is passed over
+// and the record before it stands.
+func TestStoreReadsPendingRecords(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir}
+	write := func(name string, rec *runtime.Record) {
+		b, _ := json.Marshal(rec)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.json", record("a", runtime.Paused, 1))
+	write("a.json.pending", record("a", runtime.Completed, 2))
+	write("b.json", record("b", runtime.Completed, 3))
+	os.WriteFile(filepath.Join(dir, "b.json.pending"), []byte(`{"runId":"b","status":"compl`), 0o600)
+	write("c.json.pending", record("c", runtime.Paused, 4))
+	write("d.json.pending", record("x", runtime.Paused, 5)) // not d's
+
+	if got, err := s.Load("a"); err != nil || got.Status != runtime.Completed {
+		t.Errorf("a: %+v %v, want the pending record", got, err)
+	}
+	if got, err := s.Load("b"); err != nil || got.Inputs["n"] != float64(3) {
+		t.Errorf("b: %+v %v, want b.json past the torn pending record", got, err)
+	}
+	if got, err := s.Load("c"); err != nil || got.Status != runtime.Paused {
+		t.Errorf("c: %+v %v, want the pending record", got, err)
+	}
+	if _, err := s.Load("d"); errcode.Code(err) != runtime.CodeRun {
+		t.Errorf("d: %v, want RUN_RECORD (its only record is another run's)", err)
+	}
+	if id, err := s.Latest(); err != nil || id != "c" {
+		t.Errorf("latest paused: %q %v, want c (a's newest record completed it)", id, err)
+	}
+	if id, err := s.Newest(); err != nil || id != "c" {
+		t.Errorf("newest: %q %v", id, err)
+	}
+}
+
+// Recover commits the pending records a stopped process left (older than a minute): synced
+// and renamed to <id>.json; a torn one is removed and the record before it stands; a recent
+// one is left to the process that wrote it. Old temporary files are removed.
+func TestStoreRecover(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir}
+	old := time.Now().Add(-2 * time.Minute)
+	write := func(name string, b []byte, aged bool) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if aged {
+			os.Chtimes(p, old, old)
+		}
+	}
+	enc := func(rec *runtime.Record) []byte { b, _ := json.Marshal(rec); return b }
+	write("a.json", enc(record("a", runtime.Running, 1)), true)
+	write("a.json.pending", enc(record("a", runtime.Completed, 2)), true)
+	write("b.json", enc(record("b", runtime.Paused, 3)), true)
+	write("b.json.pending", []byte(`{"runId":"b",`), true)
+	write("c.json.pending", enc(record("c", runtime.Completed, 4)), false)
+	write(".d.0a1b2c.tmp", []byte(`{"runId":"d"`), true)
+	write(".e.0a1b2c.tmp", []byte(`{"runId":"e"`), false)
+
+	ids, err := s.Recover()
+	if err != nil || fmt.Sprint(ids) != "[a]" {
+		t.Fatalf("recovered %v %v, want [a]", ids, err)
+	}
+	if got := fileRecord(t, filepath.Join(dir, "a.json")); got.Status != runtime.Completed {
+		t.Errorf("a.json: %s, want the pending record committed", got.Status)
+	}
+	if got := fileRecord(t, filepath.Join(dir, "b.json")); got.Status != runtime.Paused {
+		t.Errorf("b.json: %s, want the record before the torn one", got.Status)
+	}
+	var names []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != ".e.0a1b2c.tmp a.json b.json c.json.pending" {
+		t.Errorf("the folder holds %s", got)
+	}
+}
