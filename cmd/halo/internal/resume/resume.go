@@ -12,6 +12,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -28,6 +29,8 @@ type Options struct {
 	Events  string
 	Mock    bool
 	Mocks   string
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 	// Registry builds the tool registry; nil means the one halo run uses.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -67,12 +70,18 @@ Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused aga
 	fl.StringVar(&opts.Events, "events", "", "write the resumed run's events as JSON lines to `FILE`")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
 func resumeRun(ctx context.Context, opts *Options) error {
-	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry})
+	tr, err := opts.Otel.Open(ctx, opts.F)
 	if err != nil {
+		return err
+	}
+	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry, Tracer: tr})
+	if err != nil {
+		tracing.Close(tr)
 		return err
 	}
 	defer s.Close()

@@ -19,8 +19,10 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/telemetry"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -38,6 +40,8 @@ type Options struct {
 	// Mock is --mock; Mocks is --mocks FILE.
 	Mock  bool
 	Mocks string
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -76,6 +80,7 @@ Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
 	fl.StringVar(&opts.Events, "events", "", "write every event as a JSON line to `FILE`")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
@@ -84,8 +89,13 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry})
+	tr, err := opts.Otel.Open(ctx, opts.F)
 	if err != nil {
+		return err
+	}
+	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry, Tracer: tr})
+	if err != nil {
+		tracing.Close(tr)
 		return err
 	}
 	defer s.Close()
@@ -134,10 +144,14 @@ type Session struct {
 	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	Runtime     *runtime.Runtime
 	closeEvents func() error
+
+	// Tracer, when not nil, gets the runs' spans; Close exports what it holds.
+	Tracer *telemetry.Tracer
 }
 
-// Close flushes the events file.
+// Close flushes the events file and the traces.
 func (s *Session) Close() error {
+	tracing.Close(s.Tracer)
 	if s.closeEvents != nil {
 		return s.closeEvents()
 	}
@@ -211,6 +225,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			return cerr
 		}
 	}
+	s.Tracer.Install(&cfg)
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
 		if s.closeEvents != nil {
