@@ -10,6 +10,7 @@ targets=(
   "./host/check FuzzCheck"
   "./pkgmgr FuzzParseManifest"
   "./pkgmgr FuzzReadPackage"
+  "./cmd/halo/internal/termsafe FuzzString"
   "./host/tool/mcp FuzzSplitCommand"
   "./host/policy/fold FuzzString"
   "./host/policy/fold FuzzUnquote"
@@ -23,6 +24,8 @@ targets=(
   "./sdk FuzzDecodeArgs"
   "./sdk FuzzObjectKeys"
   "./host/runtime FuzzParseMocks"
+  "./host/agent FuzzToolCall"
+  "./host/agent FuzzDecodeArgs"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 
 go mod download
 
+# Tests whose result depends on privileges run again as this unprivileged user
+# (internal/usertest); CI runs the tests as root. Created once; nothing to do as non-root.
+if [ "$(id -u)" = 0 ] && ! id -u halo-test >/dev/null 2>&1; then
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin halo-test
+fi
+
 # The default registry's world-time package: a Go plugin built for this machine, not committed.
 ./scripts/build-local-registry.sh
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
@@ -20,9 +21,11 @@ const (
 	CodeCondition = "BAD_CONDITION"
 	// CodeMock: a mocks file is malformed, or a scripted list of answers ran out.
 	CodeMock = "MOCK"
-	// CodeToolLoop: an agent call names tools:, and the tool loop that lets an agent choose
-	// its own calls is not built yet.
-	CodeToolLoop = "TOOL_LOOP_UNAVAILABLE"
+	// CodeApprovalNeeded: a call needs a person's approval and there is no way to ask one.
+	CodeApprovalNeeded = agent.CodeApprovalNeeded
+	// CodeDeclined: a person (or an approval mock) declined a call the pipeline makes for an
+	// agent (tool: T). A declined call the agent's model chose goes back to the model instead.
+	CodeDeclined = "APPROVAL_DECLINED"
 	// CodeRun: a run record cannot be found, read or resumed.
 	CodeRun = "RUN_RECORD"
 	// CodeNotPausable: a yield where a run cannot stop (inside a called pipeline, a |* each,

@@ -68,9 +68,11 @@ type PauseInfo struct {
 }
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
-// fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "violation"
-// (a policy violation), "loop", "branch" (a branch chose an arm, or none), "answered" (an
-// interrupt handler answered a stage that waits), "paused", "run" (the run ended).
+// fields are set depends on Type: "llm" (a model request), "tool" (a tool call),
+// "agent_tool" (a call an agent's model asked for, after it finished or was refused),
+// "violation" (a policy violation), "loop", "branch" (a branch chose an arm, or none),
+// "answered" (an interrupt handler answered a stage that waits), "paused", "run" (the run
+// ended).
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
@@ -84,7 +86,12 @@ type Event struct {
 	// rules applied (and withheld when a Block rule matched).
 	Prompt string `json:"prompt,omitempty"`
 	Answer string `json:"answer,omitempty"`
-	// Args and Output are a tool event's arguments and result.
+	// ToolCalls are the function names an llm event's answer asked for.
+	ToolCalls []string `json:"toolCalls,omitempty"`
+	// Step is an llm event's request number in its conversation, from 1.
+	Step int `json:"step,omitempty"`
+	// Args and Output are a tool event's arguments and result, with the agent's Redact rules
+	// applied (and withheld when a Block rule matched).
 	Args   json.RawMessage `json:"args,omitempty"`
 	Output any             `json:"output,omitempty"`
 	Usage  *model.Usage    `json:"usage,omitempty"`
@@ -94,6 +101,10 @@ type Event struct {
 	Mocked     bool  `json:"mocked,omitempty"`
 	// Attempt counts @retry and @correct attempts from 1.
 	Attempt int `json:"attempt,omitempty"`
+	// Decision and Detail are an agent_tool event's: allowed, approved, declined, refused or
+	// error, and the refusal, the error or the person's reason.
+	Decision string `json:"decision,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 	// Violation fields.
 	Policy  string `json:"policy,omitempty"`
 	Rule    string `json:"rule,omitempty"`

@@ -11,6 +11,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -45,6 +46,16 @@ type runSpans struct {
 	sctx  context.Context
 	// target is the stage's target, to tell when an agent's model request is the stage's.
 	target string
+	// pending are the "tool" events of calls an agent made, waiting for the "agent_tool"
+	// event that says what was decided on them, by agent and target, oldest first.
+	pending map[string][]pendingTool
+}
+
+// A pendingTool is a tool call's event kept until its decision is known, and where its
+// span goes.
+type pendingTool struct {
+	ev  runtime.Event
+	ctx context.Context
 }
 
 // parent returns the context new spans of the run start under: the stage's, else the run's.
@@ -56,7 +67,8 @@ func (rs *runSpans) parent() (context.Context, trace.Span) {
 }
 
 // abandon ends the spans of a run that did not end before the tracer shut down.
-func (rs *runSpans) abandon() {
+func (rs *runSpans) abandon(t *Tracer) {
+	t.flush(rs)
 	if rs.stage != nil {
 		rs.stage.SetStatus(codes.Error, "the process stopped during the stage")
 		rs.stage.End()
@@ -76,7 +88,7 @@ func (t *Tracer) Mark(ctx context.Context, m runtime.Mark) {
 	switch {
 	case m.Kind == "run" && !m.End:
 		if rs != nil {
-			rs.abandon()
+			rs.abandon(t)
 		}
 		attrs := []attribute.KeyValue{KeyRunID.String(m.RunID), KeyPipeline.String(m.Pipeline)}
 		if m.Resumed {
@@ -85,6 +97,7 @@ func (t *Tracer) Mark(ctx context.Context, m runtime.Mark) {
 		sctx, span := t.tracer.Start(ctx, "run "+m.Pipeline, trace.WithTimestamp(m.Time), trace.WithAttributes(attrs...))
 		t.runs[m.RunID] = &runSpans{ctx: sctx, run: span}
 	case m.Kind == "run" && rs != nil:
+		t.flush(rs)
 		if rs.stage != nil {
 			rs.stage.End(trace.WithTimestamp(m.Time))
 			rs.stage = nil
@@ -94,6 +107,7 @@ func (t *Tracer) Mark(ctx context.Context, m runtime.Mark) {
 		rs.run.End(trace.WithTimestamp(m.Time))
 		delete(t.runs, m.RunID)
 	case m.Kind == "stage" && rs != nil && !m.End:
+		t.flush(rs)
 		if rs.stage != nil {
 			rs.stage.End(trace.WithTimestamp(m.Time))
 		}
@@ -106,6 +120,7 @@ func (t *Tracer) Mark(ctx context.Context, m runtime.Mark) {
 			KeyStageIndex.Int(m.Index), KeyStageOp.String(m.Op), KeyAt.String(m.At), KeyTarget.String(m.Target)))
 		rs.target = m.Target
 	case m.Kind == "stage" && rs != nil && rs.stage != nil:
+		t.flush(rs)
 		failed(rs.stage, m.Error)
 		rs.stage.End(trace.WithTimestamp(m.Time))
 		rs.stage, rs.sctx, rs.target = nil, nil, ""
@@ -136,8 +151,29 @@ func (t *Tracer) Event(e runtime.Event) {
 	switch e.Type {
 	case "llm":
 		t.llmSpan(rs, pctx, parent, e)
-	case "tool", "agent_tool":
-		t.toolSpan(pctx, e)
+	case "tool":
+		if e.Agent != "" {
+			// Perhaps a call the agent's model asked for: its span waits for the decision.
+			if rs.pending == nil {
+				rs.pending = map[string][]pendingTool{}
+			}
+			k := e.Agent + "\x00" + e.Target
+			rs.pending[k] = append(rs.pending[k], pendingTool{ev: e, ctx: pctx})
+			return
+		}
+		t.toolSpan(pctx, e, nil)
+	case "agent_tool":
+		k := e.Agent + "\x00" + e.Target
+		var ran *runtime.Event
+		if list := rs.pending[k]; len(list) > 0 {
+			ran = &list[0].ev
+			if len(list) == 1 {
+				delete(rs.pending, k)
+			} else {
+				rs.pending[k] = list[1:]
+			}
+		}
+		t.toolSpan(pctx, e, ran)
 	case "violation":
 		parent.AddEvent("halo.violation", trace.WithTimestamp(e.Time), trace.WithAttributes(where(e,
 			attribute.String("halo.policy", e.Policy), attribute.String("halo.rule", e.Rule),
@@ -224,9 +260,21 @@ func (t *Tracer) llmSpan(rs *runSpans, ctx context.Context, parent trace.Span, e
 	}
 }
 
+// flush makes the spans of tool calls an agent made that no decision followed: those of an
+// agent call's tool: T, which the pipeline makes for the agent.
+func (t *Tracer) flush(rs *runSpans) {
+	for k, list := range rs.pending {
+		for _, p := range list {
+			t.toolSpan(p.ctx, p.ev, nil)
+		}
+		delete(rs.pending, k)
+	}
+}
+
 // toolSpan records a tool call: one a pipeline makes ("tool"), or one an agent's model
-// asked for ("agent_tool"), with the decision taken on it.
-func (t *Tracer) toolSpan(ctx context.Context, e runtime.Event) {
+// asked for ("agent_tool"), with the decision taken on it and, when it ran, what its
+// "tool" event said (ran).
+func (t *Tracer) toolSpan(ctx context.Context, e runtime.Event, ran *runtime.Event) {
 	attrs := where(e,
 		semconv.GenAIOperationNameExecuteTool,
 		semconv.GenAIToolName(e.Target),
@@ -235,22 +283,35 @@ func (t *Tracer) toolSpan(ctx context.Context, e runtime.Event) {
 	if e.Agent != "" {
 		attrs = append(attrs, semconv.GenAIAgentName(e.Agent), semconv.GenAIToolType("function"))
 	}
-	if e.Mocked {
+	if e.Decision != "" {
+		attrs = append(attrs, KeyDecision.String(e.Decision))
+	}
+	if e.Detail != "" {
+		attrs = append(attrs, KeyDetail.String(e.Detail))
+	}
+	output, ranErr, mocked := e.Output, e.Error, e.Mocked
+	if ran != nil {
+		output, ranErr, mocked = ran.Output, ran.Error, ran.Mocked
+	}
+	if mocked {
 		attrs = append(attrs, KeyMocked.Bool(true))
 	}
 	if t.cfg.Content {
 		if len(e.Args) > 0 {
 			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(e.Args)))
 		}
-		if e.Output != nil {
-			if b, err := json.Marshal(e.Output); err == nil {
+		if output != nil {
+			if b, err := json.Marshal(output); err == nil {
 				attrs = append(attrs, semconv.GenAIToolCallResultKey.String(string(b)))
 			}
 		}
 	}
 	span := t.span(ctx, "execute_tool "+e.Target, trace.SpanKindInternal, e, attrs)
-	if e.Error != nil {
-		failed(span, e.Error)
+	switch {
+	case ranErr != nil:
+		failed(span, ranErr)
+	case e.Decision == agent.Errored:
+		span.SetStatus(codes.Error, e.Detail)
 	}
 	span.End(trace.WithTimestamp(e.Time))
 }

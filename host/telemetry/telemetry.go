@@ -265,7 +265,7 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	for id, rs := range t.runs {
-		rs.abandon()
+		rs.abandon(t)
 		delete(t.runs, id)
 	}
 	t.mu.Unlock()

@@ -42,7 +42,19 @@ func registry(t testing.TB) *tool.Registry {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.Add(tool.Type{Name: "One", Kind: tool.KindBuiltin, Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+		return oneTool{}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	return reg
+}
+
+// oneTool has one method, get.
+type oneTool struct{ fakeTool }
+
+func (oneTool) Methods(ctx context.Context) ([]tool.Method, error) {
+	return []tool.Method{{Name: "get"}}, nil
 }
 
 // fakeModel answers with a fixed text and usage.
@@ -503,4 +515,83 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// An agent's chosen calls are spans of their own, one per call, with the decision taken on
+// it: allowed and run, or declined by the person asked.
+func TestTraceAgentToolCalls(t *testing.T) {
+	rcv := otlptest.NewHTTP()
+	defer rcv.Close()
+	tr, err := telemetry.Open(context.Background(), telemetry.Config{Endpoint: rcv.URL, Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runtime.Config{Tools: registry(t)}
+	tr.Install(&cfg)
+	rt, err := runtime.Load("test.halo", `
+policy Careful : ApproveTools("Files.fail") & Redact(Email)
+tool Files : Fake()
+agent Clerk [openai/gpt-4o-mini]
+  requires Careful
+  equips Files
+pipeline P(x: String) -> Result:
+  x |> Clerk.work("Work.", tools: [Files])
+`, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Mock("Clerk.work", []any{
+		map[string]any{"$useTool": "Files.read", "args": map[string]any{"path": "a"}},
+		map[string]any{"$useTool": "Files.fail", "args": map[string]any{"path": "b"}},
+		"Done.",
+	})
+	rt.Mock("Files.fail?", "decline")
+	res, err := rt.Run(context.Background(), "P", map[string]any{"x": "go"})
+	if err != nil || res.Status != runtime.Completed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	tr.Shutdown(context.Background())
+	spans := rcv.Spans()
+	want := `run P
+  stage Clerk.work
+    chat gpt-4o-mini
+    execute_tool Files.read
+    chat gpt-4o-mini
+    execute_tool Files.fail
+    chat gpt-4o-mini
+`
+	if got := otlptest.Tree(spans); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	read := mustFind(t, spans, "execute_tool Files.read")
+	wantAttrs(t, read, map[string]any{"halo.tool.decision": "allowed", "gen_ai.agent.name": "Clerk", "gen_ai.tool.type": "function"})
+	if _, ok := read.Attrs["halo.mocked"]; ok {
+		t.Errorf("the call ran for real, yet the span says mocked")
+	}
+	if res := fmt.Sprint(read.Attrs["gen_ai.tool.call.result"]); !strings.Contains(res, "[REDACTED:Email]") || strings.Contains(res, "ann@") {
+		t.Errorf("the call's result in the span: %s", res)
+	}
+	fail := mustFind(t, spans, "execute_tool Files.fail")
+	wantAttrs(t, fail, map[string]any{"halo.tool.decision": "declined"})
+}
+
+// The call an agent call's tool: T makes for the agent is a span too, though no decision
+// follows it.
+func TestTraceAgentFeedTool(t *testing.T) {
+	rcv := otlptest.NewHTTP()
+	defer rcv.Close()
+	_, spans := traced(t, rcv, telemetry.Config{}, runtime.Config{Models: fakeModel("ok")}, `
+tool Db : One()
+agent A [openai/gpt-4o-mini]
+pipeline P(id: String) -> Result:
+  id |> A.explain("Explain the record.", tool: Db)
+`, "P", map[string]any{"id": "r1"})
+	want := `run P
+  stage A.explain
+    execute_tool Db.get
+    chat gpt-4o-mini
+`
+	if got := otlptest.Tree(spans); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
 }
