@@ -36,6 +36,9 @@ type LockEntry struct {
 	SHA256      string      `json:"sha256"`
 	Providers   []string    `json:"providers"`
 	Permissions Permissions `json:"permissions"`
+	// Signature is the package's signature and its publisher, when it is signed; halo
+	// install verifies it again with the key the user trusts for that publisher.
+	Signature *Signature `json:"signature,omitempty"`
 }
 
 // ReadLock reads dir/halo.lock; a missing file is an empty lock.

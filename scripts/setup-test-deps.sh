@@ -43,3 +43,16 @@ if ! cmp -s host/policy/testdata/npm/package-lock.json "$peer_npm_dir/package-lo
   cp host/policy/testdata/npm/package.json host/policy/testdata/npm/package-lock.json "$peer_npm_dir/"
   npm ci --prefix "$peer_npm_dir" --no-audit --no-fund --loglevel=error
 fi
+
+# The minisign tool (Debian's package), to prove that package signatures from halo publish
+# --sign verify with it (cmd/halo/testdata/trustscript/sign_minisign.txtar).
+if ! command -v minisign >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "-- apt-get install minisign"
+    apt-get install -y --no-install-recommends minisign >/dev/null ||
+      { apt-get update >/dev/null && apt-get install -y --no-install-recommends minisign >/dev/null; }
+  else
+    echo "setup-test-deps: the signature tests need the minisign tool (Debian: apt-get install -y minisign)" >&2
+    exit 1
+  fi
+fi

@@ -20,6 +20,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
+	"github.com/halo-lang/halo/cmd/halo/internal/keygen"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
@@ -30,6 +31,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
+	"github.com/halo-lang/halo/cmd/halo/internal/trust"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 )
@@ -142,4 +144,6 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return keygen.NewCmdKeygen(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return trust.NewCmdTrust(f) },
 }
