@@ -21,6 +21,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
 	"github.com/halo-lang/halo/cmd/halo/internal/keygen"
+	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
@@ -46,6 +47,7 @@ func ProcessSystem() *cmdutil.Factory {
 			In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 			InTTY:  isatty.IsTerminal(os.Stdin.Fd()),
 			OutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+			ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		},
 		Env:        cmdutil.EnvFromList(os.Environ()),
 		Now:        time.Now,
@@ -146,4 +148,5 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return keygen.NewCmdKeygen(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return trust.NewCmdTrust(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 }
