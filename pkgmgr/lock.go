@@ -25,6 +25,8 @@ const (
 // A Lock is halo.lock: every installed package, pinned.
 type Lock struct {
 	Tools map[string]*LockEntry `json:"tools"`
+	// MCP pins MCP servers' tool definitions (see pins.go).
+	MCP MCPPins `json:"mcp,omitempty"`
 }
 
 // A LockEntry pins one package.

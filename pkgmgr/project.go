@@ -291,7 +291,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 		Version: pkg.Manifest.Version, Source: source, SHA256: pkg.SHA256,
 		Providers: pkg.Manifest.ProviderNames(), Permissions: pkg.Permissions(), Signature: signed,
 	}
-	next := &Lock{Tools: map[string]*LockEntry{}}
+	next := &Lock{Tools: map[string]*LockEntry{}, MCP: lock.MCP}
 	for n, e := range lock.Tools {
 		next.Tools[n] = e
 	}

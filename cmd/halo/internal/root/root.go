@@ -21,6 +21,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
 	"github.com/halo-lang/halo/cmd/halo/internal/keygen"
+	"github.com/halo-lang/halo/cmd/halo/internal/lock"
 	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
@@ -148,5 +149,6 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return keygen.NewCmdKeygen(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return trust.NewCmdTrust(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return lock.NewCmdLock(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 }
