@@ -31,6 +31,8 @@ func TestTrustScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("EVERYTHING", filepath.Join(root, ".cache/npm/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+			// The folder npm installed it in, where `npx mcp-server-everything` finds it.
+			env.Setenv("EVERYTHING_DIR", filepath.Join(root, ".cache/npm/mcp"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

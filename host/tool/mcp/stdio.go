@@ -62,6 +62,7 @@ type stdioTransport struct {
 	dir     string
 	logger  hclog.Logger
 	maxLine int // the longest message the server may send, in bytes
+	sandbox *Confinement
 
 	cmd     *exec.Cmd
 	stdin   *os.File
@@ -115,6 +116,7 @@ func newStdioTransport(cfg Config, logger hclog.Logger) *stdioTransport {
 	}
 	return &stdioTransport{
 		name:          cfg.Name,
+		sandbox:       cfg.Sandbox,
 		argv:          cfg.Command,
 		env:           env,
 		dir:           cfg.Dir,
@@ -176,6 +178,12 @@ func (t *stdioTransport) Start(context.Context) error {
 	if err != nil {
 		return &tool.Error{Code: tool.CodeToolConfig, Message: "cannot start the MCP server: " + err.Error(), Err: err}
 	}
+	argv := t.argv
+	if t.sandbox != nil {
+		if path, argv, err = t.sandbox.wrap(path, argv, t.dir); err != nil {
+			return &tool.Error{Code: tool.CodeToolConfig, Message: "cannot confine the MCP server: " + err.Error(), Err: err}
+		}
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -196,7 +204,7 @@ func (t *stdioTransport) Start(context.Context) error {
 	}
 	t.cmd = &exec.Cmd{
 		Path:        path,
-		Args:        t.argv,
+		Args:        argv,
 		Env:         t.env,
 		Dir:         t.dir,
 		Stdin:       inR,

@@ -46,7 +46,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		}
 		return out
 	}
-	got, err := pinMCP(reg, dir)
+	got, err := pinMCP(reg, dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		t.Errorf("pinned: %v", k)
 	}
 	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"name":"x","pinMcp":false}`), 0o644)
-	got, err = pinMCP(reg, dir)
+	got, err = pinMCP(reg, dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		t.Errorf("pinned although pinMcp is false: %v", k)
 	}
 	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"pinMcp": "no"}`), 0o644)
-	if _, err := pinMCP(reg, dir); err == nil {
+	if _, err := pinMCP(reg, dir, ""); err == nil {
 		t.Errorf("a bad halo.json was accepted")
 	}
 }

@@ -29,14 +29,14 @@ func declaredServers(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry
 			continue
 		}
 		d := Declared{Tool: td.Name.Name, Provider: td.Provider.Name, File: td.Pos.String()}
-		methods, pins, err := listMethods(ctx, f, reg, td, timeout)
+		methods, info, err := listMethods(ctx, f, reg, td, timeout)
 		if err != nil {
 			d.Error = err.Error()
 		} else {
 			for i := range methods {
 				methods[i].Effect = methods[i].EffectOrDefault()
 			}
-			d.Methods, d.Pins, d.Warnings = methods, pins, InjectionWarnings(d.Tool, methods)
+			d.Methods, d.Pins, d.Warnings, d.Sandbox = methods, info.pins, InjectionWarnings(d.Tool, methods), info.sandbox
 		}
 		out = append(out, d)
 	}
@@ -44,19 +44,19 @@ func declaredServers(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry
 	return out
 }
 
-func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl, timeout time.Duration) ([]tool.Method, *PinReport, error) {
+func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl, timeout time.Duration) ([]tool.Method, serverInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	p, err := OpenDeclaration(ctx, f, reg, td)
 	if err != nil {
-		return nil, nil, err
+		return nil, serverInfo{}, err
 	}
 	defer p.Close()
 	methods, err := p.Methods(ctx)
 	if err != nil && ctx.Err() != nil {
-		return nil, nil, fmt.Errorf("no answer within %s", timeout)
+		return nil, serverInfo{}, fmt.Errorf("no answer within %s", timeout)
 	}
-	return methods, pinReport(p), err
+	return methods, infoOf(p), err
 }
 
 // literal evaluates a declaration argument without a run: literals and Env.NAME. A

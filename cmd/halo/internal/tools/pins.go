@@ -31,6 +31,27 @@ type HeldTool struct {
 	Diff string `json:"diff,omitempty"`
 }
 
+// serverInfo is what halo tools learns about a declared tool's server besides its methods.
+type serverInfo struct {
+	pins    *PinReport
+	sandbox string
+}
+
+func infoOf(p tool.Provider) serverInfo {
+	info := serverInfo{pins: pinReport(p)}
+	if pp, ok := p.(*mcp.PinnedProvider); ok {
+		p = pp.Inner()
+	}
+	if mp, ok := p.(*mcp.Provider); ok {
+		if c := mp.Confinement(); c != nil {
+			info.sandbox = c.String()
+		} else if mp.Stdio() {
+			info.sandbox = "not sandboxed: runs as your user, with your files and network (sandbox: true confines it)"
+		}
+	}
+	return info
+}
+
 // pinReport returns what p's last listing found, when p is held to pins.
 func pinReport(p tool.Provider) *PinReport {
 	pp, ok := p.(*mcp.PinnedProvider)
@@ -88,6 +109,9 @@ func OpenDeclaration(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry
 // printPins writes what pinning found for one declared tool.
 func printPins(w io.Writer, d Declared, paint func(code, s string) string) {
 	clean := termsafe.String
+	if d.Sandbox != "" {
+		fmt.Fprintf(w, "  %s\n", clean(d.Sandbox))
+	}
 	if d.Pins != nil {
 		if len(d.Pins.Pinned) > 0 {
 			fmt.Fprintf(w, "  pinned in halo.lock now: %d tools (trust on first use)\n", len(d.Pins.Pinned))

@@ -49,6 +49,8 @@ type Declared struct {
 	// read like prompt injections (pins.go).
 	Pins     *PinReport `json:"pins,omitempty"`
 	Warnings []string   `json:"warnings,omitempty"`
+	// Sandbox says how its stdio server is confined; "" when it is not.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // NewCmdTools builds `halo tools`. runF replaces the run in tests.
