@@ -3,6 +3,8 @@ package pkgmgr
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -316,4 +318,38 @@ func writeIndex(t *testing.T, p string, idx *Index) {
 		t.Fatal(err)
 	}
 	os.WriteFile(p, b, 0o644)
+}
+
+// A package added by URL is checked against the .minisig beside it on the same server (the
+// query string, a token say, stays after the path).
+func TestSignedURLSpec(t *testing.T) {
+	w := newSignWorld(t)
+	w.publish("acme", "1.0.0", "Acme Inc.", w.key)
+	dir := filepath.Dir(w.reg)
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path+"?"+r.URL.RawQuery)
+		http.FileServer(http.Dir(dir)).ServeHTTP(rw, r)
+	}))
+	defer srv.Close()
+	w.pr.Registries.Client = srv.Client()
+	k, _ := NewPublisherKey("Acme Inc.", w.key.PublicKey())
+	if _, err := w.pr.AddKey(k, ""); err != nil {
+		t.Fatal(err)
+	}
+	ip, err := w.pr.Add(context.Background(), srv.URL+"/packages/acme-1.0.0.halotool?v=1", AddOptions{})
+	if err != nil || ip.Entry.Signature == nil {
+		t.Fatalf("%+v %v", ip, err)
+	}
+	if len(asked) != 2 || asked[1] != "/packages/acme-1.0.0.halotool.minisig?v=1" {
+		t.Errorf("requests %v", asked)
+	}
+	// Without its signature, a package of a publisher that signs is refused.
+	os.Remove(filepath.Join(dir, "packages", "acme-1.0.0.halotool.minisig"))
+	before := w.state()
+	_, err = w.pr.Add(context.Background(), srv.URL+"/packages/acme-1.0.0.halotool", AddOptions{})
+	wantCode(t, err, CodeSignature, "is not signed")
+	if w.state() != before {
+		t.Errorf("a refused add changed the disk")
+	}
 }

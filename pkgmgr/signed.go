@@ -3,6 +3,7 @@ package pkgmgr
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -100,7 +101,13 @@ func (p *Project) fetchSignature(ctx context.Context, s Spec, abs string) (*Sign
 	var text []byte
 	switch {
 	case s.URL != "":
-		b, err := Download(ctx, p.Registries.Client, s.URL+SignatureExt)
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			return nil, errorf(CodeRegistry, "%q is not a URL", s.URL)
+		}
+		u.Path += SignatureExt
+		u.RawPath = ""
+		b, err := Download(ctx, p.Registries.Client, u.String())
 		if Code(err) == CodeNotFound {
 			return nil, nil
 		}
