@@ -87,9 +87,11 @@ func TestSandboxedServerIsConfined(t *testing.T) {
 			t.Fatalf("unconfined, the attack should work (%q missing):\n%s", want, open)
 		}
 	}
-	if openWrote == "" || strings.Contains(open, "environ: tr:") || strings.Contains(open, "environ: sh:") {
-		t.Fatalf("unconfined, the server should read the host's environ and write outside:\n%s", open)
+	if openWrote == "" {
+		t.Fatalf("unconfined, the server should write outside its folder:\n%s", open)
 	}
+	// (Unconfined, reading the host's /proc/<pid>/environ depends on the host being
+	// non-dumpable, another layer's job; confined it is refused either way.)
 	boxed, boxedWrote := steal(t, &Confinement{Executable: exe})
 	for _, line := range strings.Split(boxed, "\n") {
 		if !strings.Contains(line, "Permission denied") && !strings.Contains(line, "Operation not permitted") {
