@@ -80,7 +80,7 @@ func installRun(opts *Options) error {
 	}
 	rep, err := pr.Install(opts.ctx, pkgmgr.InstallOptions{Trust: opts.Trust, AcceptKeys: opts.AcceptKeys})
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	in := func(list []string, n string) bool {
 		for _, x := range list {

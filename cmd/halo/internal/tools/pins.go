@@ -92,8 +92,11 @@ func excerpt(s string, start, end int) string {
 // arguments (halo tools, halo lock). The caller closes it.
 func OpenDeclaration(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl) (tool.Provider, error) {
 	d := tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: f.Dir, Getenv: f.Env.Lookup}
+	// Read as a run reads them, but before any run: a {{template}} is not known yet, and an
+	// unset Env.NAME is said so rather than sent as "".
+	env := lang.DeclEnv{Getenv: f.Env.Lookup, RequireEnv: true}
 	for _, a := range td.Args {
-		v, err := literal(a.Value, f.Env)
+		v, err := lang.DeclValue(a.Value, env)
 		if err != nil {
 			return nil, err
 		}
