@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 
 go mod download
 
+# Tests whose result depends on privileges run as root and again as this unprivileged user
+# (internal/testuser). Created only when the script runs as root; idempotent.
+if [ "$(id -u)" = 0 ] && ! id -u halo-test >/dev/null 2>&1; then
+  echo "-- useradd halo-test (unprivileged test user)"
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin halo-test
+fi
+
 # The default registry's world-time package: a Go plugin built for this machine, not committed.
 ./scripts/build-local-registry.sh
 

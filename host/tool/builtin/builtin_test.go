@@ -26,6 +26,10 @@ import (
 // TestMain lets the test binary stand in for halo: the plugins it starts are this binary
 // run with __plugin or __sandbox, as the halo binary would be.
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		// This process is a host an attack test started (attack_test.go).
+		os.Exit(runHelper())
+	}
 	if len(os.Args) > 2 && os.Args[1] == PluginCommand {
 		if err := Main(os.Args[2:], os.LookupEnv); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -1,9 +1,10 @@
 // Package plugin owns the host's side of out-of-process tool providers: it starts a plugin
 // executable with go-plugin over gRPC (proto/halo/plugin/v1), with a clean environment,
-// /dev/null as standard input, its socket in a host-owned 0700 folder, its own process group,
-// a parent-death signal, and (on Linux) its own PID namespace, no capabilities (a user
-// namespace when the host is not root) and, for a sandboxed plugin, the Landlock and seccomp
-// restrictions of the thread it is started from; it marks the host non-dumpable so a plugin
+// /dev/null as standard input, its socket in a host-owned 0700 folder, a session of its own
+// (its own process group, no controlling terminal), a parent-death signal, and (on Linux) its
+// own PID namespace, no capabilities (a user namespace when the host is not root), the
+// seccomp filter every plugin gets and, for a sandboxed plugin, the Landlock restrictions of
+// the thread it is started from; it marks the host non-dumpable so a plugin
 // cannot read the host's secrets from /proc; it forwards the
 // plugin's log lines under the provider's name; it turns each configured declaration into
 // a tool.Provider that restarts a crashed plugin on the next call; and it runs every call of

@@ -13,16 +13,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
-
-	sandboxpkg "github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // procRunner is the go-plugin runner for every plugin the host starts. go-plugin's own runner
 // hands the plugin the host's standard input and kills only the plugin's own process; this one
-// gives it /dev/null, starts it in its own process group with a parent-death signal (and, on
-// Linux, in its own PID namespace: see isolation_linux.go), starts it from a confined thread
-// when it has a sandbox (Command.Sandbox), and kills the whole group when the plugin is
-// stopped or ends.
+// gives it /dev/null, starts it in a session of its own (so without a controlling terminal,
+// and in its own process group) with a parent-death signal (and, on Linux, in its own PID
+// namespace: see isolation_linux.go), starts it from a confined thread (Command.Sandbox, or
+// at least sandbox.RestrictThread), and kills the whole group when the plugin is stopped or
+// ends.
 type procRunner struct {
 	logger    hclog.Logger
 	name      string
@@ -82,7 +81,7 @@ func (r *procRunner) prepare() error {
 	// go-plugin sets Stdin to the host's; a plugin never reads it, and a terminal there would
 	// let it read what the user types.
 	r.cmd.Stdin = nil
-	r.cmd.SysProcAttr = sysProcAttr(r.isolation, r.sandbox != nil)
+	r.cmd.SysProcAttr = sysProcAttr(r.isolation)
 	var err error
 	if r.stdout, err = r.cmd.StdoutPipe(); err != nil {
 		return err
@@ -95,11 +94,11 @@ func (r *procRunner) prepare() error {
 
 func (r *procRunner) Start(ctx context.Context) error {
 	confine := r.sandbox
-	if confine == nil && privileged() {
-		// Outside a user namespace (a root host's, or any host's where namespaces are
-		// forbidden), a plugin would hold the host's capabilities: it starts from a thread
-		// whose programs hold none and cannot gain one.
-		confine = func([]string) error { return sandboxpkg.DropPrivileges() }
+	if confine == nil {
+		// Every plugin starts from a thread whose programs hold no capability and cannot gain
+		// one (outside a user namespace, a root host's plugin would hold its capabilities),
+		// under the seccomp filter every plugin gets (no terminal injection).
+		confine = restrictThread()
 	}
 	if confine == nil {
 		return r.start()
@@ -126,7 +125,7 @@ func (r *procRunner) Start(ctx context.Context) error {
 	if err := <-errc; err != nil {
 		return err
 	}
-	if err := afterStart(r.isolation, r.sandbox != nil, r.PID()); err != nil {
+	if err := afterStart(r.isolation, r.PID()); err != nil {
 		// go-plugin does not wait for a plugin whose start failed: reap it here, which also
 		// lets its thread end.
 		_ = r.Kill(ctx)

@@ -201,8 +201,10 @@ func grantExcept(dir string, deny []string) []string {
 	return out
 }
 
-// Devices are the device files every program may read and write.
-var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+// Devices are the device files every program may read and write. /dev/tty is not one: a
+// plugin starts in a session of its own, without a controlling terminal, and must not reach
+// the user's (see package seccomp for TIOCSTI).
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // A Status says what the running kernel can enforce.
 type Status struct {

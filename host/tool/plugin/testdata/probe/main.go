@@ -4,7 +4,8 @@
 // request.
 //
 // `probe read-environ PID` (no handshake) prints /proc/PID/environ or the error, for the
-// control case of the secrets test. `probe --protocol=2` serves a future protocol version.
+// control case of the secrets test; `probe attack-tty MARK` runs the terminal attack of the
+// method tty as a plain process, for the control case of the terminal test. `probe --protocol=2` serves a future protocol version.
 // `probe --count` counts the call RPCs it serves (the method rpcs returns the counts), and
 // `probe --no-calls` also turns the Calls stream down as an older plugin would.
 package main
@@ -12,15 +13,19 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -131,6 +136,9 @@ func provider() sdk.Provider {
 			sdk.NewMethod("cancels", "How many sleep calls were cancelled.", sdk.Read, func(*sdk.Call, none) (int64, error) {
 				return cancels.Load(), nil
 			}),
+			sdk.NewMethod("tty", "Tries to type into and write over the user's terminal, as a hostile module would.", sdk.External, func(*sdk.Call, none) (map[string]string, error) {
+				return attackTerminal("MODULE"), nil
+			}),
 			sdk.NewMethod("rpcs", "How many Calls streams and Call RPCs the plugin was asked for (with --count).", sdk.Read, func(*sdk.Call, none) (map[string]int64, error) {
 				return map[string]int64{
 					"calls_streams": rpcsSeen[pluginv1.PluginService_Calls_FullMethodName].Load(),
@@ -151,6 +159,11 @@ func main() {
 		fmt.Println(strings.ReplaceAll(string(b), "\x00", "\n"))
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "attack-tty" {
+		b, _ := json.Marshal(attackTerminal(os.Args[2]))
+		fmt.Println(string(b))
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "raw-echo" {
 		rawEcho(os.Args[2])
 		return
@@ -169,6 +182,45 @@ func main() {
 		return
 	}
 	sdk.Serve(provider())
+}
+
+// attackTerminal tries every way a plugin could reach the user's terminal: /dev/tty (the
+// controlling terminal), the pseudo-terminals under /dev/pts, and its own standard streams.
+// On each terminal it opens it writes WRITTEN-BY-MODULE and queues INJECTED-BY-MODULE into
+// the input (TIOCSTI), which the user's shell would run (with mark in place of MODULE). It
+// reports what each attempt got.
+func attackTerminal(mark string) map[string]string {
+	out := map[string]string{}
+	try := func(name string, f *os.File) {
+		if _, err := f.WriteString("WRITTEN-BY-" + mark + "\n"); err != nil {
+			out[name+" write"] = err.Error()
+		} else {
+			out[name+" write"] = "ok"
+		}
+		out[name+" TIOCSTI"] = "ok"
+		for _, c := range []byte("echo INJECTED-BY-" + mark + "\n") {
+			if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); errno != 0 {
+				out[name+" TIOCSTI"] = errno.Error()
+				break
+			}
+		}
+	}
+	paths, _ := filepath.Glob("/dev/pts/[0-9]*")
+	for _, p := range append([]string{"/dev/tty"}, paths...) {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			out[p] = err.Error()
+			continue
+		}
+		try(p, f)
+		f.Close()
+	}
+	for fd, name := range []string{"stdin", "stdout", "stderr"} {
+		c := byte('x')
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		out[name+" TIOCSTI"] = errno.Error()
+	}
+	return out
 }
 
 // serveCounted serves the probe with an interceptor that counts the call RPCs and, with

@@ -1,0 +1,121 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/plugin"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+	"github.com/halo-lang/halo/internal/ptytest"
+)
+
+// Attack tests: what a hostile module package, built with the SDK like any other, tries
+// against the host and the user. The probe (testdata/probe) carries the attacks as methods.
+
+// modeEnv names how a helper host starts its plugin: "plain" (no sandbox) or "sandbox", each
+// with "+userns" for a user namespace even as root.
+const modeEnv = "HALO_PLUGIN_TEST_MODE"
+
+var startModes = []string{"plain", "plain+userns", "sandbox", "sandbox+userns"}
+
+// startProbe starts the probe in the mode modeEnv names, as a helper host.
+func startProbe(ctx context.Context) (*plugin.Client, tool.Provider, error) {
+	mode := os.Getenv(modeEnv)
+	cmd := plugin.Command{Name: "Probe", Path: os.Getenv("PROBE_BIN"), Getenv: os.LookupEnv}
+	if strings.HasPrefix(mode, "sandbox") {
+		cmd.Sandbox = func(env []string) error { return sandbox.ConfineThread(sandbox.Policy{}, cmd.Path, env) }
+	}
+	cl := plugin.New(cmd, plugin.Options{UserNamespace: strings.HasSuffix(mode, "+userns")})
+	p, err := cl.Open(ctx, tool.Declaration{Name: "T", Provider: "Probe"})
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return cl, p, nil
+}
+
+// helperTTY is a host whose standard input is its controlling terminal, as halo's is when a
+// user runs it from a shell. A plain child of it attacks the terminal first (the control: the
+// harness must see that). Then the probe, started as modeEnv says, tries the same from its
+// tty method. It prints what each attempt got.
+func helperTTY() int {
+	out, err := exec.Command(os.Getenv("PROBE_BIN"), "attack-tty", "CONTROL").CombinedOutput()
+	fmt.Printf("control: %v %s", err, out)
+	ctx := context.Background()
+	cl, p, err := startProbe(ctx)
+	if err != nil {
+		fmt.Println("open:", err)
+		return 1
+	}
+	defer cl.Close()
+	res, err := p.Call(ctx, tool.Request{Method: "tty"})
+	if err != nil {
+		fmt.Println("tty:", err)
+		return 1
+	}
+	fmt.Printf("module: %s\n", res)
+	return 0
+}
+
+// TestModuleCannotTypeIntoTheTerminal is item 1 of the red-team review for module packages:
+// a plugin stayed in the host's session, so it could open /dev/tty and queue a command into
+// the user's terminal (TIOCSTI). Now every plugin starts in a session of its own without a
+// controlling terminal (no /dev/tty), and under a seccomp filter that refuses TIOCSTI and
+// TIOCLINUX, with or without a sandbox. Only a plugin without Landlock (a kernel without it)
+// can still open the user's terminal by its /dev/pts path and write to it, as it can write
+// any file of the user's: docs/plugins-sandbox.md says so.
+func TestModuleCannotTypeIntoTheTerminal(t *testing.T) {
+	requireLinux(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	asBothUsers(t, func(t *testing.T) {
+		for _, mode := range startModes {
+			t.Run(mode, func(t *testing.T) {
+				term, err := ptytest.Open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer term.Close()
+				var out bytes.Buffer
+				cmd := exec.Command(exe, "-test.run=^$")
+				cmd.Env = append(os.Environ(), helperEnv+"=tty", modeEnv+"="+mode, "PROBE_BIN="+bins.probe)
+				cmd.Stdout, cmd.Stderr = &out, &out
+				if err := term.Start(cmd); err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					t.Fatalf("host: %v\n%s", err, out.String())
+				}
+				seen := term.Seen(5 * time.Second)
+				t.Logf("host:\n%s\nterminal: %q", out.String(), seen)
+				if !strings.Contains(seen, "INJECTED-BY-CONTROL") {
+					t.Fatalf("control: a plain child of the host could not type into its terminal, so the test proves nothing (terminal: %q)", seen)
+				}
+				if strings.Contains(seen, "INJECTED-BY-MODULE") {
+					t.Errorf("a module typed into the user's terminal")
+				}
+				if strings.Contains(seen, "WRITTEN-BY-MODULE") && strings.HasPrefix(mode, "sandbox") {
+					t.Errorf("a sandboxed module wrote over the user's terminal")
+				}
+				_, res, _ := strings.Cut(out.String(), "module: ")
+				var got map[string]string
+				if err := json.Unmarshal([]byte(res), &got); err != nil {
+					t.Fatalf("%v in %q", err, res)
+				}
+				if got["/dev/tty"] == "" {
+					t.Errorf("the module opened /dev/tty: %v", got)
+				}
+			})
+		}
+	})
+}
