@@ -5,15 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/emptypb"
+
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/internal/ptytest"
 	"github.com/halo-lang/halo/internal/testuser"
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
 // Attack tests: what a hostile Bash command (one an agent was talked into, say) tries against
@@ -134,6 +141,138 @@ func TestBashCannotTypeIntoTheTerminal(t *testing.T) {
 				}
 				if !strings.Contains(out.String(), `stdout="?\n"`) && !strings.Contains(out.String(), "not a tty") {
 					t.Errorf("a Bash command has a controlling terminal:\n%s", out.String())
+				}
+			})
+		}
+	})
+}
+
+// attackDriveCommand makes the test binary the hostile program of TestBashCannotDriveAnotherPlugin.
+const attackDriveCommand = "__attack-drive"
+
+// attackDrive is what a hostile Bash command runs to take over a sibling plugin. It lists the
+// plugin sockets /proc/net/unix shows (how the review found them); then, for the socket in
+// args (the victim's: the attacker's own plugin is among those listed, and driving that
+// proves nothing), it connects, asks what the plugin serves, configures a Bash declaration of
+// its own that sees the victim's variables, runs a command there that prints HALO_VISIBLE,
+// and last asks the plugin to shut down. It prints what each step got; "TAKEN:" marks a
+// success.
+func attackDrive(args []string) int {
+	if b, err := os.ReadFile("/proc/net/unix"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 8 && strings.Contains(f[7], "plugin-dir") {
+				fmt.Println("found:", f[7])
+			}
+		}
+	} else {
+		fmt.Println("read /proc/net/unix:", err)
+	}
+	for _, path := range args {
+		conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			fmt.Println(path, "dial:", err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c := pluginv1.NewPluginServiceClient(conn)
+		if d, err := c.Describe(ctx, &pluginv1.DescribeRequest{}); err != nil {
+			fmt.Println(path, "describe:", err)
+		} else {
+			fmt.Println(path, "TAKEN: describe:", len(d.GetProviders()), "providers")
+		}
+		cfg, err := c.Configure(ctx, &pluginv1.ConfigureRequest{Provider: "Bash", ToolName: "Hijacked", Args: []byte("[]"), NamedArgs: []byte(`{"env":["HALO_VISIBLE"]}`), ProjectDir: "/"})
+		if err != nil {
+			fmt.Println(path, "configure:", err)
+		} else {
+			fmt.Println(path, "TAKEN: configure:", cfg.GetInstanceId(), cfg.GetError())
+			stream, err := c.Call(ctx, &pluginv1.CallRequest{InstanceId: cfg.GetInstanceId(), Method: "run", Args: []byte(`{"command":"echo stolen=$HALO_VISIBLE"}`)})
+			for err == nil {
+				var resp *pluginv1.CallResponse
+				resp, err = stream.Recv()
+				if resp != nil {
+					fmt.Println(path, "TAKEN: call:", string(resp.GetResult().GetJson()))
+				}
+			}
+			if err != io.EOF {
+				fmt.Println(path, "call:", err)
+			}
+		}
+		if err := conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{}); err != nil {
+			fmt.Println(path, "shutdown:", err)
+		} else {
+			fmt.Println(path, "TAKEN: shutdown")
+		}
+		cancel()
+		conn.Close()
+	}
+	return 0
+}
+
+// listeningSocket finds the path of the Unix socket process pid listens on: the inodes of its
+// socket descriptors, looked up in /proc/net/unix (read by the test, outside any sandbox).
+func listeningSocket(t *testing.T, pid int) string {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if ino, ok := strings.CutPrefix(link, "socket:["); ok {
+			inodes[strings.TrimSuffix(ino, "]")] = true
+		}
+	}
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 8 && inodes[f[6]] && f[5] == "01" { // 01: listening
+			return f[7]
+		}
+	}
+	t.Fatalf("no listening socket for pid %d", pid)
+	return ""
+}
+
+// TestBashCannotDriveAnotherPlugin is item 3 of the red-team review: a network: false Bash
+// command read a sibling plugin's socket path in /proc/net/unix, connected (Landlock before
+// ABI 9 does not mediate connect on pathname sockets) and, since the socket took any caller,
+// configured and called that plugin: it got its env: variables, its folder and its network.
+// Now every call must carry the secret the host handed that plugin process; the attacker
+// gets UNAUTHENTICATED for every service, go-plugin's shutdown included.
+func TestBashCannotDriveAnotherPlugin(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testuser.Both(t, nil, func(t *testing.T) {
+		for _, mode := range modes {
+			t.Run("sandbox="+mode, func(t *testing.T) {
+				fx := newFixture(t, mode)
+				victim := fx.open(t, "Online", "Bash", nil, map[string]any{"env": []any{"HALO_VISIBLE"}})
+				if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
+					t.Fatalf("control: the victim's own command: %+v", r)
+				}
+				pid := victim.(*owned).PID()
+				sock := listeningSocket(t, pid)
+				attacker := fx.open(t, "Offline", "Bash", nil, map[string]any{"network": false, "read": []any{filepath.Dir(exe)}})
+				r := run(t, attacker, fmt.Sprintf("%q %s %q", exe, attackDriveCommand, sock))
+				t.Logf("attacker: %+v", r)
+				if strings.Contains(r.Stdout, "TAKEN") || strings.Contains(r.Stdout, "visible-value") {
+					t.Fatalf("a Bash command drove another plugin:\n%s", r.Stdout)
+				}
+				if !strings.Contains(r.Stdout, sock+" configure: rpc error: code = Unauthenticated") {
+					t.Fatalf("the attacker did not reach the victim's socket and get UNAUTHENTICATED, so the test proves nothing:\n%s%s", r.Stdout, r.Stderr)
+				}
+				if victim.(*owned).PID() != pid {
+					t.Fatalf("the victim plugin was stopped")
+				}
+				if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
+					t.Fatalf("the victim no longer serves its host: %+v", r)
 				}
 			})
 		}

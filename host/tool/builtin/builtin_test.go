@@ -21,6 +21,7 @@ import (
 	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 	"github.com/halo-lang/halo/plugins/workspace"
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
 // TestMain lets the test binary stand in for halo: the plugins it starts are this binary
@@ -29,6 +30,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		// This process is a host an attack test started (attack_test.go).
 		os.Exit(runHelper())
+	}
+	if len(os.Args) > 1 && os.Args[1] == attackDriveCommand {
+		// This process is a hostile program a Bash command runs (attack_test.go).
+		os.Exit(attackDrive(os.Args[2:]))
 	}
 	if len(os.Args) > 2 && os.Args[1] == PluginCommand {
 		if err := Main(os.Args[2:], os.LookupEnv); err != nil {
@@ -313,6 +318,9 @@ func TestSecretsStayInTheHost(t *testing.T) {
 			r := run(t, sh, `env`)
 			if strings.Contains(r.Stdout, secret) || strings.Contains(r.Stdout, "OPENAI_API_KEY") {
 				t.Fatalf("a command saw the host's secret:\n%s", r.Stdout)
+			}
+			if strings.Contains(r.Stdout, pluginv1.TokenEnv) {
+				t.Fatalf("a command inherited its plugin's connection secret:\n%s", r.Stdout)
 			}
 			if !strings.Contains(r.Stdout, "HALO_VISIBLE=visible-value") {
 				t.Fatalf("the listed variable is missing:\n%s", r.Stdout)

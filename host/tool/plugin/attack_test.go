@@ -15,6 +15,7 @@ import (
 	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 	"github.com/halo-lang/halo/internal/ptytest"
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
 // Attack tests: what a hostile module package, built with the SDK like any other, tries
@@ -118,4 +119,58 @@ func TestModuleCannotTypeIntoTheTerminal(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestModuleCannotDriveAnotherPlugin is item 3 of the red-team review for module packages: a
+// plugin that reaches another plugin's socket (its path is in /proc/net/unix) gets
+// UNAUTHENTICATED for every call, go-plugin's shutdown included, and the victim keeps
+// serving its host.
+func TestModuleCannotDriveAnotherPlugin(t *testing.T) {
+	requireLinux(t)
+	victim := newClient(t, plugin.Command{Name: "WorldTime", Path: bins.worldtime}, plugin.Options{})
+	clock, err := victim.Open(context.Background(), tool.Declaration{Name: "Clock", Provider: "WorldTime"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := victim.PID()
+	sock := pluginSocket(t, pid)
+	attacker := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
+	// Its own secret is not in its environment, for the programs it starts to inherit.
+	env, err := call(t, attacker, "env", `{}`)
+	if err != nil || strings.Contains(string(env), pluginv1.TokenEnv) {
+		t.Fatalf("the plugin's environment holds its connection secret: %s %v", env, err)
+	}
+	res, err := call(t, attacker, "drive", fmt.Sprintf(`{"path":%q}`, sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(res, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"describe": "Unauthenticated", "configure": "Unauthenticated", "shutdown": "Unauthenticated"}
+	for step, code := range want {
+		if got[step] != code {
+			t.Errorf("%s: %q, want %q (all: %v)", step, got[step], code, got)
+		}
+	}
+	if victim.PID() != pid {
+		t.Fatal("the victim plugin was stopped")
+	}
+	if _, err := clock.Call(context.Background(), tool.Request{Method: "now", Args: json.RawMessage(`{"zone":"UTC"}`)}); err != nil {
+		t.Fatalf("the victim no longer serves its host: %v", err)
+	}
+}
+
+// TestHostTalksOnlyToItsPlugin: the host checks, before it sends anything (the connection
+// secret included), that the socket the handshake names is served by the process it started.
+// The probe hands the host another process's handshake, as a hostile process that replaced
+// the plugin's socket file would have the host connect to it.
+func TestHostTalksOnlyToItsPlugin(t *testing.T) {
+	requireLinux(t)
+	c := newClient(t, plugin.Command{Name: "Imposter", Path: bins.probe, Args: []string{"--imposter"}}, plugin.Options{StartTimeout: 5 * time.Second})
+	_, err := c.Open(context.Background(), tool.Declaration{Name: "I", Provider: "Probe"})
+	if err == nil || !strings.Contains(err.Error(), "not by the plugin") {
+		t.Fatalf("the host talked to a socket another process serves: %v", err)
+	}
 }

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 )
 
 // procRunner is the go-plugin runner for every plugin the host starts. go-plugin's own runner
@@ -42,6 +46,10 @@ type procRunner struct {
 	mu     sync.Mutex
 	pid    int
 	waited bool
+	// network and addr are where the plugin's handshake says it listens.
+	network, addr string
+	// dialErr is why the last connection to the plugin was refused (dialPlugin).
+	dialErr error
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -235,7 +243,55 @@ func (r *procRunner) Diagnose(context.Context) string {
 }
 
 func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {
+	r.mu.Lock()
+	r.network, r.addr = network, addr
+	r.mu.Unlock()
 	return network, addr, nil
+}
+
+// connected waits, up to timeout, until conn has connected to the plugin: the connection the
+// first call would wait for, made now so that a socket the host refuses to talk to
+// (dialPlugin) fails the start with the reason rather than the first call with a broken
+// connection.
+func (r *procRunner) connected(conn *grpc.ClientConn, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	conn.Connect()
+	for {
+		state := conn.GetState()
+		switch state {
+		case connectivity.Ready:
+			return nil
+		case connectivity.TransientFailure, connectivity.Shutdown:
+			r.mu.Lock()
+			err := r.dialErr
+			r.mu.Unlock()
+			if err == nil {
+				err = fmt.Errorf("cannot connect to the plugin's socket (%s)", state)
+			}
+			return err
+		}
+		if !conn.WaitForStateChange(ctx, state) {
+			return fmt.Errorf("the plugin's socket did not accept a connection in %s", timeout)
+		}
+	}
+}
+
+// dial connects to the address of the plugin's handshake, and checks that the plugin process
+// is the one listening on a Unix socket (dialPlugin).
+func (r *procRunner) dial(ctx context.Context) (net.Conn, error) {
+	r.mu.Lock()
+	network, addr, pid := r.network, r.addr, r.pid
+	r.mu.Unlock()
+	if network == "unix" {
+		conn, err := dialPlugin(ctx, addr, pid)
+		r.mu.Lock()
+		r.dialErr = err
+		r.mu.Unlock()
+		return conn, err
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
 }
 
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {

@@ -1,17 +1,21 @@
 // Command probe is a test plugin for host/tool/plugin: it reports what it can see (its
 // environment, its standard input, the host's /proc entries), echoes payloads for the
-// benchmarks, sleeps with progress, floods progress, starts a grandchild, and crashes on
-// request.
+// benchmarks, sleeps with progress, floods progress, starts a grandchild, crashes on request,
+// and carries the attacks of a hostile module (tty, drive).
 //
-// `probe read-environ PID` (no handshake) prints /proc/PID/environ or the error, for the
-// control case of the secrets test; `probe attack-tty MARK` runs the terminal attack of the
-// method tty as a plain process, for the control case of the terminal test. `probe --protocol=2` serves a future protocol version.
-// `probe --count` counts the call RPCs it serves (the method rpcs returns the counts), and
-// `probe --no-calls` also turns the Calls stream down as an older plugin would.
+// Run without the handshake: `probe read-environ PID` prints /proc/PID/environ or the error,
+// for the control case of the secrets test; `probe attack-tty MARK` runs the terminal attack
+// of the method tty as a plain process, for the control case of the terminal test.
+//
+// Served in other ways: `probe --protocol=2` serves a future protocol version; `probe
+// --imposter` hands the host the handshake of another process; `probe --count` counts the
+// call RPCs it serves (the method rpcs returns the counts), and `probe --no-calls` also turns
+// the Calls stream down as an older plugin would.
 package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -30,7 +34,9 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 	"github.com/halo-lang/halo/sdk"
@@ -139,6 +145,9 @@ func provider() sdk.Provider {
 			sdk.NewMethod("tty", "Tries to type into and write over the user's terminal, as a hostile module would.", sdk.External, func(*sdk.Call, none) (map[string]string, error) {
 				return attackTerminal("MODULE"), nil
 			}),
+			sdk.NewMethod("drive", "Connects to another plugin's socket and tries to configure and call it, as a hostile module would.", sdk.External, func(_ *sdk.Call, p readParams) (map[string]string, error) {
+				return drive(p.Path), nil
+			}),
 			sdk.NewMethod("rpcs", "How many Calls streams and Call RPCs the plugin was asked for (with --count).", sdk.Read, func(*sdk.Call, none) (map[string]int64, error) {
 				return map[string]int64{
 					"calls_streams": rpcsSeen[pluginv1.PluginService_Calls_FullMethodName].Load(),
@@ -166,6 +175,10 @@ func main() {
 	}
 	if len(os.Args) == 3 && os.Args[1] == "raw-echo" {
 		rawEcho(os.Args[2])
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--imposter" {
+		imposter()
 		return
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--count" || os.Args[1] == "--no-calls") {
@@ -221,6 +234,61 @@ func attackTerminal(mark string) map[string]string {
 		out[name+" TIOCSTI"] = errno.Error()
 	}
 	return out
+}
+
+// drive connects to the plugin socket at path and asks it what it serves, configures a
+// WorldTime declaration there and calls it, and asks it to shut down. It reports what each
+// step got.
+func drive(path string) map[string]string {
+	out := map[string]string{}
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		out["dial"] = err.Error()
+		return out
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c := pluginv1.NewPluginServiceClient(conn)
+	result := func(step string, err error) {
+		if err != nil {
+			out[step] = status.Code(err).String()
+		} else {
+			out[step] = "TAKEN"
+		}
+	}
+	_, err = c.Describe(ctx, &pluginv1.DescribeRequest{})
+	result("describe", err)
+	cfg, err := c.Configure(ctx, &pluginv1.ConfigureRequest{Provider: "WorldTime", ToolName: "Hijacked", Args: []byte("[]"), NamedArgs: []byte("{}")})
+	result("configure", err)
+	if err == nil {
+		stream, err := c.Call(ctx, &pluginv1.CallRequest{InstanceId: cfg.GetInstanceId(), Method: "now", Args: []byte(`{"zone":"UTC"}`)})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		result("call", err)
+	}
+	result("shutdown", conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{}))
+	return out
+}
+
+// imposter starts another probe that serves in its place, and hands the host that process's
+// handshake line as its own: the host would talk to a socket the plugin it started does not
+// listen on (as after a hostile process replaced the plugin's socket file).
+func imposter() {
+	cmd := exec.Command(os.Args[0])
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	fmt.Print(line)
+	_ = cmd.Wait()
 }
 
 // serveCounted serves the probe with an interceptor that counts the call RPCs and, with
