@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,5 +175,52 @@ func TestHostTalksOnlyToItsPlugin(t *testing.T) {
 	_, err := c.Open(context.Background(), tool.Declaration{Name: "I", Provider: "Probe"})
 	if err == nil || !strings.Contains(err.Error(), "not by the plugin") {
 		t.Fatalf("the host talked to a socket another process serves: %v", err)
+	}
+}
+
+// TestModuleCannotProxyTheNetwork is item 4 of the red-team review: a module without network
+// named a TCP address in its handshake line, and the unconfined host connected there and sent
+// it every declaration and call. Now the host accepts only a Unix socket directly inside the
+// folder it made for that plugin, and connects to nothing else.
+func TestModuleCannotProxyTheNetwork(t *testing.T) {
+	requireLinux(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	done := make(chan struct{})
+	go func() { // ends when ln is closed below
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	outside := t.TempDir()
+	for _, c := range []struct {
+		name, arg, want string
+	}{
+		{"tcp", "--handshake=tcp|" + ln.Addr().String(), `names a "tcp" address`},
+		{"unix elsewhere", "--socket-dir=" + outside, "outside the folder the host made for it"},
+		{"unix path with ..", "--handshake=unix|" + filepath.Join(outside, "..", "x"), "outside the folder the host made for it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := newClient(t, plugin.Command{Name: "Proxy", Path: bins.probe, Args: []string{c.arg}}, plugin.Options{StartTimeout: 5 * time.Second})
+			_, err := cl.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	ln.Close()
+	<-done
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("the host connected %d times to the TCP address a plugin named", n)
 	}
 }

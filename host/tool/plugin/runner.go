@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -242,11 +243,30 @@ func (r *procRunner) Diagnose(context.Context) string {
 	return fmt.Sprintf("%s did not answer the Halo plugin handshake: it may not be a Halo plugin, may be built for another system, or may have crashed at start (its log lines above say more)", r.cmd.Path)
 }
 
+// PluginToHost checks the address of the plugin's handshake line (and of any connection the
+// plugin would hand go-plugin's broker): only a Unix socket directly inside the folder the
+// host created for this plugin. A plugin without network that names a TCP address, or a
+// socket elsewhere, would otherwise have the unconfined host connect there for it and send
+// it every declaration and call.
 func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {
+	if err := checkAddress(network, addr, r.socketDir); err != nil {
+		return "", "", fmt.Errorf("plugin %s: %w", r.name, err)
+	}
 	r.mu.Lock()
 	r.network, r.addr = network, addr
 	r.mu.Unlock()
 	return network, addr, nil
+}
+
+// checkAddress accepts a Unix socket directly inside dir, and nothing else.
+func checkAddress(network, addr, dir string) error {
+	if network != "unix" {
+		return fmt.Errorf("its handshake names a %q address (%s); a plugin may listen only on a Unix socket in the folder the host made for it", network, addr)
+	}
+	if dir == "" || !filepath.IsAbs(addr) || filepath.Clean(addr) != addr || filepath.Dir(addr) != filepath.Clean(dir) {
+		return fmt.Errorf("its handshake names the socket %s, outside the folder the host made for it (%s)", addr, dir)
+	}
+	return nil
 }
 
 // connected waits, up to timeout, until conn has connected to the plugin: the connection the
@@ -277,21 +297,20 @@ func (r *procRunner) connected(conn *grpc.ClientConn, timeout time.Duration) err
 	}
 }
 
-// dial connects to the address of the plugin's handshake, and checks that the plugin process
-// is the one listening on a Unix socket (dialPlugin).
+// dial connects to the Unix socket of the plugin's handshake, and checks that the plugin
+// process is the one listening on it (dialPlugin).
 func (r *procRunner) dial(ctx context.Context) (net.Conn, error) {
 	r.mu.Lock()
 	network, addr, pid := r.network, r.addr, r.pid
 	r.mu.Unlock()
-	if network == "unix" {
-		conn, err := dialPlugin(ctx, addr, pid)
-		r.mu.Lock()
-		r.dialErr = err
-		r.mu.Unlock()
-		return conn, err
+	if err := checkAddress(network, addr, r.socketDir); err != nil {
+		return nil, err
 	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
+	conn, err := dialPlugin(ctx, addr, pid)
+	r.mu.Lock()
+	r.dialErr = err
+	r.mu.Unlock()
+	return conn, err
 }
 
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {

@@ -8,9 +8,10 @@
 // of the method tty as a plain process, for the control case of the terminal test.
 //
 // Served in other ways: `probe --protocol=2` serves a future protocol version; `probe
-// --imposter` hands the host the handshake of another process; `probe --count` counts the
-// call RPCs it serves (the method rpcs returns the counts), and `probe --no-calls` also turns
-// the Calls stream down as an older plugin would.
+// --imposter` hands the host the handshake of another process; `probe --handshake=NET|ADDR`
+// hands it that address; `probe --socket-dir=DIR` serves on a socket in DIR; `probe --count`
+// counts the call RPCs it serves (the method rpcs returns the counts), and `probe
+// --no-calls` also turns the Calls stream down as an older plugin would.
 package main
 
 import (
@@ -175,6 +176,19 @@ func main() {
 	}
 	if len(os.Args) == 3 && os.Args[1] == "raw-echo" {
 		rawEcho(os.Args[2])
+		return
+	}
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--handshake=") {
+		// A handshake of the plugin's choosing: a TCP address, say, for the host to connect
+		// to on its behalf. It waits for the host to give up.
+		fmt.Printf("1|1|%s|grpc|\n", strings.TrimPrefix(os.Args[1], "--handshake="))
+		time.Sleep(time.Minute)
+		return
+	}
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--socket-dir=") {
+		// Serves on a socket outside the folder the host made for it.
+		os.Setenv("PLUGIN_UNIX_SOCKET_DIR", strings.TrimPrefix(os.Args[1], "--socket-dir="))
+		sdk.Serve(provider())
 		return
 	}
 	if len(os.Args) == 2 && os.Args[1] == "--imposter" {
