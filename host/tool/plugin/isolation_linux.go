@@ -127,13 +127,9 @@ func writeProcFile(path, data string) error {
 // system that forbids them gets a warning and plugins without them.
 func wantNamespaces() bool { return true }
 
-// hardenHost marks the host process non-dumpable (prctl PR_SET_DUMPABLE 0): its
-// /proc/<pid>/environ, mem and maps then belong to root and refuse readers without
-// CAP_SYS_PTRACE, so a same-user plugin cannot read the host's secrets there. It also stops
-// core dumps of the host, which would hold the same secrets. It is idempotent.
-func hardenHost() error {
-	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-}
+// hardenHost marks the host non-dumpable (sandbox.NonDumpable) before a plugin starts, for
+// hosts other than the halo command, which does so at start-up.
+func hardenHost() error { return sandbox.NonDumpable() }
 
 func killGroup(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)

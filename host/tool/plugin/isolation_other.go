@@ -22,9 +22,7 @@ func sysProcAttr(isolation) *syscall.SysProcAttr {
 
 func wantNamespaces() bool { return false }
 
-// hardenHost does nothing outside Linux. On macOS a process of the same user can read the
-// environment the host started with (sysctl KERN_PROCARGS2, what `ps eww` shows), and nothing
-// short of another user account closes that: docs/plugins.md says so.
+// hardenHost does nothing outside Linux (see sandbox.NonDumpable).
 func hardenHost() error { return nil }
 
 func killGroup(pid int) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -18,6 +17,8 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
+
+	sandboxpkg "github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // procRunner is the go-plugin runner for every plugin the host starts. go-plugin's own runner
@@ -114,24 +115,16 @@ func (r *procRunner) Start(ctx context.Context) error {
 	}
 	// The plugin is started from a thread of its own, confined first: the plugin inherits
 	// the thread's restrictions from its first instruction, with no wrapper process to
-	// start before it.
-	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread keeps the plugin's restrictions, and the runtime ends it
-		// with this goroutine rather than run anything else on it.
-		runtime.LockOSThread()
-		if err := confine(r.cmd.Env); err != nil {
-			errc <- fmt.Errorf("sandbox plugin %s: %w", r.name, err)
-			return
+	// start before it. The thread is kept until the plugin has been waited for: its
+	// parent-death signal fires when the thread ends.
+	env := r.cmd.Env
+	err := sandboxpkg.StartFromThread(func() error {
+		if err := confine(env); err != nil {
+			return fmt.Errorf("sandbox plugin %s: %w", r.name, err)
 		}
-		err := r.start()
-		errc <- err
-		if err == nil {
-			// The plugin's parent-death signal fires when the thread that started it ends.
-			<-r.ended
-		}
-	}()
-	if err := <-errc; err != nil {
+		return nil
+	}, r.start, r.ended)
+	if err != nil {
 		return err
 	}
 	if err := afterStart(r.isolation, r.PID()); err != nil {
