@@ -23,24 +23,50 @@ func init() {
 // hardenChild runs HardenProcess and reports the process's state after it, a line each.
 func hardenChild() int {
 	before, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-	if err := HardenProcess(); err != nil {
+	flags, err := unix.FcntlInt(3, unix.F_GETFD, 0)
+	fmt.Printf("fd 3 close-on-exec before: %v %v\n", flags&unix.FD_CLOEXEC != 0, err)
+	harden := HardenProcess
+	if os.Getenv(hardenEnv) == "listed" {
+		// The fallback of kernels without CLOSE_RANGE_CLOEXEC.
+		harden = func() error {
+			if err := NonDumpable(); err != nil {
+				return err
+			}
+			return closeOnExecListed()
+		}
+	}
+	if err := harden(); err != nil {
 		fmt.Println("harden:", err)
 		return 1
 	}
 	after, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	fmt.Printf("dumpable: %d %d\n", before, after)
+	flags, err = unix.FcntlInt(3, unix.F_GETFD, 0)
+	fmt.Printf("fd 3 close-on-exec: %v %v\n", flags&unix.FD_CLOEXEC != 0, err)
 	return 0
 }
 
-// TestHardenProcess: what cmd/halo does first leaves the process non-dumpable.
+// TestHardenProcess: what cmd/halo does first leaves the process non-dumpable, and a
+// descriptor it inherited open (fd 3 here) close-on-exec.
 func TestHardenProcess(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), hardenEnv+"=1")
-	out, err := cmd.CombinedOutput()
+	f, err := os.Open(os.Args[0])
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "dumpable: 1 0") {
-		t.Fatalf("want dumpable before and not after:\n%s", out)
+	defer f.Close()
+	for _, way := range []string{"close_range", "listed"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), hardenEnv+"="+way)
+		cmd.ExtraFiles = []*os.File{f}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", way, err, out)
+		}
+		if !strings.Contains(string(out), "dumpable: 1 0") {
+			t.Errorf("%s: want dumpable before and not after:\n%s", way, out)
+		}
+		if !strings.Contains(string(out), "fd 3 close-on-exec before: false <nil>") || !strings.Contains(string(out), "fd 3 close-on-exec: true <nil>") {
+			t.Errorf("%s: want the inherited descriptor close-on-exec:\n%s", way, out)
+		}
 	}
 }
