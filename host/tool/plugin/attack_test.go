@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
@@ -222,5 +225,94 @@ func TestModuleCannotProxyTheNetwork(t *testing.T) {
 	<-done
 	if n := accepted.Load(); n != 0 {
 		t.Fatalf("the host connected %d times to the TCP address a plugin named", n)
+	}
+}
+
+// TestPinCannotBeRaced is item 7 of the red-team review: the host hashed the executable at its
+// path, then executed the path; swapping the file in between ran an unpinned binary in 2 of 16
+// tries. A swapper races every start here, two ways: exchanging the pinned file with another
+// executable by rename (a new file at the path), and rewriting the pinned file in place. The
+// host must run the pinned executable or refuse to start (PACKAGE_INTEGRITY, or a start
+// error); the other executable (the world-time plugin, which serves WorldTime) never runs.
+func TestPinCannotBeRaced(t *testing.T) {
+	requireLinux(t)
+	probe, err := os.ReadFile(bins.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile(bins.worldtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(probe)
+	for _, way := range []string{"rename", "in place"} {
+		t.Run(way, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "plugin")
+			spare := filepath.Join(dir, "spare")
+			if err := os.WriteFile(path, probe, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(spare, other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			swapped := make(chan int)
+			go func() { // the swapper; ends when stop is closed
+				n := 0
+				defer func() { swapped <- n }()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					switch way {
+					case "rename":
+						if err := unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, spare, unix.RENAME_EXCHANGE); err == nil {
+							n++
+						}
+					case "in place":
+						content := other
+						if n%2 == 1 {
+							content = probe
+						}
+						// Busy (ETXTBSY) while a start executes it: try again.
+						if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+							f.Write(content)
+							f.Close()
+							n++
+						}
+					}
+					time.Sleep(time.Duration(n%3) * 100 * time.Microsecond)
+				}
+			}()
+			started, refused := 0, 0
+			for i := 0; i < 24; i++ {
+				c := plugin.New(plugin.Command{Name: "Pinned", Path: path, SHA256: sum[:], Getenv: hostEnv(map[string]string{"PATH": os.Getenv("PATH")})}, plugin.Options{StartTimeout: 10 * time.Second})
+				specs, err := c.Describe(context.Background())
+				c.Close()
+				if err != nil {
+					refused++
+					continue
+				}
+				started++
+				if len(specs) != 1 || specs[0].Name != "Probe" {
+					close(stop)
+					<-swapped
+					var names []string
+					for _, s := range specs {
+						names = append(names, s.Name)
+					}
+					t.Fatalf("start %d ran an executable that is not the pinned one: it serves %v", i, names)
+				}
+			}
+			close(stop)
+			n := <-swapped
+			t.Logf("%d swaps; %d starts ran the pinned executable, %d were refused", n, started, refused)
+			if n < 8 {
+				t.Fatalf("the swapper swapped %d times in 24 starts: the race was not run", n)
+			}
+		})
 	}
 }

@@ -19,7 +19,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -265,30 +264,44 @@ func (c *Client) start() (*process, error) {
 		VersionedPlugins: map[int]goplugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: grpcPlugin{}}},
 		// go-plugin hands RunnerFunc a placeholder command carrying only its own variables
 		// (the cookie, the socket folder, the protocol versions: SkipHostEnv keeps the host's
-		// out). The real command is built here, so the pin is checked here too: go-plugin's
-		// SecureConfig only checks Cmd, which a RunnerFunc replaces.
+		// out). The real command is built here, so the pin is checked here too (go-plugin's
+		// SecureConfig only checks Cmd, which a RunnerFunc replaces, and checks a path it then
+		// executes again): the executable is opened and hashed, and that descriptor is what
+		// starts (pin.go).
 		RunnerFunc: func(l hclog.Logger, placeholder *exec.Cmd, socketDir string) (runner.Runner, error) {
-			if len(spec.SHA256) > 0 {
-				secure := &goplugin.SecureConfig{Checksum: spec.SHA256, Hash: sha256.New()}
-				ok, err := secure.Check(spec.Path)
-				if err != nil {
-					return nil, fmt.Errorf("error verifying checksum: %w", err)
-				}
-				if !ok {
-					return nil, goplugin.ErrChecksumsDoNotMatch
-				}
-			}
 			cmd := exec.Command(spec.Path, spec.Args...)
 			cmd.Env = append(append(spec.environ(), placeholder.Env...), pluginv1.TokenEnv+"="+token)
 			cmd.Dir = spec.Dir
+			var pin *pinned
+			if len(spec.SHA256) > 0 {
+				if spec.Wrap != nil {
+					return nil, errors.New("a pinned executable cannot be started through a wrapper")
+				}
+				p, err := openPinned(spec.Path, spec.SHA256)
+				if err != nil {
+					return nil, err
+				}
+				if err := p.execPinned(cmd); err != nil {
+					p.Close()
+					return nil, err
+				}
+				pin = p
+			}
 			if spec.Wrap != nil {
 				if err := spec.Wrap(cmd); err != nil {
 					return nil, fmt.Errorf("sandbox: %w", err)
 				}
 			}
 			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces, spec.Sandbox, c.opts.UserNamespace)
+			if err != nil {
+				if pin != nil {
+					pin.Close()
+				}
+				return nil, err
+			}
+			r.pin = pin
 			run = r
-			return r, err
+			return r, nil
 		},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           c.logger,
@@ -338,6 +351,8 @@ func (c *Client) startError(err error) error {
 	switch {
 	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
 		return &tool.Error{Code: CodeIntegrity, Message: fmt.Sprintf("plugin %s: %s does not match the sha256 the lock pins; run halo install", c.cmd.Name, c.cmd.Path), Err: err}
+	case errors.Is(err, errPinChanged):
+		return &tool.Error{Code: CodeIntegrity, Message: fmt.Sprintf("plugin %s: %s changed while it was being started, so it was stopped; if nothing should be writing it, run halo install", c.cmd.Name, c.cmd.Path), Err: err}
 	}
 	if m := versionRE.FindStringSubmatch(err.Error()); m != nil {
 		return &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("plugin %s speaks plugin protocol version %s, and this halo speaks version %d: install a newer halo, or a version of the plugin built for this one", c.cmd.Name, m[1], pluginv1.ProtocolVersion), Err: err}

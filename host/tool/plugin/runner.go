@@ -52,6 +52,9 @@ type procRunner struct {
 	network, addr string
 	// dialErr is why the last connection to the plugin was refused (dialPlugin).
 	dialErr error
+	// pin is the pinned executable the plugin is started from, when it has a pin; released
+	// once the start is over.
+	pin *pinned
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -103,6 +106,24 @@ func (r *procRunner) prepare() error {
 }
 
 func (r *procRunner) Start(ctx context.Context) error {
+	if r.pin != nil {
+		defer r.pin.Close()
+	}
+	if err := r.startConfined(ctx); err != nil {
+		return err
+	}
+	if r.pin != nil {
+		if err := r.pin.verifyStarted(); err != nil {
+			// What runs may not be what was hashed: stop it before it is sent anything.
+			_ = r.Kill(ctx)
+			_ = r.Wait(ctx)
+			return fmt.Errorf("start plugin %s: %w", r.name, err)
+		}
+	}
+	return nil
+}
+
+func (r *procRunner) startConfined(ctx context.Context) error {
 	confine := r.sandbox
 	if confine == nil {
 		// Every plugin starts from a thread whose programs hold no capability and cannot gain
