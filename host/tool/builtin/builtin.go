@@ -158,11 +158,13 @@ func WorkspacePolicy(o workspace.Options) sandbox.Policy {
 }
 
 // BashPolicy is what a Bash declaration's plugin may reach: the system folders read-only
-// (/etc without its secrets), its cwd and its own temporary folder read-write, the declaration's read: and write:
-// folders, and the network unless network: false.
+// (/etc without its secrets, /proc without any process's entries), its cwd and its own
+// temporary folder read-write, the declaration's read: and write: folders, and the network
+// unless network: false.
 func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
 	p := sandbox.Policy{Network: o.NetworkAllowed()}
 	p.ReadOnly = append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
+	p.ReadOnly = append(p.ReadOnly, sandbox.ProcReadOnly("/proc")...)
 	p.ReadOnly = append(append(p.ReadOnly, sandbox.SystemReadOnly...), o.Read...)
 	p.ReadWrite = append([]string{o.Cwd, tmp}, o.Write...)
 	return p

@@ -149,14 +149,46 @@ var SystemReadOnly = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/usr/share/zoneinfo",
 }
 
-// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /proc
-// and /sys (another process's private /proc entries stay closed by Landlock's ptrace rule),
-// and the DNS configuration under /run. /etc is granted through EtcReadOnly, and /dev only
-// through Devices: a host running as root would otherwise hand its plugins root-owned
-// secrets (/etc/shadow) and raw disks (/dev/sda), which file ownership alone still allows.
+// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /sys, and
+// the DNS configuration under /run. /etc is granted through EtcReadOnly, /proc through
+// ProcReadOnly, and /dev only through Devices: a host running as root would otherwise hand
+// its plugins root-owned secrets (/etc/shadow) and raw disks (/dev/sda), which file
+// ownership alone still allows.
 var ShellReadOnly = []string{
-	"/bin", "/sbin", "/usr", "/opt", "/proc", "/sys", "/nix", "/snap",
+	"/bin", "/sbin", "/usr", "/opt", "/sys", "/nix", "/snap",
 	"/run/systemd/resolve", "/run/current-system",
+}
+
+// ProcSecrets are the entries of /proc that ProcReadOnly leaves out besides every process's:
+// the kernel keyrings' listings, the kernel log and memory, and the switches that act on the
+// system.
+var ProcSecrets = []string{
+	"keys", "key-users", "kmsg", "kcore", "kallsyms", "kpagecgroup", "kpagecount", "kpageflags",
+	"sysrq-trigger", "timer_list", "vmallocinfo", "slabinfo", "pagetypeinfo",
+}
+
+// ProcReadOnly lists what a shell may read of proc (normally "/proc"): its system-wide
+// entries (cpuinfo, meminfo, loadavg, sys, ...), one by one, and not /proc itself. Landlock
+// grants a folder with everything below it, and every process's /proc/<pid> is below /proc:
+// the host's command line (cmdline, with the values of --input), status, and what
+// /proc/net/unix says of other plugins' sockets. So a process's entries are left out, its
+// own included (a command cannot read /proc/self/status), as are the symbolic links into
+// them (self, thread-self, net, mounts) and ProcSecrets. Process substitution (/dev/fd/N, a
+// pipe) still works: a pipe is not a file Landlock guards.
+func ProcReadOnly(proc string) []string {
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if name == "" || (name[0] >= '0' && name[0] <= '9') || e.Type()&os.ModeSymlink != 0 || slices.Contains(ProcSecrets, name) {
+			continue
+		}
+		out = append(out, filepath.Join(proc, name))
+	}
+	return out
 }
 
 // EtcSecrets are the files below /etc that EtcReadOnly leaves out: password hashes, sudo

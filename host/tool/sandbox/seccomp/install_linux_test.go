@@ -55,6 +55,8 @@ func child() int {
 	var params [120]byte
 	_, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
 	fmt.Println("io_uring:", errno.Error())
+	_, err := unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_USER_KEYRING, 0, 0, 0)
+	fmt.Println("keyctl:", err)
 	// A program the thread starts has the filter too.
 	out, err := exec.Command("bash", "-c", "exec 3<>/dev/udp/127.0.0.1/9 && echo opened").CombinedOutput()
 	fmt.Printf("bash-udp: %v %s\n", err != nil, strings.TrimSpace(string(out)))
@@ -82,6 +84,7 @@ func TestDenyNetwork(t *testing.T) {
 		"raw":       denied,
 		"unix":      "ok",
 		"io_uring":  unix.ENOSYS.Error(),
+		"keyctl":    unix.ENOSYS.Error(),
 	} {
 		if got[k] != want {
 			t.Errorf("%s: got %q, want %q\n%s", k, got[k], want, b)

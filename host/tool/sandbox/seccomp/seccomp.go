@@ -3,8 +3,10 @@
 //
 // Every filter refuses ioctl(2) TIOCSTI and TIOCLINUX, whatever descriptor they name: TIOCSTI
 // queues bytes into a terminal's input, which the user's shell reads as typed commands once
-// halo exits, and TIOCLINUX can paste a console's selection the same way. It also refuses
-// io_uring_setup(2) (io_uring runs system calls the filter never sees) and, in 64-bit
+// halo exits, and TIOCLINUX can paste a console's selection the same way. It refuses the
+// kernel keyring calls, keyctl(2), add_key(2) and request_key(2), as a kernel without keyrings
+// would (ENOSYS): a plugin running as the user (or as root without capabilities) could
+// otherwise read the keys in that user's keyring. It also refuses io_uring_setup(2) (io_uring runs system calls the filter never sees) and, in 64-bit
 // processes, the system calls of the x32 ABI and of any ABI the table below does not know,
 // whose numbers differ from the native ones; the 32-bit compat ABI (i386, ARM) gets the same
 // rules under its own numbers.
@@ -66,6 +68,8 @@ type abi struct {
 	arch uint32 // AUDIT_ARCH_*
 	// The syscall numbers; socketcall is i386's multiplexer, 0 where the ABI has none.
 	socket, socketcall, ioUringSetup, ioctl uint32
+	// keys are add_key, request_key and keyctl.
+	keys [3]uint32
 	// x32 is set on amd64, where syscall numbers with __X32_SYSCALL_BIT belong to the x32 ABI.
 	x32 bool
 }
@@ -73,18 +77,18 @@ type abi struct {
 // abis lists, per GOARCH, the native ABI first and then the compat one.
 var abis = map[string][]abi{
 	"amd64": {
-		{arch: 0xc000003e, socket: 41, ioUringSetup: 425, ioctl: 16, x32: true},        // AUDIT_ARCH_X86_64
-		{arch: 0x40000003, socket: 359, socketcall: 102, ioUringSetup: 425, ioctl: 54}, // AUDIT_ARCH_I386
+		{arch: 0xc000003e, socket: 41, ioUringSetup: 425, ioctl: 16, keys: [3]uint32{248, 249, 250}, x32: true},        // AUDIT_ARCH_X86_64
+		{arch: 0x40000003, socket: 359, socketcall: 102, ioUringSetup: 425, ioctl: 54, keys: [3]uint32{286, 287, 288}}, // AUDIT_ARCH_I386
 	},
 	"arm64": {
-		{arch: 0xc00000b7, socket: 198, ioUringSetup: 425, ioctl: 29}, // AUDIT_ARCH_AARCH64
-		{arch: 0x40000028, socket: 281, ioUringSetup: 425, ioctl: 54}, // AUDIT_ARCH_ARM
+		{arch: 0xc00000b7, socket: 198, ioUringSetup: 425, ioctl: 29, keys: [3]uint32{217, 218, 219}}, // AUDIT_ARCH_AARCH64
+		{arch: 0x40000028, socket: 281, ioUringSetup: 425, ioctl: 54, keys: [3]uint32{309, 310, 311}}, // AUDIT_ARCH_ARM
 	},
 }
 
 // Program returns the filter with rules r for a process on goarch, as classic BPF. For every
-// ABI the architecture runs: ioctl TIOCSTI and TIOCLINUX fail with EPERM; io_uring_setup(2)
-// and x32 syscalls fail with ENOSYS, as on a kernel without them; a syscall from an ABI the
+// ABI the architecture runs: ioctl TIOCSTI and TIOCLINUX fail with EPERM; add_key,
+// request_key, keyctl, io_uring_setup(2) and x32 syscalls fail with ENOSYS, as on a kernel without them; a syscall from an ABI the
 // table does not know fails with EPERM. With r.DenyNetwork, socket(2) succeeds only for
 // AF_UNIX and fails with EACCES otherwise, and i386's socketcall(2), which hides its
 // arguments in memory, fails with EACCES. Everything else is allowed.
@@ -106,6 +110,9 @@ func Program(goarch string, r Rules) ([]bpf.RawInstruction, error) {
 			a.jumpIfAtLeast(x32SyscallBit, "enosys", "")
 		}
 		a.jumpIf(x.ioUringSetup, "enosys", "")
+		for _, nr := range x.keys {
+			a.jumpIf(nr, "enosys", "")
+		}
 		a.jumpIf(x.ioctl, "ioctl", "")
 		if r.DenyNetwork {
 			if x.socketcall != 0 {
