@@ -6,10 +6,9 @@ cd "$(dirname "$0")/.."
 
 go mod download
 
-# Tests whose result depends on privileges run as root and again as this unprivileged user
-# (internal/testuser). Created only when the script runs as root; idempotent.
+# Tests whose result depends on privileges run again as this unprivileged user
+# (internal/usertest); CI runs the tests as root. Created once; nothing to do as non-root.
 if [ "$(id -u)" = 0 ] && ! id -u halo-test >/dev/null 2>&1; then
-  echo "-- useradd halo-test (unprivileged test user)"
   useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin halo-test
 fi
 
@@ -31,4 +30,16 @@ if ! cmp -s host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/package-l
   rm -rf "$mcp_npm_dir" && mkdir -p "$mcp_npm_dir"
   cp host/tool/mcp/testdata/npm/package.json host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/"
   npm ci --prefix "$mcp_npm_dir" --no-audit --no-fund --loglevel=error
+fi
+
+# The npm package redact-pii, the peer BenchmarkRedact64K (host/policy) measures Redact against
+# (scripts/bench-redact.sh). Pinned with its dependency tree by
+# host/policy/testdata/npm/package-lock.json, installed into .cache/npm/redact-pii the same way.
+peer_npm_dir=.cache/npm/redact-pii
+if ! cmp -s host/policy/testdata/npm/package-lock.json "$peer_npm_dir/package-lock.json" ||
+  [ ! -f "$peer_npm_dir/node_modules/redact-pii/package.json" ]; then
+  echo "-- npm ci redact-pii into $peer_npm_dir"
+  rm -rf "$peer_npm_dir" && mkdir -p "$peer_npm_dir"
+  cp host/policy/testdata/npm/package.json host/policy/testdata/npm/package-lock.json "$peer_npm_dir/"
+  npm ci --prefix "$peer_npm_dir" --no-audit --no-fund --loglevel=error
 fi

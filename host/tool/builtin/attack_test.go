@@ -21,7 +21,7 @@ import (
 
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/internal/ptytest"
-	"github.com/halo-lang/halo/internal/testuser"
+	"github.com/halo-lang/halo/internal/usertest"
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
@@ -113,40 +113,39 @@ func TestBashCannotTypeIntoTheTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testuser.Both(t, nil, func(t *testing.T) {
-		for _, mode := range modes {
-			t.Run("sandbox="+mode, func(t *testing.T) {
-				term, err := ptytest.Open()
-				if err != nil {
-					t.Fatal(err)
+	for _, mode := range modes {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			term, err := ptytest.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer term.Close()
+			var out bytes.Buffer
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), helperEnv+"=tty", helperModeEnv+"="+mode, helperWorkEnv+"="+t.TempDir())
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := term.Start(cmd); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("host: %v\n%s", err, out.String())
+			}
+			seen := term.Seen(5 * time.Second)
+			t.Logf("host:\n%s\nterminal: %q", out.String(), seen)
+			if !strings.Contains(seen, "CONTROL-TYPED") {
+				t.Fatalf("control: a plain child of the host could not type into its terminal, so the test proves nothing (terminal: %q)\n%s", seen, out.String())
+			}
+			for _, mark := range []string{"INJECTED-BY-BASH", "WRITTEN-BY-BASH"} {
+				if strings.Contains(seen, mark) {
+					t.Errorf("a Bash command reached the user's terminal: %s appeared there", mark)
 				}
-				defer term.Close()
-				var out bytes.Buffer
-				cmd := exec.Command(exe, "-test.run=^$")
-				cmd.Env = append(os.Environ(), helperEnv+"=tty", helperModeEnv+"="+mode, helperWorkEnv+"="+t.TempDir())
-				cmd.Stdout, cmd.Stderr = &out, &out
-				if err := term.Start(cmd); err != nil {
-					t.Fatal(err)
-				}
-				if err := cmd.Wait(); err != nil {
-					t.Fatalf("host: %v\n%s", err, out.String())
-				}
-				seen := term.Seen(5 * time.Second)
-				t.Logf("host:\n%s\nterminal: %q", out.String(), seen)
-				if !strings.Contains(seen, "CONTROL-TYPED") {
-					t.Fatalf("control: a plain child of the host could not type into its terminal, so the test proves nothing (terminal: %q)\n%s", seen, out.String())
-				}
-				for _, mark := range []string{"INJECTED-BY-BASH", "WRITTEN-BY-BASH"} {
-					if strings.Contains(seen, mark) {
-						t.Errorf("a Bash command reached the user's terminal: %s appeared there", mark)
-					}
-				}
-				if !strings.Contains(out.String(), `stdout="?\n"`) && !strings.Contains(out.String(), "not a tty") {
-					t.Errorf("a Bash command has a controlling terminal:\n%s", out.String())
-				}
-			})
-		}
-	})
+			}
+			if !strings.Contains(out.String(), `stdout="?\n"`) && !strings.Contains(out.String(), "not a tty") {
+				t.Errorf("a Bash command has a controlling terminal:\n%s", out.String())
+			}
+		})
+	}
+	usertest.Rerun(t)
 }
 
 // attackDriveCommand makes the test binary the hostile program of TestBashCannotDriveAnotherPlugin.
@@ -251,34 +250,33 @@ func TestBashCannotDriveAnotherPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testuser.Both(t, nil, func(t *testing.T) {
-		for _, mode := range modes {
-			t.Run("sandbox="+mode, func(t *testing.T) {
-				fx := newFixture(t, mode)
-				victim := fx.open(t, "Online", "Bash", nil, map[string]any{"env": []any{"HALO_VISIBLE"}})
-				if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
-					t.Fatalf("control: the victim's own command: %+v", r)
-				}
-				pid := victim.(*owned).PID()
-				sock := listeningSocket(t, pid)
-				attacker := fx.open(t, "Offline", "Bash", nil, map[string]any{"network": false, "read": []any{filepath.Dir(exe)}})
-				r := run(t, attacker, fmt.Sprintf("%q %s %q", exe, attackDriveCommand, sock))
-				t.Logf("attacker: %+v", r)
-				if strings.Contains(r.Stdout, "TAKEN") || strings.Contains(r.Stdout, "visible-value") {
-					t.Fatalf("a Bash command drove another plugin:\n%s", r.Stdout)
-				}
-				if !strings.Contains(r.Stdout, sock+" configure: rpc error: code = Unauthenticated") {
-					t.Fatalf("the attacker did not reach the victim's socket and get UNAUTHENTICATED, so the test proves nothing:\n%s%s", r.Stdout, r.Stderr)
-				}
-				if victim.(*owned).PID() != pid {
-					t.Fatalf("the victim plugin was stopped")
-				}
-				if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
-					t.Fatalf("the victim no longer serves its host: %+v", r)
-				}
-			})
-		}
-	})
+	for _, mode := range modes {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			fx := newFixture(t, mode)
+			victim := fx.open(t, "Online", "Bash", nil, map[string]any{"env": []any{"HALO_VISIBLE"}})
+			if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
+				t.Fatalf("control: the victim's own command: %+v", r)
+			}
+			pid := victim.(*owned).PID()
+			sock := listeningSocket(t, pid)
+			attacker := fx.open(t, "Offline", "Bash", nil, map[string]any{"network": false, "read": []any{filepath.Dir(exe)}})
+			r := run(t, attacker, fmt.Sprintf("%q %s %q", exe, attackDriveCommand, sock))
+			t.Logf("attacker: %+v", r)
+			if strings.Contains(r.Stdout, "TAKEN") || strings.Contains(r.Stdout, "visible-value") {
+				t.Fatalf("a Bash command drove another plugin:\n%s", r.Stdout)
+			}
+			if !strings.Contains(r.Stdout, sock+" configure: rpc error: code = Unauthenticated") {
+				t.Fatalf("the attacker did not reach the victim's socket and get UNAUTHENTICATED, so the test proves nothing:\n%s%s", r.Stdout, r.Stderr)
+			}
+			if victim.(*owned).PID() != pid {
+				t.Fatalf("the victim plugin was stopped")
+			}
+			if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
+				t.Fatalf("the victim no longer serves its host: %+v", r)
+			}
+		})
+	}
+	usertest.Rerun(t)
 }
 
 // keyDescription names the key TestBashCannotReadTheHostsProcOrKeys puts in the user's
@@ -295,52 +293,51 @@ func TestBashCannotReadTheHostsProcOrKeys(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skipf("skipped: the attack calls request_key and keyctl by their amd64 numbers (this is %s)", runtime.GOARCH)
 	}
-	testuser.Both(t, nil, func(t *testing.T) {
-		// A key in this user's keyring, as a user's login or a tool would leave there.
-		id, err := unix.AddKey("user", keyDescription, []byte("KEYRING-SECRET-31d"), unix.KEY_SPEC_USER_KEYRING)
-		if err != nil {
-			t.Fatalf("control: the test cannot add a key to its own keyring: %v", err)
-		}
-		t.Cleanup(func() { _, _ = unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0) })
-		host := os.Getpid()
-		// request_key (249 on amd64), then keyctl(KEYCTL_READ) (250).
-		readKey := fmt.Sprintf(`perl -e '$type = "user"; $desc = %q; $id = syscall(249, $type, $desc, 0, 0); die "request_key: $!\n" if $id < 0; $buf = "\0" x 100; $n = syscall(250, 11, $id, $buf, 100); die "keyctl read: $!\n" if $n < 0; print substr($buf, 0, $n), "\n"'`, keyDescription)
-		for _, mode := range modes {
-			t.Run("sandbox="+mode, func(t *testing.T) {
-				fx := newFixture(t, mode)
-				sh := fx.open(t, "Shell", "Bash", nil, nil)
-				r := run(t, sh, readKey)
-				t.Logf("read the key: %+v", r)
-				if strings.Contains(r.Stdout, "KEYRING-SECRET") {
-					t.Errorf("a Bash command read a key from the user's keyring")
+	// A key in this user's keyring, as a user's login or a tool would leave there.
+	id, err := unix.AddKey("user", keyDescription, []byte("KEYRING-SECRET-31d"), unix.KEY_SPEC_USER_KEYRING)
+	if err != nil {
+		t.Fatalf("control: the test cannot add a key to its own keyring: %v", err)
+	}
+	t.Cleanup(func() { _, _ = unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0) })
+	host := os.Getpid()
+	// request_key (249 on amd64), then keyctl(KEYCTL_READ) (250).
+	readKey := fmt.Sprintf(`perl -e '$type = "user"; $desc = %q; $id = syscall(249, $type, $desc, 0, 0); die "request_key: $!\n" if $id < 0; $buf = "\0" x 100; $n = syscall(250, 11, $id, $buf, 100); die "keyctl read: $!\n" if $n < 0; print substr($buf, 0, $n), "\n"'`, keyDescription)
+	for _, mode := range modes {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			fx := newFixture(t, mode)
+			sh := fx.open(t, "Shell", "Bash", nil, nil)
+			r := run(t, sh, readKey)
+			t.Logf("read the key: %+v", r)
+			if strings.Contains(r.Stdout, "KEYRING-SECRET") {
+				t.Errorf("a Bash command read a key from the user's keyring")
+			}
+			if !strings.Contains(r.Stderr, "request_key: Function not implemented") {
+				t.Errorf("request_key was not refused by the filter: %+v", r)
+			}
+			if mode == "none" {
+				return // without Landlock, /proc is the user's to read
+			}
+			if !fx.status.Enforced() {
+				t.Skipf("skipped the /proc half: this kernel cannot enforce the sandbox (%s)", fx.status.Reason)
+			}
+			for _, cmd := range []string{
+				fmt.Sprintf("cat /proc/%d/cmdline", host),
+				fmt.Sprintf("cat /proc/%d/status", host),
+				fmt.Sprintf("ls /proc/%d/", host),
+				"cat /proc/net/unix",
+				"ls /proc",
+			} {
+				r := run(t, sh, cmd)
+				if r.ExitCode == 0 || !strings.Contains(r.Stderr, "ermission denied") {
+					t.Errorf("%s: %+v, want permission denied", cmd, r)
 				}
-				if !strings.Contains(r.Stderr, "request_key: Function not implemented") {
-					t.Errorf("request_key was not refused by the filter: %+v", r)
-				}
-				if mode == "none" {
-					return // without Landlock, /proc is the user's to read
-				}
-				if !fx.status.Enforced() {
-					t.Skipf("skipped the /proc half: this kernel cannot enforce the sandbox (%s)", fx.status.Reason)
-				}
-				for _, cmd := range []string{
-					fmt.Sprintf("cat /proc/%d/cmdline", host),
-					fmt.Sprintf("cat /proc/%d/status", host),
-					fmt.Sprintf("ls /proc/%d/", host),
-					"cat /proc/net/unix",
-					"ls /proc",
-				} {
-					r := run(t, sh, cmd)
-					if r.ExitCode == 0 || !strings.Contains(r.Stderr, "ermission denied") {
-						t.Errorf("%s: %+v, want permission denied", cmd, r)
-					}
-				}
-				// What a shell and its tools need of /proc stays readable.
-				r = run(t, sh, "head -c 20 /proc/meminfo && cat /proc/loadavg /proc/sys/kernel/ostype && echo <(true)")
-				if r.ExitCode != 0 {
-					t.Errorf("system-wide /proc entries and process substitution: %+v", r)
-				}
-			})
-		}
-	})
+			}
+			// What a shell and its tools need of /proc stays readable.
+			r = run(t, sh, "head -c 20 /proc/meminfo && cat /proc/loadavg /proc/sys/kernel/ostype && echo <(true)")
+			if r.ExitCode != 0 {
+				t.Errorf("system-wide /proc entries and process substitution: %+v", r)
+			}
+		})
+	}
+	usertest.Rerun(t)
 }

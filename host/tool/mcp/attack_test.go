@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/halo-lang/halo/internal/ptytest"
-	"github.com/halo-lang/halo/internal/testuser"
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 // Attack tests: what a hostile MCP stdio server (a package someone published, say) tries
@@ -98,36 +98,35 @@ func TestServerCannotTypeIntoTheTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testuser.Both(t, nil, func(t *testing.T) {
-		term, err := ptytest.Open()
-		if err != nil {
-			t.Fatal(err)
+	term, err := ptytest.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	var out bytes.Buffer
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=tty", helperServerEnv+"="+hostileServer(t, t.TempDir()))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := term.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("host: %v\n%s", err, out.String())
+	}
+	seen := term.Seen(5 * time.Second)
+	t.Logf("host:\n%s\nterminal: %q", out.String(), seen)
+	if !strings.Contains(seen, "CONTROL-TYPED") {
+		t.Fatalf("control: a plain child of the host could not type into its terminal, so the test proves nothing (terminal: %q)", seen)
+	}
+	if !strings.Contains(out.String(), "methods: <nil>") {
+		t.Fatalf("the hostile server did not serve after its attack:\n%s", out.String())
+	}
+	for _, mark := range []string{"INJECTED-BY-MCP", "WRITTEN-BY-MCP"} {
+		if strings.Contains(seen, mark) {
+			t.Errorf("an MCP server reached the user's terminal: %s appeared there", mark)
 		}
-		defer term.Close()
-		var out bytes.Buffer
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperEnv+"=tty", helperServerEnv+"="+hostileServer(t, t.TempDir()))
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := term.Start(cmd); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("host: %v\n%s", err, out.String())
-		}
-		seen := term.Seen(5 * time.Second)
-		t.Logf("host:\n%s\nterminal: %q", out.String(), seen)
-		if !strings.Contains(seen, "CONTROL-TYPED") {
-			t.Fatalf("control: a plain child of the host could not type into its terminal, so the test proves nothing (terminal: %q)", seen)
-		}
-		if !strings.Contains(out.String(), "methods: <nil>") {
-			t.Fatalf("the hostile server did not serve after its attack:\n%s", out.String())
-		}
-		for _, mark := range []string{"INJECTED-BY-MCP", "WRITTEN-BY-MCP"} {
-			if strings.Contains(seen, mark) {
-				t.Errorf("an MCP server reached the user's terminal: %s appeared there", mark)
-			}
-		}
-	})
+	}
+	usertest.Rerun(t)
 }
 
 // secretEnv holds a secret in the exec-time environment of the helper host of
@@ -191,38 +190,37 @@ func TestServerCannotReadTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testuser.Both(t, nil, func(t *testing.T) {
-		var out bytes.Buffer
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperEnv+"=environ", helperServerEnv+"="+spyServer(t, t.TempDir()), secretEnv+"="+secretValue)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("host: %v\n%s", err, out.String())
+	var out bytes.Buffer
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=environ", helperServerEnv+"="+spyServer(t, t.TempDir()), secretEnv+"="+secretValue)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("host: %v\n%s", err, out.String())
+	}
+	t.Logf("host:\n%s", out.String())
+	report := out.String()
+	if !strings.Contains(report, "methods: <nil>") || !strings.Contains(report, "environ: ") {
+		t.Fatalf("the spy server did not report and serve:\n%s", report)
+	}
+	if strings.Contains(report, secretValue) {
+		t.Errorf("an MCP server read the host's environment")
+	}
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+		if !strings.Contains(report, set+": 0000000000000000") {
+			t.Errorf("the server's %s is not empty", set)
 		}
-		t.Logf("host:\n%s", out.String())
-		report := out.String()
-		if !strings.Contains(report, "methods: <nil>") || !strings.Contains(report, "environ: ") {
-			t.Fatalf("the spy server did not report and serve:\n%s", report)
+	}
+	if !strings.Contains(report, "NoNewPrivs: 1") {
+		t.Errorf("the server runs without no_new_privs")
+	}
+	var session, pid string
+	for _, line := range strings.Split(report, "\n") {
+		if _, rest, ok := strings.Cut(line, "session: "); ok {
+			fmt.Sscanf(strings.Trim(rest, `"`), "%s pid: %s", &session, &pid)
 		}
-		if strings.Contains(report, secretValue) {
-			t.Errorf("an MCP server read the host's environment")
-		}
-		for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
-			if !strings.Contains(report, set+": 0000000000000000") {
-				t.Errorf("the server's %s is not empty", set)
-			}
-		}
-		if !strings.Contains(report, "NoNewPrivs: 1") {
-			t.Errorf("the server runs without no_new_privs")
-		}
-		var session, pid string
-		for _, line := range strings.Split(report, "\n") {
-			if _, rest, ok := strings.Cut(line, "session: "); ok {
-				fmt.Sscanf(strings.Trim(rest, `"`), "%s pid: %s", &session, &pid)
-			}
-		}
-		if session == "" || session != strings.TrimRight(pid, `"`) {
-			t.Errorf("the server is not the leader of a session of its own: session %q, pid %q", session, pid)
-		}
-	})
+	}
+	if session == "" || session != strings.TrimRight(pid, `"`) {
+		t.Errorf("the server is not the leader of a session of its own: session %q, pid %q", session, pid)
+	}
+	usertest.Rerun(t)
 }

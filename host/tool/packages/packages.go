@@ -39,6 +39,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Platform is the GOOS/GOARCH whose module executable runs; "" means this one.
 	Platform string
+	// TrustFile is the user's trust file (pkgmgr.Project.TrustFile); empty trusts nothing.
+	TrustFile string
+	// Warn receives warnings about the project's packages; nil drops them.
+	Warn func(msg string)
 	// Executable is the halo binary. Set, it turns the sandbox on: module plugins start
 	// confined to their package folder (ModulePolicy), from a confined thread of the host
 	// (the binary is no longer re-executed as a wrapper for them). Empty means they start
@@ -78,7 +82,7 @@ func Types(ctx context.Context, dir string, reserved func(string) bool, cfg Conf
 	if cfg.Platform == "" {
 		cfg.Platform = runtime.GOOS + "/" + runtime.GOARCH
 	}
-	pr := &pkgmgr.Project{Dir: dir, Reserved: reserved}
+	pr := &pkgmgr.Project{Dir: dir, Reserved: reserved, TrustFile: cfg.TrustFile, Warn: cfg.Warn}
 	installed, err := pr.Load(ctx)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/internal/testuser"
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 // bins holds the plugin executables the tests start, built once per test binary.
@@ -27,16 +27,16 @@ func TestMain(m *testing.M) {
 		// This process is a host started by a test (see helper_test.go).
 		os.Exit(runHelper())
 	}
-	if testuser.Rerun() {
-		// Run again as the unprivileged user by testuser.Both: the executables the first
+	if usertest.IsChild() {
+		// Run again as the unprivileged user by usertest.Rerun: the executables the first
 		// run built are in the folder it names.
 		setBins(os.Getenv(binsEnv))
 		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "halo-plugin-test-")
 	if err == nil {
-		// Readable by the unprivileged user of testuser.Both, who starts them too.
-		err = testuser.ShareDir(dir)
+		// Readable by the unprivileged user of usertest.Rerun, who starts them too.
+		err = os.Chmod(dir, 0o755)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -63,10 +63,11 @@ func setBins(dir string) {
 	bins.worldtime = filepath.Join(dir, "worldtime")
 }
 
-// asBothUsers runs body as root and as the unprivileged test user (testuser.Both), handing
-// the re-run the built executables.
+// asBothUsers runs body, then the whole test again as the unprivileged test user
+// (usertest.Rerun), handing the re-run the built executables.
 func asBothUsers(t *testing.T, body func(t *testing.T)) {
-	testuser.Both(t, []string{binsEnv + "=" + bins.dir}, body)
+	body(t)
+	usertest.Rerun(t, binsEnv+"="+bins.dir)
 }
 
 // syncBuffer is a log destination tests can read while plugins write to it.

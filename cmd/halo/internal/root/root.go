@@ -28,6 +28,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -66,7 +67,7 @@ func Main(args []string, f *cmdutil.Factory) int {
 	if err != nil {
 		var ee *cmdutil.ExitError
 		if !errors.As(err, &ee) || ee.Err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "halo: %s\n", err)
+			fmt.Fprintf(f.IO.ErrOut, "halo: %s\n", termsafe.String(err.Error()))
 		}
 		if !errors.As(err, &ee) && isUsageError(err) {
 			status = cmdutil.ExitUsage
@@ -102,11 +103,13 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 			if level == hclog.NoLevel {
 				return cmdutil.FlagError("--log-level %q: want trace, debug, info, warn, error or off", logLevel)
 			}
+			// Plugins' and MCP servers' stderr lines reach the log, so it is written through
+			// termsafe; colour is off, as termsafe would escape hclog's own colour codes too.
 			f.Logger = hclog.New(&hclog.LoggerOptions{
 				Name:       "halo",
 				Level:      level,
-				Output:     f.IO.ErrOut,
-				Color:      colorOption(f),
+				Output:     termsafe.Writer(f.IO.ErrOut),
+				Color:      hclog.ColorOff,
 				TimeFormat: "15:04:05.000",
 			})
 			return nil
@@ -139,11 +142,4 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
-}
-
-func colorOption(f *cmdutil.Factory) hclog.ColorOption {
-	if _, ok := f.Env.Lookup("NO_COLOR"); ok {
-		return hclog.ColorOff
-	}
-	return hclog.AutoColor
 }

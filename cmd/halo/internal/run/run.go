@@ -19,6 +19,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -222,9 +223,10 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	return &s, nil
 }
 
+// printDiags writes diagnostics, which quote the .halo files (a cloned repository's text).
 func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
 	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, d.String())
+		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
 	}
 }
 
@@ -238,10 +240,13 @@ type Output struct {
 }
 
 // Report prints res and returns the error that sets the exit status: nil for completed,
-// ExitFailed for failed, ExitPaused for paused.
+// ExitFailed for failed, ExitPaused for paused. The output, the question and the error come
+// from models and tools, so they are written through termsafe (--json losslessly: JSON
+// escapes decode to the same value).
 func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) error {
+	out, errOut := termsafe.Writer(f.IO.Out), termsafe.Writer(f.IO.ErrOut)
 	if asJSON {
-		enc := json.NewEncoder(f.IO.Out)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(Output{Status: res.Status, Output: res.Output, RunID: res.RunID, Meta: res.Meta, Error: res.Error}); err != nil {
 			return err
@@ -250,20 +255,20 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 	switch res.Status {
 	case runtime.Completed:
 		if !asJSON {
-			printValue(f.IO.Out, res.Output)
+			printValue(out, res.Output)
 		}
 		return nil
 	case runtime.Paused:
 		p := res.Meta.Paused
 		if p != nil && p.WaitingFor != runtime.ChannelYield {
-			fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
+			fmt.Fprintf(errOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
 			return cmdutil.Silent(cmdutil.ExitPaused)
 		}
 		q := ""
 		if p != nil {
 			q = textOf(p.Question)
 		}
-		fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
+		fmt.Fprintf(errOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
 		return cmdutil.Silent(cmdutil.ExitPaused)
 	default:
 		if res.Error != nil {
@@ -271,7 +276,7 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 			if res.Error.At != "" {
 				at = res.Error.At + ": "
 			}
-			fmt.Fprintf(f.IO.ErrOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
+			fmt.Fprintf(errOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
 		}
 		return cmdutil.Silent(cmdutil.ExitFailed)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 )
@@ -119,7 +120,7 @@ func toolsRun(opts *Options) error {
 		l.Declared = opts.Servers(ctx, set.Registry)
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.Out)
+		enc := json.NewEncoder(termsafe.Writer(opts.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(l)
 	}
@@ -137,7 +138,10 @@ const (
 	reset = "\x1b[0m"
 )
 
+// printListing writes the listing for a person. Names, descriptions, parameters and errors
+// come from packages and MCP servers, so each goes through termsafe before it is painted.
 func printListing(w io.Writer, l Listing, color bool) {
+	clean := termsafe.String
 	paint := func(code, s string) string {
 		if !color {
 			return s
@@ -152,9 +156,9 @@ func printListing(w io.Writer, l Listing, color bool) {
 		if p.Package != "" {
 			origin = "package " + p.Package
 		}
-		fmt.Fprintf(w, "%s %s\n", paint(bold, p.Name), paint(dim, "("+origin+")"))
+		fmt.Fprintf(w, "%s %s\n", paint(bold, clean(p.Name)), paint(dim, "("+clean(origin)+")"))
 		if p.Description != "" {
-			fmt.Fprintf(w, "  %s\n", p.Description)
+			fmt.Fprintf(w, "  %s\n", clean(p.Description))
 		}
 		if p.FromServer {
 			fmt.Fprintf(w, "  methods come from the server; declare a tool with it in a .halo file to list them here\n")
@@ -162,9 +166,9 @@ func printListing(w io.Writer, l Listing, color bool) {
 		printMethods(w, p.Methods, paint)
 	}
 	for _, d := range l.Declared {
-		fmt.Fprintf(w, "\n%s %s\n", paint(bold, d.Tool), paint(dim, "(declared : "+d.Provider+location(d.File)+")"))
+		fmt.Fprintf(w, "\n%s %s\n", paint(bold, clean(d.Tool)), paint(dim, clean("(declared : "+d.Provider+location(d.File)+")")))
 		if d.Error != "" {
-			fmt.Fprintf(w, "  cannot list methods: %s\n", d.Error)
+			fmt.Fprintf(w, "  cannot list methods: %s\n", clean(d.Error))
 			continue
 		}
 		printMethods(w, d.Methods, paint)
@@ -187,13 +191,13 @@ func printMethods(w io.Writer, methods []tool.Method, paint func(code, s string)
 	sigs := make([]string, len(methods))
 	width := 0
 	for i, m := range methods {
-		sigs[i] = m.Name + "(" + strings.Join(signature(m.Params), ", ") + ")"
+		sigs[i] = termsafe.String(m.Name + "(" + strings.Join(signature(m.Params), ", ") + ")")
 		width = max(width, len(sigs[i]))
 	}
 	for i, m := range methods {
 		e := m.EffectOrDefault()
 		effect := fmt.Sprintf("%-8s", e)
-		fmt.Fprintf(w, "  %-*s  %s  %s\n", width, sigs[i], paint(effectColor[e], effect), firstSentence(m.Description))
+		fmt.Fprintf(w, "  %-*s  %s  %s\n", width, sigs[i], paint(effectColor[e], termsafe.String(effect)), termsafe.String(firstSentence(m.Description)))
 	}
 }
 

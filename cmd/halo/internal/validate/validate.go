@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
@@ -112,14 +113,14 @@ func validateRun(opts *Options) error {
 	}
 
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
+		enc := json.NewEncoder(termsafe.Writer(opts.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
 	} else {
 		for _, d := range res.Diagnostics {
-			fmt.Fprintln(opts.IO.ErrOut, d.String())
+			fmt.Fprintln(opts.IO.ErrOut, termsafe.String(d.String())) // quotes the files' text
 		}
 		if res.Valid {
 			fmt.Fprintf(opts.IO.Out, "ok: %d %s valid%s\n", len(res.Files), plural(len(res.Files), "file"), warnText(res.Warnings))
