@@ -341,3 +341,66 @@ func TestBashCannotReadTheHostsProcOrKeys(t *testing.T) {
 	}
 	usertest.Rerun(t)
 }
+
+// TestSymlinkedFolderDoesNotWidenTheSandbox is item 11 of the red-team review: a repository
+// that commits docs -> ../../../root makes Workspace("./docs") or Bash(cwd: "./docs") grant
+// /root, read-write. Now a root, cwd, read: or write: folder named relative to the project
+// that resolves, after its symbolic links, outside the project is refused (TOOL_CONFIG),
+// with nothing created; the same folder named by its absolute path is granted, as the user
+// asked for it; a link that stays inside the project is fine.
+func TestSymlinkedFolderDoesNotWidenTheSandbox(t *testing.T) {
+	fx := newFixture(t, "sandbox")
+	outside := filepath.Join(fx.home, "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("OUTSIDE-SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// What a cloned repository can hold: links out of the project, and one inside it.
+	for link, target := range map[string]string{"docs": "../outside", "deep": "../outside/new/folder", "notes": "docs-real"} {
+		if err := os.Symlink(target, filepath.Join(fx.work, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(fx.work, "docs-real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refused := []struct {
+		provider string
+		args     []any
+		named    map[string]any
+	}{
+		{"Workspace", []any{"./docs"}, nil},
+		{"Workspace", []any{"docs"}, map[string]any{"write": true}},
+		{"Workspace", []any{"./deep"}, map[string]any{"write": true}},
+		{"Workspace", []any{"../outside"}, nil},
+		{"Bash", nil, map[string]any{"cwd": "./docs"}},
+		{"Bash", nil, map[string]any{"read": []any{"docs"}}},
+		{"Bash", nil, map[string]any{"write": []any{"./docs"}}},
+	}
+	for _, c := range refused {
+		_, err := fx.reg.Open(context.Background(), tool.Declaration{Name: "T", Provider: c.provider, Args: c.args, Named: c.named, Dir: fx.work})
+		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "outside the project folder") {
+			t.Errorf("%s(%v, %v): %v, want TOOL_CONFIG: outside the project folder", c.provider, c.args, c.named, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); !os.IsNotExist(err) {
+		t.Errorf("a refused Workspace created a folder through the link: %v", err)
+	}
+	// Named by its absolute path, the same folder is the user's choice.
+	ws := fx.open(t, "Files", "Workspace", []any{outside}, nil)
+	var r struct{ Content string }
+	mustCall(t, ws, "read", map[string]any{"path": "secret.txt"}, &r)
+	if r.Content != "OUTSIDE-SECRET" {
+		t.Errorf("an absolute root: %+v", r)
+	}
+	// A link inside the project is followed, and the sandbox grants the real folder.
+	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"cwd": "./notes"})
+	if res := run(t, sh, "pwd -P && echo x > made.txt && cat ../../outside/secret.txt"); res.Stdout != filepath.Join(fx.work, "docs-real")+"\n" || !strings.Contains(res.Stderr, "ermission denied") {
+		t.Errorf("a cwd linked inside the project: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(fx.work, "docs-real", "made.txt")); err != nil {
+		t.Errorf("the command did not write in the linked folder: %v", err)
+	}
+}

@@ -171,9 +171,14 @@ func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
 }
 
 func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
-	o, err := workspace.ParseOptions(sdkDeclaration(d))
+	sd := sdkDeclaration(d)
+	o, err := workspace.ParseOptions(sd)
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	declared, _ := workspace.ParseOptions(asDeclared(sd))
+	if o.Root, err = grantedFolder("Workspace root", declared.Root, o.Root, sd.ProjectDir); err != nil {
+		return nil, err
 	}
 	if o.Write {
 		// The sandbox can only grant a folder that exists.
@@ -184,20 +189,39 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err := isDir("Workspace root", o.Root); err != nil {
 		return nil, err
 	}
-	return b.open(ctx, d, "workspace", WorkspacePolicy(o), nil, nil, nil)
+	// The plugin works on the folder the sandbox grants.
+	named := map[string]any{"root": o.Root}
+	if o.Write {
+		named["write"] = true
+	}
+	return b.open(ctx, resolved(d, named), "workspace", WorkspacePolicy(o), nil, nil, nil)
 }
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
-	o, err := bash.ParseOptions(sdkDeclaration(d))
+	sd := sdkDeclaration(d)
+	o, err := bash.ParseOptions(sd)
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	declared, _ := bash.ParseOptions(asDeclared(sd))
+	if o.Cwd, err = grantedFolder("Bash cwd", declared.Cwd, o.Cwd, sd.ProjectDir); err != nil {
+		return nil, err
 	}
 	if err := isDir("Bash cwd", o.Cwd); err != nil {
 		return nil, err
 	}
-	for _, p := range append(append([]string{}, o.Read...), o.Write...) {
-		if err := isDir("Bash folder", p); err != nil {
-			return nil, err
+	for _, list := range []struct {
+		what     string
+		declared []string
+		resolved []string
+	}{{"Bash read: folder", declared.Read, o.Read}, {"Bash write: folder", declared.Write, o.Write}} {
+		for i := range list.resolved {
+			if list.resolved[i], err = grantedFolder(list.what, list.declared[i], list.resolved[i], sd.ProjectDir); err != nil {
+				return nil, err
+			}
+			if err := isDir(list.what, list.resolved[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Each declaration gets a temporary folder of its own (TMPDIR), removed with it: the
@@ -207,12 +231,43 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 		return nil, fmt.Errorf("Bash: temporary folder: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
-	p, err := b.open(ctx, d, "bash", BashPolicy(o, tmp), o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
+	// The plugin works in the folders the sandbox grants.
+	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
+	p, err := b.open(ctx, resolved(d, named), "bash", BashPolicy(o, tmp), o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
 	return p, nil
+}
+
+// asDeclared is d without its project folder: parsed, its paths read as the declaration
+// wrote them (relative ones stay relative).
+func asDeclared(d sdk.Declaration) sdk.Declaration {
+	d.ProjectDir = ""
+	return d
+}
+
+// resolved returns d with the named arguments in set, in place of its positional one
+// (Workspace's root, Bash's cwd, which set names).
+func resolved(d tool.Declaration, set map[string]any) tool.Declaration {
+	named := map[string]any{}
+	for k, v := range d.Named {
+		named[k] = v
+	}
+	for k, v := range set {
+		named[k] = v
+	}
+	d.Args, d.Named = nil, named
+	return d
+}
+
+func anyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 func isDir(what, p string) error {
