@@ -358,12 +358,12 @@ func TestSymlinkedFolderDoesNotWidenTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What a cloned repository can hold: links out of the project, and one inside it.
-	for link, target := range map[string]string{"docs": "../outside", "deep": "../outside/new/folder", "notes": "docs-real"} {
+	for link, target := range map[string]string{"linked": "../outside", "deep": "../outside/new/folder", "notes": "real"} {
 		if err := os.Symlink(target, filepath.Join(fx.work, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Mkdir(filepath.Join(fx.work, "docs-real"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(fx.work, "real"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	refused := []struct {
@@ -371,13 +371,13 @@ func TestSymlinkedFolderDoesNotWidenTheSandbox(t *testing.T) {
 		args     []any
 		named    map[string]any
 	}{
-		{"Workspace", []any{"./docs"}, nil},
-		{"Workspace", []any{"docs"}, map[string]any{"write": true}},
+		{"Workspace", []any{"./linked"}, nil},
+		{"Workspace", []any{"linked"}, map[string]any{"write": true}},
 		{"Workspace", []any{"./deep"}, map[string]any{"write": true}},
 		{"Workspace", []any{"../outside"}, nil},
-		{"Bash", nil, map[string]any{"cwd": "./docs"}},
-		{"Bash", nil, map[string]any{"read": []any{"docs"}}},
-		{"Bash", nil, map[string]any{"write": []any{"./docs"}}},
+		{"Bash", nil, map[string]any{"cwd": "./linked"}},
+		{"Bash", nil, map[string]any{"read": []any{"linked"}}},
+		{"Bash", nil, map[string]any{"write": []any{"./linked"}}},
 	}
 	for _, c := range refused {
 		_, err := fx.reg.Open(context.Background(), tool.Declaration{Name: "T", Provider: c.provider, Args: c.args, Named: c.named, Dir: fx.work})
@@ -397,10 +397,112 @@ func TestSymlinkedFolderDoesNotWidenTheSandbox(t *testing.T) {
 	}
 	// A link inside the project is followed, and the sandbox grants the real folder.
 	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"cwd": "./notes"})
-	if res := run(t, sh, "pwd -P && echo x > made.txt && cat ../../outside/secret.txt"); res.Stdout != filepath.Join(fx.work, "docs-real")+"\n" || !strings.Contains(res.Stderr, "ermission denied") {
+	if res := run(t, sh, "pwd -P && echo x > made.txt && cat ../../outside/secret.txt"); res.Stdout != filepath.Join(fx.work, "real")+"\n" || !strings.Contains(res.Stderr, "ermission denied") {
 		t.Errorf("a cwd linked inside the project: %+v", res)
 	}
-	if _, err := os.Stat(filepath.Join(fx.work, "docs-real", "made.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(fx.work, "real", "made.txt")); err != nil {
 		t.Errorf("the command did not write in the linked folder: %v", err)
+	}
+}
+
+// TestPluginsCannotWriteHaloState is item 8 of the red-team review, its second half: a
+// plugin or Bash command whose folder is the project could write halo.lock, .halo/ (the
+// installed packages) and the run records there, and so change what the next halo command
+// loads. Now the sandbox grants the project entry by entry: never .halo (its files can be
+// neither read nor written; its folders can be listed, as the project's), halo.lock
+// read-only, the project folder itself only listable (so no entry can be created, removed
+// or renamed at its top level, which would let a command rename a file it wrote onto
+// halo.lock). A declaration that names .halo, or a folder in it, is refused.
+func TestPluginsCannotWriteHaloState(t *testing.T) {
+	for _, mode := range modes[1:] {
+		t.Run("sandbox="+mode, func(t *testing.T) {
+			fx := newFixture(t, mode)
+			if !fx.status.Enforced() {
+				t.Skipf("skipped: this kernel cannot enforce the sandbox (%s)", fx.status.Reason)
+			}
+			for name, body := range map[string]string{
+				"halo.lock":                      `{"packages":{}}`,
+				".halo/runs/r1.json":             `{"inputs":{"token":"RUN-RECORD-SECRET"}}`,
+				".halo/tools/pkg/halo-tool.json": `{"name":"pkg"}`,
+				"src/main.go":                    "package main",
+			} {
+				p := filepath.Join(fx.work, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sh := fx.open(t, "Shell", "Bash", nil, nil)
+			for _, cmd := range []string{
+				`echo '{"packages":{"evil":{}}}' > halo.lock`,
+				`rm halo.lock`,
+				`echo '{"packages":{"evil":{}}}' > notes.md && mv notes.md halo.lock`,
+				`echo '{}' > src/evil.lock && mv src/evil.lock halo.lock`,
+				`echo planted > .halo/tools/pkg/halo-tool.json`,
+				`echo planted > .halo/runs/r2.json`,
+				`cat .halo/runs/r1.json`,
+				`cat .halo/tools/pkg/halo-tool.json`,
+				`rm -rf .halo`,
+				`mkdir .halo2`,
+			} {
+				r := run(t, sh, cmd)
+				if r.ExitCode == 0 || strings.Contains(r.Stdout, "RUN-RECORD-SECRET") {
+					t.Errorf("%s succeeded: %+v", cmd, r)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(fx.work, "halo.lock")); string(b) != `{"packages":{}}` {
+				t.Errorf("halo.lock changed: %s", b)
+			}
+			if b, _ := os.ReadFile(filepath.Join(fx.work, ".halo/tools/pkg/halo-tool.json")); string(b) != `{"name":"pkg"}` {
+				t.Errorf("a package file changed: %s", b)
+			}
+			if _, err := os.Stat(filepath.Join(fx.work, ".halo/runs/r2.json")); err == nil {
+				t.Errorf("a run record was planted")
+			}
+			// The rest of the project is the command's.
+			if r := run(t, sh, `cat halo.lock && echo more >> notes.md && echo x > src/new.go && rm src/new.go && mkdir -p src/sub && ls`); r.ExitCode != 0 || !strings.Contains(r.Stdout, `{"packages":{}}`) {
+				t.Errorf("work in the project failed: %+v", r)
+			}
+			// A folder above the project is granted the same way down to the project: the
+			// folders beside the project are the command's, halo.lock is not.
+			if err := os.Mkdir(filepath.Join(fx.home, "other"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			wide := fx.open(t, "Wide", "Bash", nil, map[string]any{"cwd": fx.home})
+			if r := run(t, wide, `echo x > other/planted && echo evil > project/halo.lock`); r.ExitCode == 0 || !strings.Contains(r.Stderr, "ermission denied") {
+				t.Errorf("a cwd above the project: %+v", r)
+			}
+			if _, err := os.Stat(filepath.Join(fx.home, "other", "planted")); err != nil {
+				t.Errorf("a cwd above the project could not write beside it: %v", err)
+			}
+			// A Workspace on the project, with write: true: the same.
+			ws := fx.open(t, "Files", "Workspace", []any{"."}, map[string]any{"write": true})
+			for _, path := range []string{"halo.lock", ".halo/runs/r3.json", ".halo/tools/pkg/halo-tool.json"} {
+				if _, err := call(t, ws, "write", map[string]any{"path": path, "content": "planted"}); err == nil {
+					t.Errorf("Workspace wrote %s", path)
+				}
+			}
+			if _, err := call(t, ws, "read", map[string]any{"path": ".halo/runs/r1.json"}); err == nil {
+				t.Errorf("Workspace read a run record")
+			}
+			// A declaration that names .halo is refused, whoever wrote the path.
+			for _, c := range []struct {
+				provider string
+				args     []any
+				named    map[string]any
+			}{
+				{"Workspace", []any{".halo"}, nil},
+				{"Workspace", []any{filepath.Join(fx.work, ".halo", "runs")}, nil},
+				{"Bash", nil, map[string]any{"cwd": ".halo/tools"}},
+				{"Bash", nil, map[string]any{"read": []any{".halo"}}},
+			} {
+				_, err := fx.reg.Open(context.Background(), tool.Declaration{Name: "T", Provider: c.provider, Args: c.args, Named: c.named, Dir: fx.work})
+				if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), ".halo") {
+					t.Errorf("%s(%v, %v): %v, want TOOL_CONFIG naming .halo", c.provider, c.args, c.named, err)
+				}
+			}
+		})
 	}
 }

@@ -194,7 +194,11 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if o.Write {
 		named["write"] = true
 	}
-	return b.open(ctx, resolved(d, named), "workspace", WorkspacePolicy(o), nil, nil, nil)
+	pol, err := protectProject(WorkspacePolicy(o), sd.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	return b.open(ctx, resolved(d, named), "workspace", pol, nil, nil, nil)
 }
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
@@ -231,9 +235,14 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 		return nil, fmt.Errorf("Bash: temporary folder: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
+	pol, err := protectProject(BashPolicy(o, tmp), sd.ProjectDir)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
 	// The plugin works in the folders the sandbox grants.
 	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
-	p, err := b.open(ctx, resolved(d, named), "bash", BashPolicy(o, tmp), o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
+	p, err := b.open(ctx, resolved(d, named), "bash", pol, o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
 	if err != nil {
 		cleanup()
 		return nil, err

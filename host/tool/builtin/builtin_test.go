@@ -87,6 +87,7 @@ func newFixture(t *testing.T, mode string) *fixture {
 		{filepath.Join(fx.home, ".ssh", "id_ed25519"), "PRIVATE KEY"},
 		{filepath.Join(fx.home, ".env"), "OPENAI_API_KEY=" + secret},
 		{filepath.Join(fx.work, "notes.md"), "a\nb\n"},
+		{filepath.Join(fx.work, "docs", "index.md"), "docs\n"},
 	} {
 		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 			t.Fatal(err)
@@ -187,9 +188,14 @@ func TestWorkspaceThroughThePlugin(t *testing.T) {
 				t.Fatalf("read = %+v", r)
 			}
 			var w struct{ Created bool }
-			mustCall(t, rw, "write", map[string]any{"path": "out/x.txt", "content": "hello"}, &w)
-			if b, _ := os.ReadFile(filepath.Join(fx.work, "out", "x.txt")); string(b) != "hello" || !w.Created {
+			mustCall(t, rw, "write", map[string]any{"path": "docs/out/x.txt", "content": "hello"}, &w)
+			if b, _ := os.ReadFile(filepath.Join(fx.work, "docs", "out", "x.txt")); string(b) != "hello" || !w.Created {
 				t.Fatalf("write: %q %+v", b, w)
+			}
+			// The project's top level holds halo.lock and .halo: under the sandbox, nothing is
+			// created, removed or renamed there (see TestPluginsCannotWriteHaloState).
+			if _, err := call(t, rw, "write", map[string]any{"path": "top.txt", "content": "x"}); (err == nil) != (mode == "none") {
+				t.Fatalf("write at the project's top level: %v", err)
 			}
 			for _, c := range []struct{ path, want string }{
 				{"../.ssh/id_ed25519", "leaves the workspace root"},
@@ -489,7 +495,7 @@ func testHomeSecrets(t *testing.T, mode string) {
 			t.Errorf("%s: want permission denied, got %+v", cmd, r)
 		}
 	}
-	r := run(t, sh, `cat notes.md && echo made > made.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"`)
+	r := run(t, sh, `cat notes.md && echo made > docs/made.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"`)
 	if r.ExitCode != 0 || r.Stdout != "a\nb\ntmp\n" {
 		t.Fatalf("work inside the granted folders failed: %+v", r)
 	}

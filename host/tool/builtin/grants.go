@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // A folder a declaration names is granted to its plugin by the sandbox, which follows
@@ -20,18 +21,22 @@ import (
 // folders, so it works on exactly what the sandbox grants.
 
 // grantedFolder resolves the folder abs (the declared path made absolute), which the
-// declaration named as declared. what names it in errors ("Workspace root").
+// declaration named as declared. what names it in errors ("Workspace root"). A folder in the
+// project's .halo is refused however it was named (see protectProject).
 func grantedFolder(what, declared, abs, project string) (string, error) {
 	real, err := resolve(abs)
 	if err != nil {
 		return "", tool.Errorf(tool.CodeToolConfig, "%s %s: %v", what, declared, err)
 	}
-	if filepath.IsAbs(declared) {
-		return real, nil
-	}
 	proj, err := filepath.EvalSymlinks(project)
 	if err != nil {
 		return "", tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
+	}
+	if within(real, filepath.Join(proj, stateDir)) {
+		return "", tool.Errorf(tool.CodeToolConfig, "%s %s is in the project's %s folder (its installed packages and run records), which no plugin is granted", what, declared, stateDir)
+	}
+	if filepath.IsAbs(declared) {
+		return real, nil
 	}
 	if !within(real, proj) {
 		return "", tool.Errorf(tool.CodeToolConfig, "%s %s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name the folder by its absolute path if it is meant to be granted", what, declared, real, proj)
@@ -80,4 +85,28 @@ func resolve(p string) (string, error) {
 // within reports whether p is dir or below it (both clean and absolute).
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// stateDir and lockFile are halo's own files in a project: the installed packages and run
+// records, and the lock that pins the packages. A plugin must not change what the next halo
+// command loads, nor read the run records.
+const (
+	stateDir = ".halo"
+	lockFile = "halo.lock"
+)
+
+// protectProject takes the project's .halo out of every grant of p, and its halo.lock out of
+// every read-write grant (read-only instead): a plugin whose folder is the project (Bash's
+// default) or holds it gets the project entry by entry (sandbox.Policy.Protect), so it can
+// change the files and folders there but create, remove or rename none at the project's top.
+func protectProject(p sandbox.Policy, project string) (sandbox.Policy, error) {
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return p, tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
+	}
+	out, err := p.Protect([]string{filepath.Join(proj, stateDir)}, []string{filepath.Join(proj, lockFile)})
+	if err != nil {
+		return p, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	return out, nil
 }

@@ -187,7 +187,21 @@ func ruleset(p Policy, program string, getenv func(string) string) (landlock.Con
 		return landlock.Config{}, nil, fmt.Errorf("sandbox: %w", err)
 	}
 	rules := append(pathRules(full.ReadOnly, false), pathRules(full.ReadWrite, true)...)
+	if dirs := existing(full.ListOnly); len(dirs) > 0 {
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSReadDir), dirs...))
+	}
 	return cfg.BestEffort(), rules, nil
+}
+
+// existing returns the paths that exist.
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // pathRules grants each existing path: folders get folder rights, files file rights.

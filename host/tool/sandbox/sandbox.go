@@ -37,6 +37,9 @@ type Policy struct {
 	// ReadWrite lists folders and files the plugin may read, execute, create, change and
 	// remove.
 	ReadWrite []string
+	// ListOnly lists folders whose entries the plugin may list, and nothing more: no reading,
+	// creating or removing there unless another grant allows it (Protect makes them).
+	ListOnly []string
 	// Network allows TCP and UDP. When false, the kernel refuses the plugin's TCP connect and
 	// bind (Landlock ABI 4) and UDP (ABI 10); Unix sockets are not affected.
 	Network bool
@@ -72,7 +75,7 @@ func WrapCommand(halo string, p Policy) func(*exec.Cmd) error {
 	}
 }
 
-// Args writes p as the wrapper's flags: --ro PATH, --rw PATH, --net.
+// Args writes p as the wrapper's flags: --ro PATH, --rw PATH, --ls PATH, --net.
 func (p Policy) Args() []string {
 	var out []string
 	for _, d := range p.ReadOnly {
@@ -81,6 +84,9 @@ func (p Policy) Args() []string {
 	for _, d := range p.ReadWrite {
 		out = append(out, "--rw", d)
 	}
+	for _, d := range p.ListOnly {
+		out = append(out, "--ls", d)
+	}
 	if p.Network {
 		out = append(out, "--net")
 	}
@@ -88,7 +94,7 @@ func (p Policy) Args() []string {
 }
 
 // ErrUsage marks a malformed wrapper command line.
-var ErrUsage = errors.New("usage: halo __sandbox [--ro PATH]... [--rw PATH]... [--net] -- PROGRAM [ARG]...")
+var ErrUsage = errors.New("usage: halo __sandbox [--ro PATH]... [--rw PATH]... [--ls PATH]... [--net] -- PROGRAM [ARG]...")
 
 // ParseArgs reads the wrapper's arguments (what follows `__sandbox`) back into a policy and
 // the command to run. Paths must be absolute: the wrapper never guesses a folder.
@@ -120,7 +126,7 @@ func ParseFlags(args []string) (Policy, error) {
 		switch a := args[i]; a {
 		case "--net":
 			p.Network = true
-		case "--ro", "--rw":
+		case "--ro", "--rw", "--ls":
 			if i+1 >= len(args) {
 				return p, fmt.Errorf("%s needs a path: %w", a, ErrUsage)
 			}
@@ -129,10 +135,13 @@ func ParseFlags(args []string) (Policy, error) {
 			if !filepath.IsAbs(path) {
 				return p, fmt.Errorf("%s %q: the path must be absolute", a, path)
 			}
-			if a == "--ro" {
+			switch a {
+			case "--ro":
 				p.ReadOnly = append(p.ReadOnly, filepath.Clean(path))
-			} else {
+			case "--rw":
 				p.ReadWrite = append(p.ReadWrite, filepath.Clean(path))
+			default:
+				p.ListOnly = append(p.ListOnly, filepath.Clean(path))
 			}
 		default:
 			return p, fmt.Errorf("unknown argument %q: %w", a, ErrUsage)
@@ -303,7 +312,7 @@ func (s Status) String() string {
 // withDefaults returns the policy with what every sandboxed program needs added: the
 // program itself, the system libraries, devices, and the plugin socket folder.
 func (p Policy) withDefaults(program string, getenv func(string) string) Policy {
-	out := Policy{Network: p.Network}
+	out := Policy{Network: p.Network, ListOnly: p.ListOnly}
 	out.ReadOnly = append(append(append([]string{}, p.ReadOnly...), SystemReadOnly...), program)
 	out.ReadWrite = append(append([]string{}, p.ReadWrite...), Devices...)
 	if dir := getenv(SocketDirEnv); dir != "" && filepath.IsAbs(dir) {

@@ -36,6 +36,7 @@ func TestWrapParseRoundTrip(t *testing.T) {
 		{},
 		{ReadOnly: []string{"/a", "/b c"}, ReadWrite: []string{"/w"}, Network: true},
 		{ReadWrite: []string{"/--"}},
+		{ReadOnly: []string{"/r"}, ListOnly: []string{"/project", "/x y"}},
 	}
 	for _, p := range cases {
 		argv := Wrap("/bin/halo", p, []string{"/bin/prog", "--ro", "x"})
