@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -198,7 +199,7 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err != nil {
 		return nil, err
 	}
-	return b.open(ctx, resolved(d, named), "workspace", pol, nil, nil, nil)
+	return b.open(ctx, resolved(d, named), "workspace", pol, nil, nil, nil, plugin.DefaultCallTimeout)
 }
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
@@ -242,7 +243,13 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 	}
 	// The plugin works in the folders the sandbox grants.
 	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
-	p, err := b.open(ctx, resolved(d, named), "bash", pol, o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
+	// A command has its own time limit, which the plugin enforces; the host gives the call a
+	// little more, for a plugin that stopped answering.
+	limit := bash.DefaultTimeout
+	if o.TimeoutMS > 0 {
+		limit = time.Duration(o.TimeoutMS * float64(time.Millisecond))
+	}
+	p, err := b.open(ctx, resolved(d, named), "bash", pol, o.Env, map[string]string{"TMPDIR": tmp}, cleanup, limit+bashCallMargin)
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -306,7 +313,11 @@ func (b *Builtins) sandboxed() bool {
 
 // open starts one plugin process for one declaration. The process is the declaration's
 // alone: its sandbox grants that declaration's folders, so it is never shared.
-func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, pol sandbox.Policy, env []string, setEnv map[string]string, cleanup func()) (tool.Provider, error) {
+// bashCallMargin is how much longer than its command's own time limit the host waits for a
+// Bash call.
+const bashCallMargin = 10 * time.Second
+
+func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, pol sandbox.Policy, env []string, setEnv map[string]string, cleanup func(), callTimeout time.Duration) (tool.Provider, error) {
 	if b.cfg.Executable == "" {
 		return nil, errors.New("built-in plugins need the path of the halo executable")
 	}
@@ -327,7 +338,7 @@ func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, p
 		exe := b.cfg.Executable
 		cmd.Sandbox = func(env []string) error { return sandbox.ConfineThread(pol, exe, env) }
 	}
-	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace})
+	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace, CallTimeout: callTimeout})
 	p, err := client.Open(ctx, d)
 	if err != nil {
 		client.Close()

@@ -316,3 +316,46 @@ func TestPinCannotBeRaced(t *testing.T) {
 		})
 	}
 }
+
+// TestSilentModuleTimesOut is item 13 of the red-team review, its first half: a module call
+// had no time limit, so a module that never answers hung the run. Now every call of a module
+// (and its Configure and Describe) has one (Options.CallTimeout; the module declarations of
+// host/tool/packages use DefaultCallTimeout), a declaration may set its own with timeout_ms:,
+// which the host takes out of the arguments the plugin sees, and the plugin keeps serving.
+func TestSilentModuleTimesOut(t *testing.T) {
+	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{CallTimeout: time.Minute, TimeoutArg: "timeout_ms"})
+	p, err := c.Open(context.Background(), tool.Declaration{Name: "Slow", Provider: "Probe", Named: map[string]any{"timeout_ms": float64(300), "other": "kept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = p.Call(context.Background(), tool.Request{Method: "hang"})
+	took := time.Since(start)
+	if tool.Code(err) != tool.CodeTimeout || !tool.IsRetryable(err) || !strings.Contains(err.Error(), "within 300ms") || !strings.Contains(err.Error(), "timeout_ms") {
+		t.Fatalf("a call that never answers: %v (code %q)", err, tool.Code(err))
+	}
+	if took > 10*time.Second {
+		t.Fatalf("the call took %s to time out", took)
+	}
+	named, err := call(t, p, "named", `{}`)
+	if err != nil || string(named) != `{"other":"kept"}` {
+		t.Fatalf("the plugin saw the named arguments %s (%v); want timeout_ms taken out", named, err)
+	}
+	for _, bad := range []any{"soon", float64(-1), float64(0)} {
+		_, err := c.Open(context.Background(), tool.Declaration{Name: "Bad", Provider: "Probe", Named: map[string]any{"timeout_ms": bad}})
+		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "timeout_ms") {
+			t.Errorf("timeout_ms: %v: %v, want TOOL_CONFIG", bad, err)
+		}
+	}
+	// Without timeout_ms, CallTimeout applies; the caller's own sooner deadline still wins.
+	d := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{CallTimeout: 200 * time.Millisecond})
+	q := openProbe(t, d)
+	if _, err := q.Call(context.Background(), tool.Request{Method: "hang"}); tool.Code(err) != tool.CodeTimeout || !strings.Contains(err.Error(), "within 200ms") {
+		t.Fatalf("the default call timeout: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := q.Call(ctx, tool.Request{Method: "hang"}); tool.Code(err) != tool.CodeTimeout || strings.Contains(err.Error(), "within 200ms") {
+		t.Fatalf("the caller's deadline: %v", err)
+	}
+}

@@ -67,7 +67,18 @@ type Options struct {
 	// even where the host may create its PID namespace without one (as root): what a host
 	// that is not root does. For tests and measurements.
 	UserNamespace bool
+	// CallTimeout bounds each call, and each Configure and Describe, that the caller's context
+	// does not bound sooner: a plugin that never answers fails the call with TIMEOUT instead
+	// of holding up the run. 0 means none. TimeoutArg, when set, names the declaration
+	// argument (timeout_ms) that sets it per declaration, in milliseconds; the host takes it
+	// out of the arguments the plugin sees.
+	CallTimeout time.Duration
+	TimeoutArg  string
 }
+
+// DefaultCallTimeout is how long a module package's call may take when its declaration sets
+// no timeout_ms.
+const DefaultCallTimeout = 60 * time.Second
 
 // A Spec describes one provider a plugin serves, as Describe returns it.
 type Spec struct {
@@ -157,6 +168,8 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 	if specs != nil {
 		return specs, nil
 	}
+	ctx, cancel := withCallTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
 	resp, err := p.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
 	if err != nil {
 		return nil, c.callError(ctx, p, "describe", err)
@@ -173,7 +186,11 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 // Open configures the plugin for one declaration and returns it as a tool.Provider. Closing
 // the provider releases the declaration, not the process: Close the Client for that.
 func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
-	pr := &provider{client: c, decl: d}
+	d, timeout, err := c.callTimeout(d)
+	if err != nil {
+		return nil, err
+	}
+	pr := &provider{client: c, decl: d, timeout: timeout}
 	if _, _, err := pr.instance(ctx); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 type provider struct {
 	client *Client
 	decl   tool.Declaration
+	// timeout bounds each call (Options.CallTimeout, or the declaration's own); 0: none.
+	timeout time.Duration
 
 	mu      sync.Mutex
 	gen     uint64
@@ -44,7 +46,9 @@ func (pr *provider) instance(ctx context.Context) (*process, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	resp, err := p.rpc.Configure(ctx, req)
+	cctx, cancel := withCallTimeout(ctx, pr.timeout)
+	defer cancel()
+	resp, err := p.rpc.Configure(cctx, req)
 	if err != nil {
 		return nil, "", pr.client.callError(ctx, p, "configure", err)
 	}
@@ -118,13 +122,20 @@ func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage
 			req.Progress(tool.Progress{Filled: pg.GetFilled(), Total: pg.GetTotal(), Message: pg.GetMessage()})
 		}
 	}
-	resp, err := p.call(ctx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args}, progress)
+	cctx, cancel := withCallTimeout(ctx, pr.timeout)
+	defer cancel()
+	resp, err := p.call(cctx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args}, progress)
 	if err != nil {
 		what := pr.decl.Name + "." + req.Method
-		if errors.Is(err, errNoOutcome) && ctx.Err() == nil {
+		if errors.Is(err, errNoOutcome) && cctx.Err() == nil {
 			return nil, tool.Errorf(tool.CodeToolError, "%s: %v", what, err)
 		}
-		return nil, pr.client.callError(ctx, p, what, err)
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			// The host's own limit, not the caller's: say which, and how to change it.
+			return nil, &tool.Error{Code: tool.CodeTimeout, Retryable: true, Err: context.DeadlineExceeded,
+				Message: fmt.Sprintf("%s did not answer within %s%s", what, pr.timeout, pr.client.timeoutHint())}
+		}
+		return nil, pr.client.callError(cctx, p, what, err)
 	}
 	switch ev := resp.GetEvent().(type) {
 	case *pluginv1.CallResponse_Result:
@@ -172,4 +183,49 @@ func (pr *provider) Close() error {
 		return fmt.Errorf("tool %s: release: %w", pr.decl.Name, err)
 	}
 	return nil
+}
+
+// withCallTimeout bounds ctx by d, when d is set and ctx has no sooner deadline.
+func withCallTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// callTimeout returns the declaration without its timeout argument (Options.TimeoutArg), and
+// the timeout of its calls.
+func (c *Client) callTimeout(d tool.Declaration) (tool.Declaration, time.Duration, error) {
+	timeout := c.opts.CallTimeout
+	name := c.opts.TimeoutArg
+	v, ok := d.Named[name]
+	if name == "" || !ok {
+		return d, timeout, nil
+	}
+	ms, isNum := v.(float64)
+	if n, isInt := v.(int); isInt {
+		ms, isNum = float64(n), true
+	}
+	if !isNum || ms <= 0 || ms > float64(24*time.Hour/time.Millisecond) {
+		return d, 0, tool.Errorf(tool.CodeToolConfig, "tool %s: %s must be a number of milliseconds, above 0 and at most a day (got %v)", d.Name, name, v)
+	}
+	named := make(map[string]any, len(d.Named)-1)
+	for k, val := range d.Named {
+		if k != name {
+			named[k] = val
+		}
+	}
+	d.Named = named
+	return d, time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+// timeoutHint says how a declaration changes its call timeout, when it can.
+func (c *Client) timeoutHint() string {
+	if c.opts.TimeoutArg == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (set %s: on the declaration to allow more)", c.opts.TimeoutArg)
 }

@@ -75,6 +75,9 @@ func provider() sdk.Provider {
 	return sdk.Provider{
 		Name:        "Probe",
 		Description: "Reports what a plugin can see",
+		Configure: func(_ context.Context, d sdk.Declaration) (sdk.Instance, error) {
+			return sdk.Instance{State: d.Named}, nil
+		},
 		Methods: []sdk.Method{
 			sdk.NewMethod("env", "The plugin's environment.", sdk.Read, func(*sdk.Call, none) ([]string, error) {
 				return os.Environ(), nil
@@ -148,6 +151,12 @@ func provider() sdk.Provider {
 			}),
 			sdk.NewMethod("drive", "Connects to another plugin's socket and tries to configure and call it, as a hostile module would.", sdk.External, func(_ *sdk.Call, p readParams) (map[string]string, error) {
 				return drive(p.Path), nil
+			}),
+			sdk.NewMethod("hang", "Never answers, and ignores cancellation: a hostile or broken module.", sdk.Read, func(*sdk.Call, none) (bool, error) {
+				select {}
+			}),
+			sdk.NewMethod("named", "The named arguments of its declaration, as Configure saw them.", sdk.Read, func(c *sdk.Call, _ none) (map[string]any, error) {
+				return sdk.StateOf[map[string]any](c), nil
 			}),
 			sdk.NewMethod("rpcs", "How many Calls streams and Call RPCs the plugin was asked for (with --count).", sdk.Read, func(*sdk.Call, none) (map[string]int64, error) {
 				return map[string]int64{
