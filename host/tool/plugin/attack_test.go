@@ -21,6 +21,7 @@ import (
 	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 	"github.com/halo-lang/halo/internal/ptytest"
+	"github.com/halo-lang/halo/internal/usertest"
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
@@ -358,4 +359,40 @@ func TestSilentModuleTimesOut(t *testing.T) {
 	if _, err := q.Call(ctx, tool.Request{Method: "hang"}); tool.Code(err) != tool.CodeTimeout || strings.Contains(err.Error(), "within 200ms") {
 		t.Fatalf("the caller's deadline: %v", err)
 	}
+}
+
+// TestForkBombIsLimited is item 13 of the red-team review, its second half: a plugin started
+// 1,000 processes, and nothing stopped it. Now a plugin and what it starts may have at most
+// Options.MaxProcs processes and threads at once: a cgroup of its own where the host may make
+// one (root), RLIMIT_NPROC in its own user namespace (any other host, or UserNamespace).
+func TestForkBombIsLimited(t *testing.T) {
+	requireLinux(t)
+	spawn := func(t *testing.T, opts plugin.Options) (started int, firstErr string) {
+		t.Helper()
+		c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, opts)
+		p := openProbe(t, c)
+		res, err := call(t, p, "spawn_many", `{"n":150}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Started int
+			Error   string
+		}
+		if err := json.Unmarshal(res, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Started, r.Error
+	}
+	if n, msg := spawn(t, plugin.Options{MaxProcs: -1}); n != 150 {
+		t.Fatalf("control: without a limit the probe started %d of 150 processes (%s), so the test proves nothing", n, msg)
+	}
+	for _, userNS := range []bool{false, true} {
+		n, msg := spawn(t, plugin.Options{MaxProcs: 40, UserNamespace: userNS})
+		t.Logf("user namespace %v: %d started, then %q", userNS, n, msg)
+		if n == 0 || n >= 40 || !strings.Contains(msg, "resource temporarily unavailable") {
+			t.Errorf("user namespace %v: the probe started %d processes under a limit of 40 (%s)", userNS, n, msg)
+		}
+	}
+	usertest.Rerun(t, binsEnv+"="+bins.dir)
 }

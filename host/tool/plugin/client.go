@@ -74,6 +74,10 @@ type Options struct {
 	// out of the arguments the plugin sees.
 	CallTimeout time.Duration
 	TimeoutArg  string
+	// MaxProcs limits the processes and threads the plugin and everything it starts may have
+	// at once (pids_linux.go says how, and where it cannot); 0 means DefaultMaxProcs, a
+	// negative number no limit.
+	MaxProcs int
 }
 
 // DefaultCallTimeout is how long a module package's call may take when its declaration sets
@@ -309,7 +313,11 @@ func (c *Client) start() (*process, error) {
 					return nil, fmt.Errorf("sandbox: %w", err)
 				}
 			}
-			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces, spec.Sandbox, c.opts.UserNamespace)
+			maxProcs := c.opts.MaxProcs
+			if maxProcs == 0 {
+				maxProcs = DefaultMaxProcs
+			}
+			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces, spec.Sandbox, c.opts.UserNamespace, max(maxProcs, 0))
 			if err != nil {
 				if pin != nil {
 					pin.Close()

@@ -55,6 +55,10 @@ type procRunner struct {
 	// pin is the pinned executable the plugin is started from, when it has a pin; released
 	// once the start is over.
 	pin *pinned
+	// maxProcs limits the plugin's processes and threads (pids_linux.go), 0 for none; cgroup
+	// is the plugin's pids cgroup, when it has one.
+	maxProcs int
+	cgroup   *pidsCgroup
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -81,9 +85,9 @@ func (i isolation) String() string {
 
 // newProcRunner prepares cmd. namespaces asks for namespaces where the system has them;
 // sandbox is Command.Sandbox; userNS is Options.UserNamespace.
-func newProcRunner(logger hclog.Logger, name string, cmd *exec.Cmd, socketDir string, namespaces bool, sandbox func([]string) error, userNS bool) (*procRunner, error) {
+func newProcRunner(logger hclog.Logger, name string, cmd *exec.Cmd, socketDir string, namespaces bool, sandbox func([]string) error, userNS bool, maxProcs int) (*procRunner, error) {
 	plan := isolations(namespaces, userNS)
-	r := &procRunner{logger: logger, name: name, cmd: cmd, socketDir: socketDir, sandbox: sandbox, plan: plan, isolation: plan[0], ended: make(chan struct{})}
+	r := &procRunner{logger: logger, name: name, cmd: cmd, socketDir: socketDir, sandbox: sandbox, plan: plan, isolation: plan[0], ended: make(chan struct{}), maxProcs: maxProcs}
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
@@ -139,16 +143,43 @@ func (r *procRunner) startConfined(ctx context.Context) error {
 	// start before it. The thread is kept until the plugin has been waited for: its
 	// parent-death signal fires when the thread ends.
 	env := r.cmd.Env
+	if r.maxProcs > 0 {
+		// The plugin's processes are limited by a cgroup of its own where the host may make
+		// one, else by RLIMIT_NPROC in its user namespace (pids_linux.go).
+		cg, err := newPidsCgroup(r.maxProcs)
+		if err != nil {
+			return fmt.Errorf("start plugin %s: %w", r.name, err)
+		}
+		r.cgroup = cg
+	}
 	err := sandboxpkg.StartFromThread(func() error {
+		if r.cgroup != nil {
+			// Before the thread is confined: Landlock would refuse the cgroup's files.
+			if err := r.cgroup.join(); err != nil {
+				return fmt.Errorf("start plugin %s: %w", r.name, err)
+			}
+		}
 		if err := confine(env); err != nil {
 			return fmt.Errorf("sandbox plugin %s: %w", r.name, err)
 		}
 		return nil
 	}, r.start, r.ended)
 	if err != nil {
+		if r.cgroup != nil {
+			r.cgroup.remove()
+		}
 		return err
 	}
-	if err := afterStart(r.isolation, r.PID()); err != nil {
+	err = afterStart(r.isolation, r.PID())
+	if err == nil && r.maxProcs > 0 && r.cgroup == nil {
+		if rlimitApplies(r.isolation) {
+			// In its own user namespace RLIMIT_NPROC counts the plugin's processes alone.
+			err = limitProcesses(r.PID(), r.maxProcs)
+		} else {
+			r.logger.Debug("the plugin's processes are not limited", "plugin", r.name, "reason", pidsStatus())
+		}
+	}
+	if err != nil {
 		// go-plugin does not wait for a plugin whose start failed: reap it here, which also
 		// lets its thread end.
 		_ = r.Kill(ctx)
@@ -199,6 +230,9 @@ func (r *procRunner) Wait(context.Context) error {
 	r.endedOnce.Do(func() { close(r.ended) })
 	// Whatever the plugin left running in its group goes with it, and so does its socket.
 	r.killGroup()
+	if r.cgroup != nil {
+		r.cgroup.remove()
+	}
 	if r.socketDir != "" {
 		_ = os.RemoveAll(r.socketDir)
 	}

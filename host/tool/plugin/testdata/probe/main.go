@@ -152,6 +152,25 @@ func provider() sdk.Provider {
 			sdk.NewMethod("drive", "Connects to another plugin's socket and tries to configure and call it, as a hostile module would.", sdk.External, func(_ *sdk.Call, p readParams) (map[string]string, error) {
 				return drive(p.Path), nil
 			}),
+			sdk.NewMethod("spawn_many", "Starts n sleeping processes at once, as a fork bomb would, and reports how many started; then stops them.", sdk.External, func(_ *sdk.Call, p floodParams) (map[string]any, error) {
+				var started []*exec.Cmd
+				var firstErr string
+				for i := 0; i < p.N; i++ {
+					cmd := exec.Command("sleep", "30")
+					if err := cmd.Start(); err != nil {
+						if firstErr == "" {
+							firstErr = err.Error()
+						}
+						continue
+					}
+					started = append(started, cmd)
+				}
+				for _, cmd := range started {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+				return map[string]any{"started": len(started), "error": firstErr}, nil
+			}),
 			sdk.NewMethod("hang", "Never answers, and ignores cancellation: a hostile or broken module.", sdk.Read, func(*sdk.Call, none) (bool, error) {
 				select {}
 			}),
