@@ -24,6 +24,8 @@ targets=(
   "./sdk FuzzDecodeArgs"
   "./sdk FuzzObjectKeys"
   "./host/runtime FuzzParseMocks"
+  "./host/agent FuzzToolCall"
+  "./host/agent FuzzDecodeArgs"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

@@ -21,6 +21,7 @@ type run struct {
 	st     *state
 	tools  *toolSet
 	budget *policy.Budget
+	shares *shares
 	rec    *Record
 	// where says why a stage of this run cannot pause ("in pipeline X, called from
 	// another pipeline"); empty at the top level of the pipeline the run started with.
@@ -52,8 +53,8 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  newToolSet(r, inputs),
-		budget: policy.NewBudget(),
-		loops:  map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
+		budget: policy.NewBudget(), shares: newShares(),
+		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
 }
 
@@ -65,7 +66,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	}
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, list: pd.Stages,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, list: pd.Stages,
 		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
@@ -77,7 +78,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 // its own. where says where it is, for a stage in it that would pause.
 func (rn *run) inner(where string, list []*lang.Stage) *run {
 	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm}
-	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, where: where, list: list}
+	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, where: where, list: list}
 	if list != nil {
 		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
 	}
@@ -285,7 +286,7 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *
 		out, err := rn.wait(ctx, i, Interrupt{Channel: ch, Message: fmt.Sprintf("waiting for a signal on channel %q", ch), Named: map[string]any{"channel": ch}, At: st.Pos.String()}, "~> listen", nil)
 		return out, -1, err
 	case lang.OpFanOut:
-		out, err := rn.fanOut(ctx, st, value)
+		out, err := rn.fanOut(ctx, st, value, rn.flowNames(i))
 		return out, -1, err
 	case lang.OpEach:
 		out, err := rn.each(ctx, st, fb, value)
@@ -294,16 +295,12 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *
 		out, err := rn.branch(ctx, st, value)
 		return out, -1, err
 	default:
-		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String()}
+		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String(), valueNames: rn.flowNames(i)}
 		delete(rn.feedback, i)
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
 		}
-		out, err := rn.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-			o := opts
-			o.attempt = attempt
-			return rn.call(ctx, st.Call, value, o)
-		})
+		out, err := rn.directedCall(ctx, st, st.Call, value, opts)
 		return out, -1, err
 	}
 }

@@ -407,27 +407,6 @@ pipeline Spend(x: String) -> Result:
 	}
 }
 
-func TestToolsNeedTheToolLoop(t *testing.T) {
-	src := `
-tool Files : Fake()
-agent Clerk [openai/gpt-4o]
-  equips Files
-pipeline Tidy(task: String) -> Result:
-  task |> Clerk.work(tools: [Files])
-`
-	rt := load(t, src, runtime.Config{Tools: registry(t, &fakeProvider{}, nil)})
-	res := run(t, rt, "Tidy", map[string]any{"task": "t"})
-	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeToolLoop {
-		t.Errorf("%s %+v; want TOOL_LOOP_UNAVAILABLE", res.Status, res.Error)
-	}
-	rt.Mock("Clerk.work", "Merged 2 notes.")
-	res = run(t, rt, "Tidy", map[string]any{"task": "t"})
-	wantCompleted(t, res)
-	if res.Output != "Merged 2 notes." {
-		t.Errorf("mocked: %v", res.Output)
-	}
-}
-
 func TestPauseAndResume(t *testing.T) {
 	store := &runtime.Store{Dir: t.TempDir()}
 	src := `

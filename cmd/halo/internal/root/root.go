@@ -44,6 +44,7 @@ func ProcessSystem() *cmdutil.Factory {
 			In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 			InTTY:  isatty.IsTerminal(os.Stdin.Fd()),
 			OutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+			ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		},
 		Env:        cmdutil.EnvFromList(os.Environ()),
 		Now:        time.Now,
