@@ -258,8 +258,10 @@ type Status struct {
 	// TCP, UDP: Landlock keeps a plugin without network from connecting or binding.
 	TCP bool `json:"tcp"`
 	UDP bool `json:"udp"`
-	// Sockets: a seccomp filter keeps a plugin without network from creating any socket but
-	// a Unix socket (TCP, UDP, raw, ICMP, packet), whatever Landlock can do.
+	// Sockets: the kernel can install the seccomp filter (package seccomp), which keeps every
+	// plugin from injecting terminal input and from the kernel keyrings, and a plugin without
+	// network from creating any socket but a Unix socket (TCP, UDP, raw, ICMP, packet),
+	// whatever Landlock can do.
 	Sockets bool `json:"sockets"`
 	// Scoped: a plugin cannot signal, or reach the abstract Unix sockets of, processes
 	// outside its sandbox.
@@ -301,7 +303,7 @@ func (s Status) String() string {
 	}
 	line := fmt.Sprintf("sandbox: Landlock ABI %d confines %s", s.ABI, strings.Join(parts, ", "))
 	if s.Sockets {
-		line += "; seccomp denies plugins without network every socket but Unix sockets"
+		line += "; seccomp denies plugins terminal injection, the kernel keyrings and, without network, every socket but Unix sockets"
 	}
 	if len(missing) > 0 {
 		line += " (this kernel cannot limit " + strings.Join(missing, ", ") + ")"

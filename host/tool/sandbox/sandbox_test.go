@@ -84,8 +84,8 @@ func TestStatusLine(t *testing.T) {
 		{Status{ABI: 1, Files: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries (this kernel cannot limit network, signals)"},
 		{Status{ABI: 6, Files: true, TCP: true, Scoped: true}, "sandbox: Landlock ABI 6 confines files, TCP for plugins without network, signals, abstract sockets, other processes' /proc entries (this kernel cannot limit UDP)"},
 		{Status{ABI: 10, Files: true, TCP: true, UDP: true, Scoped: true}, "sandbox: Landlock ABI 10 confines files, TCP and UDP for plugins without network, signals, abstract sockets, other processes' /proc entries"},
-		{Status{ABI: 7, Files: true, TCP: true, Scoped: true, Sockets: true}, "sandbox: Landlock ABI 7 confines files, signals, abstract sockets, other processes' /proc entries; seccomp denies plugins without network every socket but Unix sockets"},
-		{Status{ABI: 1, Files: true, Sockets: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries; seccomp denies plugins without network every socket but Unix sockets (this kernel cannot limit signals)"},
+		{Status{ABI: 7, Files: true, TCP: true, Scoped: true, Sockets: true}, "sandbox: Landlock ABI 7 confines files, signals, abstract sockets, other processes' /proc entries; seccomp denies plugins terminal injection, the kernel keyrings and, without network, every socket but Unix sockets"},
+		{Status{ABI: 1, Files: true, Sockets: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries; seccomp denies plugins terminal injection, the kernel keyrings and, without network, every socket but Unix sockets (this kernel cannot limit signals)"},
 	}
 	for _, c := range cases {
 		if got := c.s.String(); got != c.want {
