@@ -92,9 +92,10 @@ func ConfineThread(p Policy, program string, env []string) error {
 
 // RestrictThread applies to the processes the calling OS thread starts from now on what every
 // process the host starts gets, sandboxed or not: DropPrivileges, and the seccomp filter
-// every plugin has (no TIOCSTI or TIOCLINUX, no io_uring; see package seccomp). The host
-// starts plugins without a Policy and MCP stdio servers from such a thread. The same rules
-// for the caller as ConfineThread apply: a locked thread, never unlocked.
+// every plugin has (no TIOCSTI or TIOCLINUX, no keyrings, no io_uring; see package
+// seccomp). The host starts plugins without a Policy and MCP stdio servers from such a
+// thread. The same rules for the caller as ConfineThread apply: a locked thread, never
+// unlocked.
 func RestrictThread() error {
 	if err := DropPrivileges(); err != nil {
 		return err
@@ -134,10 +135,10 @@ func confineThread(p Policy, program string, getenv func(string) string, stderr 
 }
 
 // filter installs the seccomp filter of p on the calling thread (no_new_privs is already
-// set): the rules every plugin gets (no terminal injection, no io_uring), and, for a plugin
-// without network, no socket but Unix sockets, which Landlock alone cannot refuse (it limits
-// TCP and, from ABI 10, UDP, never raw, ICMP or packet sockets). A kernel without seccomp
-// filters is reported by Detect (Status.Sockets), like one without Landlock.
+// set): the rules every plugin gets (no terminal injection, no keyrings, no io_uring), and,
+// for a plugin without network, no socket but Unix sockets, which Landlock alone cannot
+// refuse (it limits TCP and, from ABI 10, UDP, never raw, ICMP or packet sockets). A kernel
+// without seccomp filters is reported by Detect (Status.Sockets), like one without Landlock.
 func filter(p Policy) error {
 	if !seccomp.Available() {
 		return nil
