@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 // TestInheritedDescriptorsReachNoChild is item 6 of the red-team review: a descriptor halo
@@ -87,5 +92,42 @@ done
 	}
 	if !strings.Contains(string(leak), "Bad file descriptor") {
 		t.Errorf("the MCP server did not report closed descriptors, so the test proves nothing: %s", leak)
+	}
+}
+
+// TestBuiltinPluginStaysDumpable: halo serving a built-in plugin (`halo __plugin`) does not
+// mark itself non-dumpable, unlike every other halo command: the host that started it writes
+// its user namespace's maps in /proc/<pid> right after the start, and a non-dumpable
+// process's /proc entries belong to root, which a host that is not root could not write. It
+// still marks its inherited descriptors close-on-exec. Who owns /proc/<pid>/environ shows
+// it, to a user that is not root: this test runs again as halo-test.
+func TestBuiltinPluginStaysDumpable(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("skipped: this system has no /proc")
+	}
+	if os.Geteuid() == 0 {
+		usertest.Rerun(t)
+		return
+	}
+	cmd := exec.Command("halo", "__plugin", "workspace")
+	cmd.Env = append(os.Environ(), "HALO_PLUGIN_MAGIC_COOKIE=7c1d2f0e-halo-plugin-8a4b6e93", "PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "|unix|") {
+		t.Fatalf("no handshake from halo __plugin: %q %v", line, err)
+	}
+	fi, err := os.Stat(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := fi.Sys().(*syscall.Stat_t).Uid; int(owner) != os.Geteuid() {
+		t.Fatalf("the plugin's /proc entries belong to uid %d, not to its user %d: it made itself non-dumpable", owner, os.Geteuid())
 	}
 }
