@@ -148,18 +148,26 @@ func (c *pidsCgroup) join() error {
 	return nil
 }
 
-// remove moves the thread that joined back to the host's cgroup and removes the cgroup, once
-// the plugin has ended. What the plugin started dies with it (its PID namespace), but may
-// take a moment to be reaped: remove retries for a second, and a cgroup left behind is
-// removed by the next host (sweepCgroups).
-func (c *pidsCgroup) remove() {
+// leave moves the thread that joined back to the host's cgroup, once the plugin has started
+// (it is in the cgroup from then on, and what it starts too). The thread, confined by then,
+// cannot write the cgroup's files itself: the host does it from another thread.
+func (c *pidsCgroup) leave() {
 	c.mu.Lock()
 	tid := c.tid
+	c.tid = 0
 	c.mu.Unlock()
 	if tid != 0 {
 		_ = os.WriteFile(filepath.Join(c.parent, "tasks"), []byte(strconv.Itoa(tid)), 0)
 	}
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+}
+
+// remove removes the cgroup once the plugin has ended. In its own PID namespace, everything
+// the plugin started is gone by the time it has been reaped; without one, what its group
+// kill reached may take a moment to go: remove retries for a second, and a cgroup left
+// behind is removed by the next host (sweepCgroups).
+func (c *pidsCgroup) remove() {
+	c.leave()
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
 		err := os.Remove(c.dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
 			return

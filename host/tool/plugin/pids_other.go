@@ -14,6 +14,8 @@ func (*pidsCgroup) join() error { return nil }
 
 func (*pidsCgroup) remove() {}
 
+func (*pidsCgroup) leave() {}
+
 func limitProcesses(int, int) error { return nil }
 
 func pidsStatus() string { return "processes are not limited outside Linux" }

@@ -164,6 +164,10 @@ func (r *procRunner) startConfined(ctx context.Context) error {
 		}
 		return nil
 	}, r.start, r.ended)
+	if r.cgroup != nil {
+		// The plugin is in its cgroup: the thread it started from need not be.
+		r.cgroup.leave()
+	}
 	if err != nil {
 		if r.cgroup != nil {
 			r.cgroup.remove()
