@@ -268,6 +268,9 @@ type PipelineDecl struct {
 	Start Expr
 	// Stages run in order.
 	Stages []*Stage
+	// Doc is the comment written right above the declaration (`#` or `//` lines starting in
+	// column 1), without the markers; MCP clients show it as the tool's description.
+	Doc string
 }
 
 // A Param is one pipeline parameter, `name: Type`.
@@ -368,6 +371,17 @@ func Calls(stages []*Stage) []*Call {
 		return true
 	})
 	return out
+}
+
+// Calls returns every call the pipeline makes, in source order: its start, when it is a call,
+// then its stages' (see Calls). Every tool that asks which agents, tools and pipelines a
+// pipeline reaches walks it so.
+func (d *PipelineDecl) Calls() []*Call {
+	var out []*Call
+	if c, ok := d.Start.(*Call); ok {
+		out = append(out, c)
+	}
+	return append(out, Calls(d.Stages)...)
 }
 
 // ItemName returns the name an OpEach stage's call reads its item by.
