@@ -305,6 +305,11 @@ type PackOptions struct {
 
 // restrictPlatforms rewrites a manifest so its modules list only the given platforms.
 func restrictPlatforms(mdata []byte, keep []string) ([]byte, error) {
+	for _, plat := range keep {
+		if !platforms[plat] {
+			return nil, errorf(CodeInvalid, "unknown platform %q: want one of %s", plat, strings.Join(sortedKeys(platforms), ", "))
+		}
+	}
 	var tree map[string]any
 	if err := json.Unmarshal(mdata, &tree); err != nil {
 		return nil, err

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +36,24 @@ func TestPackageScripts(t *testing.T) {
 		Dir: "testdata/pkgscript",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// plugin_init.txtar builds a plugin against this checkout's SDK with the go command:
+			// it needs the repository root, this platform, and the go command's own caches and
+			// proxy (testscript's HOME is not a real folder). The checksum database is not
+			// consulted, so go mod tidy needs nothing the module cache lacks.
+			root, err := filepath.Abs("../..")
+			if err != nil {
+				return err
+			}
+			env.Setenv("HALO_ROOT", root)
+			env.Setenv("HOST_PLATFORM", runtime.GOOS+"/"+runtime.GOARCH)
+			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOTOOLCHAIN"} {
+				out, err := exec.Command("go", "env", k).Output()
+				if err != nil {
+					return fmt.Errorf("go env %s: %w", k, err)
+				}
+				env.Setenv(k, strings.TrimSpace(string(out)))
+			}
+			env.Setenv("GOSUMDB", "off")
 			return nil
 		},
 		// [worldtime]: the default registry has the world-time package, which set-up builds

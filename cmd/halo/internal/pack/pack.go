@@ -20,8 +20,10 @@ type Options struct {
 	Factory *cmdutil.Factory
 	Dir     string
 	Out     string
-	JSON    bool
-	ctx     context.Context
+	// Platforms, when not empty, keeps only these of a module's platforms.
+	Platforms []string
+	JSON      bool
+	ctx       context.Context
 }
 
 // NewCmdPack builds `halo pack`. runF, when not nil, replaces packRun (tests).
@@ -34,7 +36,8 @@ func NewCmdPack(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 <name>-<version>.halotool: the manifest and every file of the folder except dot-files,
 node_modules and other .halotool files. A module whose manifest has a build entry has its
 Go plugin built for each listed platform (CGO_ENABLED=0, -trimpath, -ldflags="-s -w") and
-stored gzip-compressed. Prints the file's sha256 and what the package can reach.`,
+stored gzip-compressed; --platform keeps only the platforms named (the packed manifest lists
+only those). Prints the file's sha256 and what the package can reach.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.ctx = args[0], cmd.Context()
@@ -45,6 +48,7 @@ stored gzip-compressed. Prints the file's sha256 and what the package can reach.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder to write the file to (default: the current folder)")
+	cmd.Flags().StringSliceVar(&opts.Platforms, "platform", nil, "pack only this platform of a module (GOOS/GOARCH, repeatable; default: every platform the manifest lists)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -62,7 +66,7 @@ type Result struct {
 
 func packRun(opts *Options) error {
 	f := opts.Factory
-	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List())})
+	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List()), Platforms: opts.Platforms})
 	if err != nil {
 		return pkgcmd.Coded(err)
 	}
