@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/pem"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/halo-lang/halo/internal/treestate"
-	"github.com/halo-lang/halo/registry"
 )
 
 // TestPackageScripts runs testdata/pkgscript/*.txtar: the package commands (search, add,
@@ -55,19 +53,6 @@ func TestPackageScripts(t *testing.T) {
 			}
 			env.Setenv("GOSUMDB", "off")
 			return nil
-		},
-		// [worldtime]: the default registry has the world-time package, which set-up builds
-		// for this machine (scripts/build-local-registry.sh).
-		Condition: func(cond string) (bool, error) {
-			if cond != "worldtime" {
-				return false, fmt.Errorf("unknown condition %q", cond)
-			}
-			fsys, err := registry.Default()
-			if err != nil {
-				return false, err
-			}
-			_, err = fs.Stat(fsys, "local/index.json")
-			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":    serveCmd,
