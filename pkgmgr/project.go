@@ -226,6 +226,10 @@ type AddOptions struct {
 	Trust bool
 	// Dir resolves a relative path spec (the working folder); "" means the project folder.
 	Dir string
+	// Check, when not nil, is called with the fetched package once it may be installed
+	// (checksum, names and trust all pass) and before anything is written; an error refuses
+	// the package. The CLI starts a module's plugin here to see that it serves its providers.
+	Check func(ctx context.Context, pkg *Package) error
 }
 
 // Add installs the package a spec names, pins it in halo.lock and, with Trust, trusts it.
@@ -270,7 +274,14 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	ch := change{lock: next, install: []*Package{pkg}}
 	if entry.Permissions.NeedsTrust() && !trust.Trusts(name, pkg.SHA256) {
 		if !opts.Trust {
-			return nil, untrusted([]string{name}, "halo add "+spec+" --trust")
+			err := untrusted([]string{name}, "halo add "+spec+" --trust")
+			err.Permissions = &entry.Permissions
+			return nil, err
+		}
+	}
+	if opts.Check != nil {
+		if err := opts.Check(ctx, pkg); err != nil {
+			return nil, err
 		}
 	}
 	if opts.Trust && entry.Permissions.NeedsTrust() && !trust.Trusts(name, pkg.SHA256) {
@@ -283,7 +294,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	return &InstalledPackage{Name: name, Entry: entry, Package: pkg, Dir: p.PackageDir(name)}, nil
 }
 
-func untrusted(names []string, fix string) error {
+func untrusted(names []string, fix string) *Error {
 	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and this machine does not trust that exact checksum; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
 }
 
@@ -536,6 +547,9 @@ func dirMatches(dir string, pkg *Package) bool {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, fp)
+		if filepath.ToSlash(rel) == Described {
+			return nil // the description halo add wrote beside the package; not package content
+		}
 		data, expected := want[filepath.ToSlash(rel)]
 		if !expected || !d.Type().IsRegular() {
 			ok = false

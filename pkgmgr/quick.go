@@ -74,6 +74,9 @@ func quickMatches(dir string, p *Package) bool {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, fp)
+		if filepath.ToSlash(rel) == Described {
+			return nil // the description halo add wrote beside the package; not package content
+		}
 		w, isExpected := expected[filepath.ToSlash(rel)]
 		if !isExpected || !d.Type().IsRegular() {
 			ok = false

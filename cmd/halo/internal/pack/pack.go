@@ -12,6 +12,8 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -37,7 +39,9 @@ func NewCmdPack(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 node_modules and other .halotool files. A module whose manifest has a build entry has its
 Go plugin built for each listed platform (CGO_ENABLED=0, -trimpath, -ldflags="-s -w") and
 stored gzip-compressed; --platform keeps only the platforms named (the packed manifest lists
-only those). Prints the file's sha256 and what the package can reach.`,
+only those). A module must have an executable for this machine's platform, and its plugin is
+started (sandboxed) to check that it serves every provider the manifest names. Prints the
+file's sha256 and what the package can reach.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.ctx = args[0], cmd.Context()
@@ -68,6 +72,11 @@ func packRun(opts *Options) error {
 	f := opts.Factory
 	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List()), Platforms: opts.Platforms})
 	if err != nil {
+		return pkgcmd.Coded(err)
+	}
+	// A module must run here and serve the providers its manifest names: start its plugin
+	// (sandboxed, as a run would) before anything is written.
+	if _, err := packages.Describe(opts.ctx, pkg, providers.ModuleConfig(f)); err != nil {
 		return pkgcmd.Coded(err)
 	}
 	out := opts.Out
