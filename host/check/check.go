@@ -51,7 +51,7 @@ func ModelProviders() []string {
 }
 
 // Builtin names that declarations cannot take.
-var reserved = set("System", "Env", "context", "loop", "yield", "auto", "none", "true", "false", "null")
+var reserved = set("System", "Env", "context", "loop", "yield", "listen", "auto", "none", "true", "false", "null")
 
 // Built-in type names and how many type arguments each may take.
 var builtinTypes = map[string][2]int{
@@ -64,7 +64,7 @@ var builtinTypes = map[string][2]int{
 var agentSettings = set("temp", "temperature", "max_steps", "tool_result_chars", "tools", "max_tokens")
 
 // Directives a stage may carry.
-var directives = set("retry", "timeout", "correct")
+var directives = set("retry", "timeout", "correct", "limit")
 
 // Check validates prog and returns every problem found, sorted by position.
 func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
@@ -96,9 +96,9 @@ type checker struct {
 	byKind map[string][]string
 	// regexErrs remembers each pattern's compile result.
 	regexErrs map[regexKey]error
-	// condErrs remembers each loop condition's compile result.
-	condErrs map[string]error
-	diags    lang.Diagnostics
+	// conds remembers each condition's compile result.
+	conds map[string]compiledCond
+	diags lang.Diagnostics
 }
 
 func (c *checker) errorf(pos lang.Pos, code, format string, args ...any) {

@@ -1,9 +1,13 @@
 package check
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 
 	"github.com/halo-lang/halo/host/lang"
 )
@@ -41,7 +45,32 @@ func (c *checker) checkPipeline(d *lang.PipelineDecl) {
 	} else if d.Start != nil {
 		c.checkValue(d.Start, sc)
 	}
-	for i, st := range d.Stages {
+	c.checkStages(d.Stages, sc)
+}
+
+// child returns a scope for a branch arm or an each item: it sees every name sc does, and
+// the names it adds stay inside it. A loop inside an arm goes back only within the arm.
+func (s *scope) child() *scope {
+	names := make(map[string]bool, len(s.names)+1)
+	for n := range s.names {
+		names[n] = true
+	}
+	return &scope{names: names, agents: map[string]bool{}}
+}
+
+// checkStages checks a list of stages: a pipeline's body or a branch arm's.
+func (c *checker) checkStages(stages []*lang.Stage, sc *scope) {
+	for i, st := range stages {
+		if i > 0 && st.Op == lang.OpFallback && stages[i-1].Op == lang.OpEach {
+			// The |? after an each handles each failed item: it sees the item too.
+			inner := sc.child()
+			inner.names[stages[i-1].ItemName()] = true
+			c.checkStage(i, st, inner)
+			if st.As != nil {
+				sc.names[st.As.Name] = true
+			}
+			continue
+		}
 		c.checkStage(i, st, sc)
 	}
 }
@@ -55,6 +84,8 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 		c.checkLoop(st.Call, sc)
 	case lang.OpYield:
 		c.checkYield(st.Call, sc)
+	case lang.OpListen:
+		c.checkListen(st.Call)
 	case lang.OpFanOut:
 		if len(st.Calls) == 0 {
 			c.errorf(st.Pos, lang.CodeStage, "|* { } has no calls")
@@ -62,11 +93,15 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 		for _, call := range st.Calls {
 			c.checkStageCall(call, sc)
 		}
+	case lang.OpEach:
+		c.checkEach(st, sc)
+	case lang.OpBranch:
+		c.checkBranch(st, sc)
 	default:
 		c.checkStageCall(st.Call, sc)
 	}
 	for _, dir := range st.Directives {
-		c.checkDirective(dir)
+		c.checkDirective(st, dir)
 	}
 	if st.As != nil {
 		if reserved[st.As.Name] {
@@ -76,13 +111,69 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 	}
 }
 
+// checkEach checks `|* each [name:] Call(...)`: the call sees the item by its name beside
+// everything the stage before could name.
+func (c *checker) checkEach(st *lang.Stage, sc *scope) {
+	name := st.ItemName()
+	if st.Item != nil {
+		switch {
+		case reserved[name]:
+			c.errorf(st.Item.Pos, lang.CodeDuplicate, "|* each %s: %s is built in; give the item another name", name, name)
+		case sc.names[name]:
+			c.warn(st.Item.Pos, lang.CodeDuplicate, "|* each %s: the item hides the earlier %s inside the call; give it another name", name, name)
+		}
+	} else if sc.names[name] {
+		c.warn(st.Call.Pos, lang.CodeDuplicate, "inside |* each, %s is the item, which hides the earlier %s; name the item, as in |* each x: %s(...)", name, name, st.Call.Target())
+	}
+	inner := sc.child()
+	inner.names[name] = true
+	c.checkStageCall(st.Call, inner)
+	for a := range inner.agents {
+		sc.agents[a] = true
+	}
+}
+
+// checkBranch checks `|> branch { "condition": stages, ..., else: stages }`: each condition
+// compiles, and each arm's stages are checked in a scope of their own.
+func (c *checker) checkBranch(st *lang.Stage, sc *scope) {
+	if len(st.Arms) == 0 {
+		c.errorf(st.Pos, lang.CodeStage, "branch { } has no arms; write \"condition\": Call(...) or else: Call(...)")
+	}
+	for _, arm := range st.Arms {
+		if arm.Cond != nil {
+			c.checkCondition(arm.Cond, "branch condition", sc)
+		}
+		c.checkStages(arm.Stages, sc.child())
+		for _, in := range arm.Stages {
+			if in.Op == lang.OpYield || in.Op == lang.OpListen {
+				c.warn(in.Pos, lang.CodeStage, "%s %s(...) inside a branch arm cannot pause the run: without an interrupt handler to answer it, it fails with NOT_PAUSABLE", in.Op, in.Call.Method.Name)
+			}
+		}
+	}
+}
+
+// checkCondition checks a loop or branch condition: a non-empty expression that compiles
+// the way host/runtime compiles it.
+func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
+	if strings.TrimSpace(s.Value) == "" {
+		c.errorf(s.Pos, lang.CodeArguments, "a %s is an expression, such as \"context.data.result.exitCode != 0\"", what)
+		return
+	}
+	names, err := c.compileCondition(s.Value)
+	if err != nil {
+		c.errorf(s.Pos, lang.CodeBadCondition, "%s %q is not a valid expression: %s", what, s.Value, firstLine(err.Error()))
+		return
+	}
+	for _, n := range names {
+		if n != "context" && !sc.names[n] {
+			c.warn(s.Pos, lang.CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()))
+		}
+	}
+}
+
 // checkStageCall checks a |>, |? or fan-out call, which may not be loop or yield.
 func (c *checker) checkStageCall(call *lang.Call, sc *scope) {
-	if call.Recv == nil && (call.Method.Name == "loop" || call.Method.Name == "yield") {
-		op := "|<>"
-		if call.Method.Name == "yield" {
-			op = "|!"
-		}
+	if op := stageOnly[call.Method.Name]; call.Recv == nil && op != "" {
 		c.errorf(call.Pos, lang.CodeStage, "%s(...) is written as its own stage: %s %s(...)", call.Method.Name, op, call.Method.Name)
 		return
 	}
@@ -108,10 +199,8 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 	}
 	if s, ok := pos[1].Value.(*lang.StringLit); !ok || strings.TrimSpace(s.Value) == "" {
 		c.errorf(pos[1].Pos, lang.CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
-	} else if err := c.compileCondition(s.Value); err != nil {
-		// Compiled the way host/runtime compiles it. A warning for now: the runtime reports
-		// the same condition when the loop is reached.
-		c.warn(s.Pos, lang.CodeBadCondition, "loop condition %q is not a valid expression: %s", s.Value, firstLine(err.Error()))
+	} else {
+		c.checkCondition(s, "loop condition", sc)
 	}
 	for _, a := range call.Args {
 		if a.Name == nil {
@@ -127,6 +216,45 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 	}
 }
 
+// stageOnly maps the calls written only as their own stage to that stage's operator.
+var stageOnly = map[string]string{"loop": "|<>", "yield": "|!", "listen": "~>"}
+
+// ListenChannel reports whether name can be a ~> listen channel: letters, digits, '_',
+// '-', '.' and ':', at most 64, and not a channel the runtime uses itself.
+func ListenChannel(name string) error {
+	switch {
+	case name == "yield" || name == "approval":
+		return fmt.Errorf("channel %q is taken: a |! yield waits on \"yield\" and approvals on \"approval\"", name)
+	case !channelPattern().MatchString(name):
+		return fmt.Errorf("channel %q: a channel name is 1 to 64 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+var channelPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+})
+
+// checkListen checks `~> listen("channel")`: one channel name, written as a plain string.
+func (c *checker) checkListen(call *lang.Call) {
+	if call.Recv != nil || call.Method.Name != "listen" {
+		c.errorf(call.Pos, lang.CodeStage, "a ~> stage is listen(\"channel\"), not %s(...)", call.Target())
+		return
+	}
+	if len(call.Args) != 1 || call.Args[0].Name != nil {
+		c.errorf(call.Pos, lang.CodeArguments, "listen takes one argument, the channel's name, as in listen(\"orders\")")
+		return
+	}
+	s, ok := call.Args[0].Value.(*lang.StringLit)
+	if !ok || len(s.Templates()) > 0 {
+		c.errorf(call.Args[0].Pos, lang.CodeArguments, "listen's channel is a name written as a plain string, as in listen(\"orders\")")
+		return
+	}
+	if err := ListenChannel(s.Value); err != nil {
+		c.errorf(s.Pos, lang.CodeArguments, "%v", err)
+	}
+}
+
 func (c *checker) checkYield(call *lang.Call, sc *scope) {
 	if call.Recv != nil || call.Method.Name != "yield" {
 		c.errorf(call.Pos, lang.CodeStage, "a |! stage is yield(\"question\"), not %s(...)", call.Target())
@@ -139,10 +267,18 @@ func (c *checker) checkYield(call *lang.Call, sc *scope) {
 	c.checkValue(call.Args[0].Value, sc)
 }
 
-func (c *checker) checkDirective(d *lang.Directive) {
+func (c *checker) checkDirective(st *lang.Stage, d *lang.Directive) {
 	name := d.Name.Name
 	if !directives[name] {
-		c.errorf(d.Name.Pos, lang.CodeUndeclared, "unknown directive @%s; directives are @retry, @timeout and @correct%s", name, suggest(name, keys(directives)))
+		c.errorf(d.Name.Pos, lang.CodeUndeclared, "unknown directive @%s; directives are @retry, @timeout, @correct and @limit%s", name, suggest(name, keys(directives)))
+		return
+	}
+	switch {
+	case st.Op == lang.OpBranch:
+		c.errorf(d.Pos, lang.CodeStage, "@%s on a branch: directives go on the stages inside its arms", name)
+		return
+	case name == "limit" && st.Op != lang.OpEach && st.Op != lang.OpFanOut:
+		c.errorf(d.Pos, lang.CodeStage, "@limit bounds how many calls of a |* each or |* { } run at once; this stage makes one call")
 		return
 	}
 	if len(d.Args) != 1 || d.Args[0].Name != nil {
@@ -155,6 +291,8 @@ func (c *checker) checkDirective(d *lang.Directive) {
 		c.errorf(d.Args[0].Pos, lang.CodeArguments, "@%s takes a number", name)
 	case name == "timeout" && n.Value <= 0:
 		c.errorf(n.Pos, lang.CodeArguments, "@timeout takes milliseconds, more than 0")
+	case name == "limit" && (n.Value < 1 || !n.IsInteger()):
+		c.errorf(n.Pos, lang.CodeArguments, "@limit takes a whole number, 1 or more")
 	case name != "timeout" && (n.Value < 0 || !n.IsInteger()):
 		c.errorf(n.Pos, lang.CodeArguments, "@%s takes a whole number, 0 or more", name)
 	}
@@ -272,15 +410,70 @@ func firstLine(s string) string {
 	return line
 }
 
-// compileCondition compiles a loop condition once per distinct text.
-func (c *checker) compileCondition(src string) error {
-	if err, ok := c.condErrs[src]; ok {
-		return err
+// compileCondition compiles a condition once per distinct text, and lists the names it
+// reads (the roots of its paths: `r` in `r.exitCode != 0`).
+func (c *checker) compileCondition(src string) ([]string, error) {
+	if cc, ok := c.conds[src]; ok {
+		return cc.names, cc.err
 	}
-	_, err := expr.Compile(src, expr.AsBool(), expr.AllowUndefinedVariables())
-	if c.condErrs == nil {
-		c.condErrs = map[string]error{}
+	prog, err := expr.Compile(src, expr.AsBool(), expr.AllowUndefinedVariables())
+	var names []string
+	if err == nil {
+		names = conditionNames(prog.Node())
 	}
-	c.condErrs[src] = err
-	return err
+	if c.conds == nil {
+		c.conds = map[string]compiledCond{}
+	}
+	c.conds[src] = compiledCond{names: names, err: err}
+	return names, err
+}
+
+type compiledCond struct {
+	names []string
+	err   error
+}
+
+// conditionNames lists the identifiers a condition reads, in order, leaving out functions
+// it calls and variables it declares with let.
+func conditionNames(root ast.Node) []string {
+	v := &nameVisitor{skip: map[ast.Node]bool{}, declared: map[string]bool{}, seen: map[string]bool{}}
+	ast.Walk(&root, v)
+	return v.names
+}
+
+type nameVisitor struct {
+	skip     map[ast.Node]bool
+	declared map[string]bool
+	seen     map[string]bool
+	names    []string
+}
+
+// Visit is called for children before their parent (ast.Walk's order), so a callee or a
+// let variable is collected as a name first and dropped when its parent is seen.
+func (v *nameVisitor) Visit(n *ast.Node) {
+	switch x := (*n).(type) {
+	case *ast.CallNode:
+		if id, ok := x.Callee.(*ast.IdentifierNode); ok {
+			v.drop(id.Value)
+		}
+	case *ast.VariableDeclaratorNode:
+		v.declared[x.Name] = true
+		v.drop(x.Name)
+	case *ast.IdentifierNode:
+		if !v.seen[x.Value] && !v.declared[x.Value] {
+			v.seen[x.Value] = true
+			v.names = append(v.names, x.Value)
+		}
+	}
+}
+
+// drop removes a name collected before its parent (a callee, a let variable) was seen.
+func (v *nameVisitor) drop(name string) {
+	for i, n := range v.names {
+		if n == name {
+			v.names = append(v.names[:i], v.names[i+1:]...)
+			break
+		}
+	}
+	v.seen[name] = true
 }

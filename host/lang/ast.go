@@ -133,6 +133,9 @@ type Decl interface {
 type Ident struct {
 	Pos  Pos
 	Name string
+	// Quoted reports whether the name was written between backquotes (a method name such
+	// as F.`files.read`); Name is then what is between them.
+	Quoted bool
 }
 
 // A PolicyDecl is `policy Name : Rule(args) & Rule(args) ...`. Rules may continue on
@@ -291,16 +294,37 @@ const (
 	OpFanOut StageOp = "|*"
 	// OpYield `|! yield("question")` pauses the run for a person's answer.
 	OpYield StageOp = "|!"
+	// OpListen `~> listen("channel")` pauses the run until a signal arrives on the named
+	// channel; the signal's payload is the stage's value.
+	OpListen StageOp = "~>"
+	// OpEach `|* each Call(...)` runs the call once per item of the flowing list,
+	// concurrently, each item as the call's flowing value and as a name (`item`, or the
+	// name written as `|* each url: Call(...)`); the result is the list of the results in
+	// the items' order.
+	OpEach StageOp = "|* each"
+	// OpBranch `|> branch { "condition": stages, ..., else: stages }` runs the first arm
+	// whose condition holds (else when none does); its value is that arm's value, and with
+	// no arm taken the flowing value passes through.
+	OpBranch StageOp = "|> branch"
 )
+
+// DefaultItemName is the name a |* each call reads its item by when the stage names none.
+const DefaultItemName = "item"
 
 // A Stage is one step of a pipeline.
 type Stage struct {
 	Pos Pos // of the operator
 	Op  StageOp
-	// Call is the stage's call; nil for OpFanOut.
+	// Call is the stage's call; nil for OpFanOut and OpBranch. For OpEach it is the call
+	// made once per item.
 	Call *Call
 	// Calls are a fan-out's branches; nil for the other operators.
 	Calls []*Call
+	// Item is the name an OpEach stage gives its item (`|* each url: ...`); nil when the
+	// stage names none and the item is DefaultItemName.
+	Item *Ident
+	// Arms are an OpBranch stage's arms in source order; an else arm, if any, is last.
+	Arms []*Arm
 	// As is the name given with `as name`; nil when none. The stage's result is then also
 	// kept in context.data.<name>.
 	As *Ident
@@ -318,7 +342,62 @@ func (s *Stage) Directive(name string) *Directive {
 	return nil
 }
 
-// A Directive is `@retry(2)`, `@timeout(20000)` or `@correct(1)` after a stage's call.
+// WalkStages calls fn for each stage of stages in source order, and for the stages of a
+// branch's arms right after the branch itself unless fn returns false for it. Tools that
+// look at every call a pipeline makes (plan, mock keys) walk with it, so that the calls in
+// branch arms are not missed.
+func WalkStages(stages []*Stage, fn func(*Stage) bool) {
+	for _, st := range stages {
+		if fn(st) {
+			for _, arm := range st.Arms {
+				WalkStages(arm.Stages, fn)
+			}
+		}
+	}
+}
+
+// Calls returns every call the stages make, arms included, in source order: a fan-out's
+// branches, an each's call (made once per item), loop(...), yield(...) and listen(...).
+func Calls(stages []*Stage) []*Call {
+	var out []*Call
+	WalkStages(stages, func(st *Stage) bool {
+		if st.Call != nil {
+			out = append(out, st.Call)
+		}
+		out = append(out, st.Calls...)
+		return true
+	})
+	return out
+}
+
+// ItemName returns the name an OpEach stage's call reads its item by.
+func (s *Stage) ItemName() string {
+	if s.Item != nil {
+		return s.Item.Name
+	}
+	return DefaultItemName
+}
+
+// An Arm is one way a branch stage can take: `"condition": stages` or `else: stages`.
+// Its first stage may be written without an operator, and is then a `|>` stage.
+type Arm struct {
+	Pos Pos // of the condition or of else
+	// Cond is the condition, an expression in the same language as loop's; nil for else.
+	Cond *StringLit
+	// Stages run in order on the branch's flowing value when the arm is taken.
+	Stages []*Stage
+}
+
+// Label is the arm's condition as written, or "else".
+func (a *Arm) Label() string {
+	if a.Cond == nil {
+		return "else"
+	}
+	return a.Cond.Value
+}
+
+// A Directive is `@retry(2)`, `@timeout(20000)`, `@correct(1)` or `@limit(4)` after a
+// stage's call.
 type Directive struct {
 	Pos  Pos // of the '@'
 	Name *Ident
@@ -328,9 +407,12 @@ type Directive struct {
 // A Call is `Target.method(args)` or `name(args)`.
 //
 //   - `Agent.task("prompt", value, tools: [A, B], tool: T)` calls an agent;
-//   - `Tool.method(arg: v)` calls a tool; the method may hold '-' (`Ev.get-sum`);
+//   - `Tool.method(arg: v)` calls a tool; the method may hold '-' (`Ev.get-sum`), and a
+//     method name that is not a name (an MCP tool called `files.read`) is written quoted:
+//     F.`files.read`(path: "a");
 //   - `System.Value(x)`, `System.Fail("...")` call built-ins;
-//   - `loop(Agent, "cond", max: 3)` and `yield("question")` have no receiver;
+//   - `loop(Agent, "cond", max: 3)`, `yield("question")` and `listen("channel")` have no
+//     receiver;
 //   - `Other(x)` with no receiver calls another pipeline.
 type Call struct {
 	Pos Pos // of the first name
@@ -475,6 +557,7 @@ func (n *PipelineDecl) Position() Pos { return n.Pos }
 func (n *Param) Position() Pos        { return n.Name.Pos }
 func (n *Stage) Position() Pos        { return n.Pos }
 func (n *Directive) Position() Pos    { return n.Pos }
+func (n *Arm) Position() Pos          { return n.Pos }
 func (n *Call) Position() Pos         { return n.Pos }
 func (n *Arg) Position() Pos          { return n.Pos }
 func (n *StringLit) Position() Pos    { return n.Pos }

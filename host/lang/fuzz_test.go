@@ -21,6 +21,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("agent A [ollama/llama3.1:8b, tools: [\n"))
 	f.Add([]byte("pipeline P(x: Array<Array<String>>) -> Result:\n  x |* { A.b(), C.d(\"\\u00e9\") } @retry(1)"))
+	f.Add([]byte("pipeline P(x: List) -> Result:\n  x |* each u: A.b(u) @limit(2) |? B.c()\n    |> branch { \"u > 1\": |> branch { else: C.d() }, else: |! yield(\"q\") } as z"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, diags := Parse("f.halo", src)
 		if file == nil {

@@ -171,3 +171,26 @@ func TestLineEndsAndIndentation(t *testing.T) {
 		t.Errorf("pipeline stages %d, first at column %d (two tabs, then |>)", len(p.Stages), p.Stages[0].Pos.Col)
 	}
 }
+
+// TestCalls: every call of a pipeline, inside branch arms too, in source order.
+func TestCalls(t *testing.T) {
+	f, diags := Parse("f.halo", []byte(`pipeline P(x: List) -> Result:
+  x |> A.a() |* { B.b(), C.c() } |* each D.d()
+    |> branch { "x": E.e() |> branch { else: F.f() }, else: G.g() }
+    ~> listen("c") |! yield("q") |<> loop(A, "true")`))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	var got []string
+	for _, c := range Calls(f.Decls[0].(*PipelineDecl).Stages) {
+		got = append(got, c.Target())
+	}
+	if strings.Join(got, " ") != "A.a B.b C.c D.d E.e F.f G.g listen yield loop" {
+		t.Errorf("calls %v", got)
+	}
+	n := 0
+	WalkStages(f.Decls[0].(*PipelineDecl).Stages, func(st *Stage) bool { n++; return st.Op != OpBranch })
+	if n != 7 {
+		t.Errorf("walked %d stages, want the 7 outside the arms", n)
+	}
+}

@@ -206,6 +206,8 @@ func describe(t token) string {
 	switch t.kind {
 	case tIdent:
 		return strconv.Quote(t.text)
+	case tQuoted:
+		return "quoted name `" + t.text + "`"
 	case tString:
 		return "string " + strconv.Quote(t.text)
 	case tNumber, tModel:
@@ -430,7 +432,7 @@ func (p *parser) parsePipeline() *PipelineDecl {
 		d.Stages = append(d.Stages, p.parseStage())
 	}
 	if t := p.tok(); t.kind != tEOF {
-		p.failf(p.at(t), "unexpected %s; expected a stage (|>, |<>, |?, |* or |!)", describe(t))
+		p.failf(p.at(t), "unexpected %s; expected a stage (|>, |<>, |?, |*, |! or ~>)", describe(t))
 	}
 	return d
 }
@@ -441,14 +443,35 @@ func (p *parser) parseStage() *Stage {
 	switch op.kind {
 	case tThen:
 		st.Op = OpThen
+		if p.isWord("branch") && p.peekKind(1) == tLBrace {
+			p.next()
+			st.Op = OpBranch
+			p.parseArms(st)
+			return p.parseStageTail(st)
+		}
 	case tLoop:
 		st.Op = OpLoop
 	case tFallback:
 		st.Op = OpFallback
 	case tFanOut:
 		st.Op = OpFanOut
+		if p.isWord("each") {
+			p.next()
+			st.Op = OpEach
+			if p.tok().kind == tIdent && p.peekKind(1) == tColon {
+				st.Item = p.ident("")
+				p.next()
+			}
+			if p.tok().kind == tLBrace {
+				p.failf(p.at(p.tok()), "|* each takes one call, as in |* each Agent.task(...); |* { A(), B() } runs several calls on one value")
+			}
+		} else if p.tok().kind != tLBrace {
+			p.failf(p.at(p.tok()), "unexpected %s after |*; expected '{' (|* { A.x(), B.y() }) or each (|* each A.x())", describe(p.tok()))
+		}
 	case tYield:
 		st.Op = OpYield
+	case tListen:
+		st.Op = OpListen
 	}
 	if st.Op == OpFanOut {
 		open := p.expect(tLBrace, "after |* (write |* { A.x(), B.y() })")
@@ -464,6 +487,12 @@ func (p *parser) parseStage() *Stage {
 	} else {
 		st.Call = p.parseCall()
 	}
+	return p.parseStageTail(st)
+}
+
+// parseStageTail parses what may follow a stage's call: `as name` and directives, in any
+// order.
+func (p *parser) parseStageTail(st *Stage) *Stage {
 	for {
 		switch {
 		case p.isWord("as"):
@@ -485,13 +514,61 @@ func (p *parser) parseStage() *Stage {
 	}
 }
 
+// parseArms parses a branch's `{ "condition": stages, ..., else: stages }`. Arms are
+// separated by commas or line breaks; an arm's first stage may leave out its operator.
+func (p *parser) parseArms(st *Stage) {
+	open := p.expect(tLBrace, "after branch")
+	p.enter(p.at(open))
+	var sawElse *Arm
+	for p.tok().kind != tRBrace {
+		k := p.tok()
+		arm := &Arm{Pos: p.at(k)}
+		switch {
+		case k.kind == tString:
+			arm.Cond = &StringLit{Pos: p.at(k), Value: k.text}
+		case k.kind == tIdent && k.text == "else":
+		default:
+			p.failf(p.at(k), "unexpected %s in branch; expected a condition string, else, or '}' (opened at %d:%d)", describe(k), p.at(open).Line, p.at(open).Col)
+		}
+		if sawElse != nil {
+			p.failf(p.at(k), "an arm after else (at %d:%d) is never taken; else is the last arm", sawElse.Pos.Line, sawElse.Pos.Col)
+		}
+		if arm.Cond == nil {
+			sawElse = arm
+		}
+		p.next()
+		p.expect(tColon, "after the arm's condition (write \"condition\": Call(...))")
+		if p.tok().kind.isStageOp() {
+			arm.Stages = append(arm.Stages, p.parseStage())
+		} else {
+			first := &Stage{Pos: p.at(p.tok()), Op: OpThen}
+			first.Call = p.parseCall()
+			arm.Stages = append(arm.Stages, p.parseStageTail(first))
+		}
+		for p.tok().kind.isStageOp() {
+			arm.Stages = append(arm.Stages, p.parseStage())
+		}
+		st.Arms = append(st.Arms, arm)
+		if !p.got(tComma) && p.tok().kind != tRBrace && !p.tok().bol {
+			p.failf(p.at(p.tok()), "unexpected %s; expected a stage, ',' or '}' in the branch", describe(p.tok()))
+		}
+	}
+	p.next()
+	p.nest--
+}
+
 // parseCall parses `Recv.method(args)` or `name(args)`.
 func (p *parser) parseCall() *Call {
 	first := p.ident("a call, such as Agent.task(...)")
 	c := &Call{Pos: first.Pos, Method: first}
 	if p.got(tDot) {
 		c.Recv = first
-		c.Method = p.ident("a method name after '.'")
+		if t := p.tok(); t.kind == tQuoted {
+			p.next()
+			c.Method = &Ident{Pos: p.at(t), Name: t.text, Quoted: true}
+		} else {
+			c.Method = p.ident("a method name after '.'")
+		}
 		if p.tok().kind == tDot {
 			p.failf(p.at(p.tok()), "unexpected '.'; a call is Target.method(...)")
 		}
@@ -539,7 +616,7 @@ func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
 }
 
 func (p *parser) parseValueOrCall() Expr {
-	if p.tok().kind == tIdent && (p.peekKind(1) == tLParen || p.peekKind(1) == tDot && p.peekKind(2) == tIdent && p.peekKind(3) == tLParen) && p.tok().text != "Env" {
+	if p.tok().kind == tIdent && (p.peekKind(1) == tLParen || p.peekKind(1) == tDot && (p.peekKind(2) == tIdent || p.peekKind(2) == tQuoted) && p.peekKind(3) == tLParen) && p.tok().text != "Env" {
 		return p.parseCall()
 	}
 	return p.parseValue()

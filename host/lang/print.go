@@ -70,22 +70,38 @@ func (d *dumper) decl(n int, decl Decl) {
 		}
 		d.line(n+1, x.Start.Position(), "start")
 		d.expr(n+2, x.Start)
-		for _, st := range x.Stages {
-			as := ""
-			if st.As != nil {
-				as = " as " + st.As.Name
+		d.stages(n+1, x.Stages)
+	}
+}
+
+func (d *dumper) stages(n int, stages []*Stage) {
+	for _, st := range stages {
+		as := ""
+		if st.As != nil {
+			as = " as " + st.As.Name
+		}
+		item := ""
+		if st.Item != nil {
+			item = " item=" + st.Item.Name
+		}
+		d.line(n, st.Pos, "stage %s%s%s", st.Op, item, as)
+		if st.Call != nil {
+			d.expr(n+1, st.Call)
+		}
+		for _, c := range st.Calls {
+			d.expr(n+1, c)
+		}
+		for _, arm := range st.Arms {
+			if arm.Cond == nil {
+				d.line(n+1, arm.Pos, "arm else")
+			} else {
+				d.line(n+1, arm.Pos, "arm %s", strconv.Quote(arm.Cond.Value))
 			}
-			d.line(n+1, st.Pos, "stage %s%s", st.Op, as)
-			if st.Call != nil {
-				d.expr(n+2, st.Call)
-			}
-			for _, c := range st.Calls {
-				d.expr(n+2, c)
-			}
-			for _, dir := range st.Directives {
-				d.line(n+2, dir.Pos, "@%s", dir.Name.Name)
-				d.args(n+3, dir.Args)
-			}
+			d.stages(n+2, arm.Stages)
+		}
+		for _, dir := range st.Directives {
+			d.line(n+1, dir.Pos, "@%s", dir.Name.Name)
+			d.args(n+2, dir.Args)
 		}
 	}
 }
@@ -129,7 +145,11 @@ func (d *dumper) expr(n int, e Expr) {
 			d.expr(n+2, f.Value)
 		}
 	case *Call:
-		d.line(n, x.Pos, "call %s", x.Target())
+		target := x.Target()
+		if x.Method.Quoted {
+			target = x.Recv.Name + ".`" + x.Method.Name + "`"
+		}
+		d.line(n, x.Pos, "call %s", target)
 		d.args(n+1, x.Args)
 	default:
 		d.line(n, Pos{}, "?%T", e)

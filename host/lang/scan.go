@@ -34,6 +34,8 @@ const (
 	tFallback // |?
 	tFanOut   // |*
 	tYield    // |!
+	tListen   // ~>
+	tQuoted   // `a quoted name`: a method name an MCP server gives, such as `files.read`
 )
 
 var tokNames = [...]string{
@@ -41,6 +43,7 @@ var tokNames = [...]string{
 	tLParen: "'('", tRParen: "')'", tLBrack: "'['", tRBrack: "']'", tLBrace: "'{'", tRBrace: "'}'",
 	tComma: "','", tColon: "':'", tDot: "'.'", tAmp: "'&'", tAt: "'@'", tLess: "'<'", tGreater: "'>'",
 	tArrow: "'->'", tThen: "'|>'", tLoop: "'|<>'", tFallback: "'|?'", tFanOut: "'|*'", tYield: "'|!'",
+	tListen: "'~>'", tQuoted: "quoted name",
 }
 
 func (k tokKind) String() string {
@@ -50,7 +53,7 @@ func (k tokKind) String() string {
 	return "token"
 }
 
-func (k tokKind) isStageOp() bool { return k >= tThen && k <= tYield }
+func (k tokKind) isStageOp() bool { return k >= tThen && k <= tListen }
 
 // A token is one lexeme. text is the identifier, the decoded string, the number as
 // written, or the model id.
@@ -163,7 +166,7 @@ func (s *scanner) startsDecl(t token) bool {
 		}
 	}
 	switch t.kind {
-	case tAmp, tAt, tRParen, tRBrack, tRBrace, tThen, tLoop, tFallback, tFanOut, tYield:
+	case tAmp, tAt, tRParen, tRBrack, tRBrace, tThen, tLoop, tFallback, tFanOut, tYield, tListen:
 		return false
 	}
 	return t.depth == 0
@@ -207,6 +210,8 @@ func scan(file string, src []byte, diags *Diagnostics, flush func([]token)) {
 			}
 		case c == '"':
 			s.scanString()
+		case c == '`':
+			s.scanQuoted()
 		case isIdentStart(c):
 			s.scanIdent()
 		case isDigit(c) || c == '-' && isDigit(s.peek(1)) || c == '.' && isDigit(s.peek(1)) && !s.afterIdent():
@@ -378,6 +383,45 @@ func (s *scanner) scanString() {
 	}
 }
 
+// maxQuoted bounds a quoted name (MCP tool names are at most 128 characters).
+const maxQuoted = 128
+
+// scanQuoted reads a `quoted name`: any characters but a backquote and control
+// characters, on one line, 1 to maxQuoted of them, taken as they are (no escapes).
+func (s *scanner) scanQuoted() {
+	pos := s.pos()
+	s.advance(1)
+	start := s.off
+	n := 0
+	for s.off < len(s.src) {
+		c := s.src[s.off]
+		if c == '`' {
+			text := string(s.src[start:s.off])
+			s.advance(1)
+			switch {
+			case n == 0:
+				s.errorf(pos, "empty quoted name: write the method's name between the backquotes, as in F.`files.read`()")
+			case n > maxQuoted:
+				s.errorf(pos, "quoted name of %d characters; a name is at most %d", n, maxQuoted)
+			}
+			s.emit(tQuoted, text, pos)
+			return
+		}
+		if c == '\n' || c == '\r' {
+			break
+		}
+		r, size := utf8.DecodeRune(s.src[s.off:])
+		if r == utf8.RuneError && size == 1 || r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			s.errorf(s.pos(), "character %q in a quoted name: a name has no control characters", r)
+		}
+		s.off += size
+		s.col++
+		n++
+	}
+	s.errorf(pos, "quoted name not terminated: a name ends with '`' on the line it starts")
+	s.emit(tQuoted, string(s.src[start:s.off]), pos)
+}
+
 func (s *scanner) scanEscape(b *strings.Builder) {
 	pos := s.pos()
 	e := s.peek(1)
@@ -471,6 +515,10 @@ func (s *scanner) scanPunct(c byte) {
 		if s.peek(1) == '>' {
 			k, n = tArrow, 2
 		}
+	case '~':
+		if s.peek(1) == '>' {
+			k, n = tListen, 2
+		}
 	case '|':
 		switch s.peek(1) {
 		case '>':
@@ -493,7 +541,7 @@ func (s *scanner) scanPunct(c byte) {
 		case r == utf8.RuneError && size == 1:
 			s.errorf(pos, "invalid UTF-8 byte %#x", c)
 		case c == '|':
-			s.errorf(pos, "unknown operator '|': stages start with |>, |<>, |?, |* or |!")
+			s.errorf(pos, "unknown operator '|': stages start with |>, |<>, |?, |*, |! or ~>")
 		default:
 			s.errorf(pos, "unexpected character %q", r)
 		}

@@ -123,7 +123,7 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 		return nil, err
 	}
 	sub := rn.sub(pd, bound)
-	out, err := sub.stages(ctx, 0, nil, false)
+	out, err := sub.body(ctx, 0, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", pd.Name.Name, err)
 	}

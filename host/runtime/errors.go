@@ -25,8 +25,11 @@ const (
 	CodeToolLoop = "TOOL_LOOP_UNAVAILABLE"
 	// CodeRun: a run record cannot be found, read or resumed.
 	CodeRun = "RUN_RECORD"
-	// CodeNotPausable: a yield where a run cannot stop (inside a called pipeline).
+	// CodeNotPausable: a yield where a run cannot stop (inside a called pipeline, a |* each,
+	// a fan-out or a branch arm) and no interrupt handler answered.
 	CodeNotPausable = "NOT_PAUSABLE"
+	// CodeType: a stage got a value of the wrong kind (|* each a value that is not a list).
+	CodeType = "TYPE"
 	// CodeTimeout is the code of a stage that ran out of time (@timeout); the same string as
 	// tool and model timeouts.
 	CodeTimeout = tool.CodeTimeout

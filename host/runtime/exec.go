@@ -21,12 +21,17 @@ type run struct {
 	st     *state
 	tools  *toolSet
 	budget *policy.Budget
-	nested bool
 	rec    *Record
+	// where says why a stage of this run cannot pause ("in pipeline X, called from
+	// another pipeline"); empty at the top level of the pipeline the run started with.
+	// A yield, listen or approval there needs an interrupt handler (see canPause).
+	where string
+	// list is the stages this run goes through: the pipeline's, or a branch arm's.
+	list []*lang.Stage
 
 	// loops counts each loop stage's passes; stageIn keeps each stage's flowing value so a
 	// loop can go back; feedback is the note a loop leaves for the agent stage it goes back
-	// to. Only the pipeline's own goroutine touches them.
+	// to. Indices are into list. Only the goroutine running list touches them.
 	loops    map[int]int
 	stageIn  map[int]any
 	stageOut map[int]any
@@ -45,7 +50,7 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 		data: data, onEv: r.cfg.OnEvent, now: r.cfg.Now,
 	}
 	return &run{
-		r: r, pd: pd, inputs: inputs, st: st,
+		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  newToolSet(r, inputs),
 		budget: policy.NewBudget(),
 		loops:  map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
@@ -58,11 +63,25 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	for k, v := range inputs {
 		data[k] = v
 	}
-	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top()}
+	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, nested: true,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, list: pd.Stages,
+		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
+}
+
+// inner makes the run of what is nested in one of this run's stages: a branch arm's stages
+// (list), an each item's or a fan-out branch's call (list nil). It shares the run's meta,
+// events, tools and budget; its names see this run's names, and the names it sets stay
+// its own. where says where it is, for a stage in it that would pause.
+func (rn *run) inner(where string, list []*lang.Stage) *run {
+	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm}
+	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, where: where, list: list}
+	if list != nil {
+		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
+	}
+	return in
 }
 
 func (rn *run) close() { rn.tools.close() }
@@ -71,28 +90,21 @@ func (rn *run) scope() *scope {
 	return &scope{inputs: rn.inputs, st: rn.st, env: rn.r.cfg.Env}
 }
 
-// errPause is how a yield stops the stages; exec turns it into a paused result.
-type errPause struct {
-	stage    int
-	question any
-}
-
-func (e *errPause) Error() string { return "paused" }
-
-// exec runs the stages from index start. When resuming, payload is the value of the yield
-// stage at start.
+// exec runs the stages from index start. When resuming, payload is the value of the stage
+// at start, which the run waited at.
 func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) *Result {
-	out, err := rn.stages(ctx, start, payload, resuming)
+	out, err := rn.body(ctx, start, payload, resuming)
 	res := &Result{RunID: rn.st.meta.RunID}
 	var pause *errPause
 	switch {
 	case errors.As(err, &pause):
 		res.Status = Paused
 		rn.st.mu.Lock()
-		rn.st.meta.Paused = &PauseInfo{WaitingFor: "yield", Question: pause.question}
+		info := pause.info
+		rn.st.meta.Paused = &info
 		rn.st.mu.Unlock()
 		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut}
-		rn.st.emit(Event{Type: "paused", At: rn.pd.Stages[pause.stage].Pos.String(), Output: pause.question})
+		rn.st.emit(Event{Type: "paused", At: rn.list[pause.stage].Pos.String(), Channel: info.WaitingFor, Output: info.Question})
 	case err != nil:
 		res.Status = Failed
 		var se *stageError
@@ -139,25 +151,28 @@ type stageError struct {
 func (e *stageError) Error() string { return e.at + ": " + e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
-func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool) (any, error) {
-	stages := rn.pd.Stages
-	var value any
-	i := start
+// body runs the pipeline: its start value, then its stages. When resuming, payload is the
+// value of the stage at start, which the run paused at.
+func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) (any, error) {
 	if resuming {
-		st := stages[start]
-		value = payload
+		st := rn.list[start]
 		if st.As != nil {
-			rn.st.set(st.As.Name, value)
+			rn.st.set(st.As.Name, payload)
 		}
-		rn.stageOut[start] = value
-		i = start + 1
-	} else {
-		v, err := rn.startValue(ctx)
-		if err != nil {
-			return nil, &stageError{at: rn.pd.Pos.String(), err: err}
-		}
-		value = v
+		rn.stageOut[start] = payload
+		return rn.stages(ctx, start+1, payload)
 	}
+	v, err := rn.startValue(ctx)
+	if err != nil {
+		return nil, &stageError{at: rn.pd.Pos.String(), err: err}
+	}
+	return rn.stages(ctx, 0, v)
+}
+
+// stages runs rn.list from index i with value flowing into it, and returns what flows out
+// of the last stage.
+func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
+	stages := rn.list
 	for i < len(stages) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -168,20 +183,28 @@ func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool
 			i++
 			continue
 		}
+		var fb *lang.Stage
+		if i+1 < len(stages) && stages[i+1].Op == lang.OpFallback {
+			fb = stages[i+1]
+		}
 		rn.stageIn[i] = value
-		out, jump, err := rn.stage(ctx, i, st, value)
+		out, jump, err := rn.stage(ctx, i, st, value, fb)
 		if err != nil {
 			var pause *errPause
 			if errors.As(err, &pause) {
 				return nil, err
 			}
-			if i+1 < len(stages) && stages[i+1].Op == lang.OpFallback && ctx.Err() == nil {
-				fb := stages[i+1]
+			var ie *itemError
+			if errors.As(err, &ie) && ie.handled {
+				// A |* each's own |? already ran for the item, and failed too.
+				return nil, &stageError{at: fb.Pos.String(), err: err}
+			}
+			if fb != nil && ctx.Err() == nil {
 				rn.st.set("error", map[string]any{"code": codeOf(err), "message": err.Error(), "at": st.Pos.String()})
 				rn.stageIn[i+1] = value
-				out, _, err = rn.stage(ctx, i+1, fb, value)
+				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
 				if err != nil {
-					return nil, &stageError{at: fb.Pos.String(), err: err}
+					return nil, wrapStage(fb, err)
 				}
 				value = out
 				if fb.As != nil {
@@ -190,7 +213,7 @@ func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool
 				i += 2
 				continue
 			}
-			return nil, &stageError{at: st.Pos.String(), err: err}
+			return nil, wrapStage(st, err)
 		}
 		if jump >= 0 {
 			i = jump
@@ -202,9 +225,27 @@ func (rn *run) stages(ctx context.Context, start int, payload any, resuming bool
 		if st.As != nil {
 			rn.st.set(st.As.Name, out)
 		}
+		if st.Op == lang.OpEach && fb != nil {
+			// The |? after an each handled its failed items one by one; the list is the
+			// value of both.
+			if fb.As != nil {
+				rn.st.set(fb.As.Name, out)
+			}
+			i++
+		}
 		i++
 	}
 	return value, nil
+}
+
+// wrapStage says which stage err comes from, unless it already does: a failure inside a
+// branch arm keeps the place of the stage in the arm. (A called pipeline's failure is
+// wrapped, and stays at the calling stage.)
+func wrapStage(st *lang.Stage, err error) error {
+	if _, ok := err.(*stageError); ok {
+		return err
+	}
+	return &stageError{at: st.Pos.String(), err: err}
 }
 
 func codeOf(err error) string {
@@ -225,23 +266,32 @@ func (rn *run) startValue(ctx context.Context) (any, error) {
 	}
 }
 
-// stage runs stage i on value. jump, when not -1, is the stage a loop goes back to.
-func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any) (out any, jump int, err error) {
+// stage runs stage i on value. jump, when not -1, is the stage a loop goes back to. fb is
+// the |? stage after it, if any, which a |* each runs for each item that fails.
+func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *lang.Stage) (out any, jump int, err error) {
 	switch st.Op {
 	case lang.OpLoop:
 		j, err := rn.loop(i, st, value)
 		return value, j, err
 	case lang.OpYield:
-		if rn.nested {
-			return nil, -1, errorf(CodeNotPausable, "yield in pipeline %s, called from another pipeline: only the pipeline a run starts with can pause", rn.pd.Name.Name)
-		}
 		q, err := rn.scope().eval(st.Call.Args[0].Value)
 		if err != nil {
 			return nil, -1, err
 		}
-		return nil, -1, &errPause{stage: i, question: q}
+		out, err := rn.wait(ctx, i, Interrupt{Channel: ChannelYield, Message: text(q), Named: map[string]any{"question": q}, At: st.Pos.String()}, "|! yield", q)
+		return out, -1, err
+	case lang.OpListen:
+		ch := listenChannel(st)
+		out, err := rn.wait(ctx, i, Interrupt{Channel: ch, Message: fmt.Sprintf("waiting for a signal on channel %q", ch), Named: map[string]any{"channel": ch}, At: st.Pos.String()}, "~> listen", nil)
+		return out, -1, err
 	case lang.OpFanOut:
 		out, err := rn.fanOut(ctx, st, value)
+		return out, -1, err
+	case lang.OpEach:
+		out, err := rn.each(ctx, st, fb, value)
+		return out, -1, err
+	case lang.OpBranch:
+		out, err := rn.branch(ctx, st, value)
 		return out, -1, err
 	default:
 		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String()}
@@ -350,7 +400,7 @@ func (rn *run) loop(i int, st *lang.Stage, value any) (int, error) {
 	}
 	target := -1
 	for j := i - 1; j >= 0; j-- {
-		if callsAgent(rn.pd.Stages[j], agent) {
+		if callsAgent(rn.list[j], agent) {
 			target = j
 			break
 		}
@@ -375,40 +425,4 @@ func callsAgent(st *lang.Stage, agent string) bool {
 		}
 	}
 	return false
-}
-
-// fanOut runs a |* { ... } stage's calls concurrently on value and gathers their outputs
-// in order. The first failure cancels the others; fanOut returns after every branch has.
-func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any) (any, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	outs := make([]any, len(st.Calls))
-	errs := make([]error, len(st.Calls))
-	done := make(chan int, len(st.Calls))
-	for k, c := range st.Calls {
-		go func() {
-			defer func() { done <- k }()
-			opts := callOpts{at: c.Pos.String()}
-			if d := st.Directive("correct"); d != nil {
-				opts.correct = directiveInt(d)
-			}
-			outs[k], errs[k] = rn.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-				o := opts
-				o.attempt = attempt
-				return rn.call(ctx, c, value, o)
-			})
-		}()
-	}
-	var first error
-	for range st.Calls {
-		k := <-done
-		if errs[k] != nil && first == nil {
-			first = fmt.Errorf("%s: %w", st.Calls[k].Target(), errs[k])
-			cancel()
-		}
-	}
-	if first != nil {
-		return nil, first
-	}
-	return outs, nil
 }

@@ -61,7 +61,7 @@ type ViolationInfo struct {
 
 // PauseInfo is context.meta.paused.
 type PauseInfo struct {
-	// WaitingFor is what the run waits for: "yield".
+	// WaitingFor is the channel the run waits on: "yield", or a listen stage's channel.
 	WaitingFor string `json:"waitingFor"`
 	// Question is the yield's argument, for the person who answers.
 	Question any `json:"question"`
@@ -69,7 +69,8 @@ type PauseInfo struct {
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
 // fields are set depends on Type: "llm" (a model request), "tool" (a tool call), "violation"
-// (a policy violation), "stage" (a stage finished), "paused", "run" (the run ended).
+// (a policy violation), "loop", "branch" (a branch chose an arm, or none), "answered" (an
+// interrupt handler answered a stage that waits), "paused", "run" (the run ended).
 type Event struct {
 	Type  string    `json:"type"`
 	Time  time.Time `json:"time"`
@@ -98,6 +99,14 @@ type Event struct {
 	Rule    string `json:"rule,omitempty"`
 	Phase   string `json:"phase,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Channel is what a paused or answered stage waits on: "yield" or a listen channel.
+	Channel string `json:"channel,omitempty"`
+	// Item is the index in its list of the |* each item the event comes from (the
+	// innermost, when eaches nest through called pipelines).
+	Item *int `json:"item,omitempty"`
+	// Arm is the branch arm the event comes from, as its condition is written or "else";
+	// on a "branch" event, the arm taken.
+	Arm string `json:"arm,omitempty"`
 	// Status is a run event's status.
 	Status Status     `json:"status,omitempty"`
 	Error  *ErrorInfo `json:"error,omitempty"`
@@ -114,6 +123,12 @@ type state struct {
 	// root, when set, is the state of the run that called this pipeline: meta and events
 	// are the whole run's, while data is each pipeline's own.
 	root *state
+	// parent, when set, is the state of the stages a branch arm or an each item is nested
+	// in: names not in data are read from it (and its parents).
+	parent *state
+	// item and arm are stamped on every event made here (see Event.Item and Event.Arm).
+	item *int
+	arm  string
 }
 
 // top returns the state that holds the run's meta and events.
@@ -125,6 +140,12 @@ func (s *state) top() *state {
 }
 
 func (s *state) emit(e Event) {
+	if e.Item == nil {
+		e.Item = s.item
+	}
+	if e.Arm == "" {
+		e.Arm = s.arm
+	}
 	s = s.top()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,6 +155,14 @@ func (s *state) emit(e Event) {
 	if s.onEv != nil {
 		s.onEv(e)
 	}
+}
+
+// runID returns the run's id, which never changes while it runs.
+func (s *state) runID() string {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.meta.RunID
 }
 
 func (s *state) addCall(c CallInfo) {
@@ -157,15 +186,35 @@ func (s *state) set(name string, v any) {
 	s.data[name] = v
 }
 
+// get reads a name of context.data, from this state or the ones it is nested in.
+func (s *state) get(name string) (any, bool) {
+	for ; s != nil; s = s.parent {
+		s.mu.Lock()
+		v, ok := s.data[name]
+		s.mu.Unlock()
+		if ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
 // snapshot returns the context as plain JSON-shaped values: what conditions, paths and
 // templates read.
 func (s *state) snapshot(inputs map[string]any) map[string]any {
-	s.mu.Lock()
-	data := make(map[string]any, len(s.data))
-	for k, v := range s.data {
-		data[k] = v
+	var chain []*state
+	for p := s; p != nil; p = p.parent {
+		chain = append(chain, p)
 	}
-	s.mu.Unlock()
+	data := map[string]any{}
+	for i := len(chain) - 1; i >= 0; i-- {
+		p := chain[i]
+		p.mu.Lock()
+		for k, v := range p.data {
+			data[k] = v
+		}
+		p.mu.Unlock()
+	}
 	s = s.top()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -47,6 +48,12 @@ type Config struct {
 	// OnEvent receives every event as it happens (halo run --events). It is called from
 	// the goroutine that made the event, one call at a time.
 	OnEvent func(Event)
+	// OnInterrupt, when set, is asked before a run pauses: at a |! yield (channel "yield",
+	// the question as message) and a ~> listen (the channel's name). Its answer becomes the
+	// stage's value and the run goes on; with no answer the run pauses as it would without
+	// a handler. It is also the only way a stage that cannot pause (inside a called
+	// pipeline, a |* each, a fan-out or a branch arm) gets an answer.
+	OnInterrupt InterruptFunc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// NewID makes run ids; nil means 16 random hex digits.
@@ -66,6 +73,9 @@ type Runtime struct {
 	policies map[string]*compiledPolicy
 	conds    conditions
 	sysExtra map[string]SystemFunc
+	// resuming holds the ids of the runs a Resume or Signal is continuing now, so a
+	// second signal for one of them is refused instead of running it twice.
+	resuming sync.Map
 }
 
 // A SystemFunc is a host-registered System method: System.Name(args).
@@ -227,9 +237,27 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 	return res, rn.save(res)
 }
 
-// Resume continues the paused run id with payload as the answer to its yield; id "last"
-// means the most recently paused run. It needs a Store.
+// Resume continues the paused run id with payload as the value of the stage it waits at,
+// whatever channel that is (a |! yield, a ~> listen); id "last" means the most recently
+// paused run. It needs a Store. See Signal.
 func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, error) {
+	return r.signal(ctx, id, "", payload)
+}
+
+// Signal answers the paused run id on channel with payload and continues it: the payload
+// is the value of the stage the run waits at (a |! yield waits on channel "yield", a
+// ~> listen("orders") on "orders"). A run that cannot be found or read, that is not
+// paused, that waits on another channel, or whose file no longer has the stage it paused
+// at, is a RUN_RECORD error, and its record is left as it was. It needs a Store.
+func (r *Runtime) Signal(ctx context.Context, id, channel string, payload any) (*Result, error) {
+	if channel == "" {
+		return nil, errorf(CodeRun, "a signal needs a channel")
+	}
+	return r.signal(ctx, id, channel, payload)
+}
+
+// signal continues a paused run; channel "" takes whatever channel the run waits on.
+func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (*Result, error) {
 	if r.cfg.Store == nil {
 		return nil, errorf(CodeRun, "resume needs a run store")
 	}
@@ -240,21 +268,19 @@ func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, 
 		}
 		id = latest
 	}
+	if _, busy := r.resuming.LoadOrStore(id, true); busy {
+		return nil, errorf(CodeRun, "run %s is being resumed already; signal it again once it pauses", id)
+	}
+	defer r.resuming.Delete(id)
 	rec, err := r.cfg.Store.Load(id)
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status != Paused || rec.Resume == nil {
-		return nil, errorf(CodeRun, "run %s is %s, not paused; only a paused run can be resumed", id, rec.Status)
+	pd, in, err := r.resumable(rec, channel)
+	if err != nil {
+		return nil, err
 	}
-	pd := r.prog.Pipeline(rec.Pipeline)
-	if pd == nil {
-		return nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, rec.Pipeline)
-	}
-	if rec.Resume.Stage >= len(pd.Stages) || pd.Stages[rec.Resume.Stage].Op != lang.OpYield {
-		return nil, errorf(CodeRun, "run %s paused at stage %d, which is not a yield in this file; was the file changed?", id, rec.Resume.Stage+1)
-	}
-	rn := r.newRun(pd, rec.Inputs)
+	rn := r.newRun(pd, in)
 	rn.rec = rec
 	rn.st.meta = rec.Meta
 	rn.st.meta.Paused = nil
@@ -275,6 +301,63 @@ func (r *Runtime) Resume(ctx context.Context, id string, payload any) (*Result, 
 	defer rn.close()
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)
 	return res, rn.save(res)
+}
+
+// resumable checks that rec is a paused run this program can go on with, waiting on
+// channel ("" for any), and returns its pipeline and inputs.
+func (r *Runtime) resumable(rec *Record, channel string) (*lang.PipelineDecl, map[string]any, error) {
+	id := rec.RunID
+	if rec.Status != Paused || rec.Resume == nil {
+		return nil, nil, errorf(CodeRun, "run %s is %s, not paused; only a paused run can be resumed", id, orUnknown(string(rec.Status)))
+	}
+	if rec.Meta.Paused == nil || rec.Meta.Paused.WaitingFor == "" {
+		return nil, nil, errorf(CodeRun, "run %s: the record does not say what the run waits for", id)
+	}
+	waiting := rec.Meta.Paused.WaitingFor
+	if channel != "" && channel != waiting {
+		return nil, nil, errorf(CodeRun, "run %s waits on channel %q, not %q", id, waiting, channel)
+	}
+	pd := r.prog.Pipeline(rec.Pipeline)
+	if pd == nil {
+		return nil, nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, orUnknown(rec.Pipeline))
+	}
+	i := rec.Resume.Stage
+	if i < 0 || i >= len(pd.Stages) || !waitsOn(pd.Stages[i], waiting) {
+		return nil, nil, errorf(CodeRun, "run %s paused at stage %d waiting on %q, and stage %d of pipeline %s in this file does not; was the file changed?", id, i+1, waiting, i+1, pd.Name.Name)
+	}
+	in, err := bindInputs(pd, rec.Inputs)
+	if err != nil {
+		return nil, nil, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: its inputs no longer fit pipeline %s: %v", id, pd.Name.Name, err), Err: err}
+	}
+	return pd, in, nil
+}
+
+// waitsOn reports whether st is a stage that waits on channel.
+func waitsOn(st *lang.Stage, channel string) bool {
+	switch st.Op {
+	case lang.OpYield:
+		return channel == ChannelYield
+	case lang.OpListen:
+		return listenChannel(st) == channel
+	}
+	return false
+}
+
+// listenChannel returns a ~> listen("channel") stage's channel.
+func listenChannel(st *lang.Stage) string {
+	if len(st.Call.Args) == 1 {
+		if s, ok := st.Call.Args[0].Value.(*lang.StringLit); ok {
+			return s.Value
+		}
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 func newID() string {

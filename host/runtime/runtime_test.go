@@ -507,7 +507,7 @@ func TestCondition(t *testing.T) {
 	rt := load(t, `
 agent A [openai/gpt-4o]
 pipeline P(x: String) -> Result:
-  x |> A.t() as r |<> loop(A, "context.data.r ==", max: 1)
+  x |> A.t() as r |<> loop(A, "context.data.missing.x == 1", max: 1)
 `, runtime.Config{MockAgents: true})
 	res := run(t, rt, "P", map[string]any{"x": "go"})
 	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeCondition {

@@ -37,7 +37,8 @@ type Record struct {
 
 // A ResumePoint is where a paused run stopped.
 type ResumePoint struct {
-	// Stage is the index of the yield stage; the payload becomes its value.
+	// Stage is the index of the stage the run waits at (a yield, a listen); the payload
+	// becomes its value.
 	Stage int `json:"stage"`
 	// Loops counts the passes each loop stage (by index) has made.
 	Loops map[int]int `json:"loops,omitempty"`

@@ -25,13 +25,10 @@ func (sc *scope) context() map[string]any {
 
 // name resolves a bare name: an `as` name of an earlier stage, else an input.
 func (sc *scope) name(n string) (any, bool) {
-	sc.st.mu.Lock()
-	v, ok := sc.st.data[n]
-	sc.st.mu.Unlock()
-	if ok {
+	if v, ok := sc.st.get(n); ok {
 		return v, true
 	}
-	v, ok = sc.inputs[n]
+	v, ok := sc.inputs[n]
 	return v, ok
 }
 

@@ -1,15 +1,18 @@
-// Package resume implements `halo resume FILE RUNID --payload ...`: continue a run that
-// paused at a |! yield, with the payload as the yield stage's value.
+// Package resume implements `halo resume FILE RUNID [--channel NAME] --payload ...`:
+// continue a run that paused at a |! yield or a ~> listen, with the payload as that stage's
+// value.
 package resume
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -19,6 +22,8 @@ type Options struct {
 	File, RunID string
 	// Payload is the answer: JSON when it parses as JSON, else the text itself.
 	Payload string
+	// Channel, when set, is the channel the payload answers: the run must wait on it.
+	Channel string
 	JSON    bool
 	Events  string
 	Mock    bool
@@ -31,14 +36,18 @@ type Options struct {
 func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
 	cmd := &cobra.Command{
-		Use:   "resume FILE RUNID --payload ANSWER",
+		Use:   "resume FILE RUNID [--channel NAME] --payload ANSWER",
 		Short: "Continue a paused run",
-		Long: `Continue run RUNID of FILE, paused at a |! yield, from where it stopped: the payload
-becomes the yield stage's value. RUNID "last" means the run that paused most recently.
-A payload that parses as JSON is used as JSON; anything
-else is text. The run record is read from and written back to .halo/runs.
+		Long: `Continue run RUNID of FILE, paused at a |! yield or a ~> listen, from where it
+stopped: the payload becomes that stage's value. RUNID "last" means the run that paused
+most recently. With --channel, the run must be waiting on that channel ("yield" for a
+yield, the listen's channel name): a signal for another channel is refused. A payload
+that parses as JSON is used as JSON; anything else is text. The run record is read from
+and written back to .halo/runs; a run that cannot be resumed (unknown, unreadable,
+finished, waiting on another channel) is a RUN_RECORD error and its record is left as it
+was.
 
-Exit status: 0 completed, 1 failed, 2 bad usage, 3 paused again.`,
+Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused again.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File, opts.RunID = args[0], args[1]
@@ -52,7 +61,8 @@ Exit status: 0 completed, 1 failed, 2 bad usage, 3 paused again.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Payload, "payload", "", "the answer to the yield (JSON or text)")
+	fl.StringVar(&opts.Payload, "payload", "", "the answer to the yield, or the signal's payload (JSON or text)")
+	fl.StringVar(&opts.Channel, "channel", "", "the channel the payload answers (`NAME`: yield, or a listen's channel)")
 	fl.BoolVar(&opts.JSON, "json", false, "print { status, output, runId, meta } as JSON")
 	fl.StringVar(&opts.Events, "events", "", "write the resumed run's events as JSON lines to `FILE`")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
@@ -66,11 +76,40 @@ func resumeRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer s.Close()
-	res, err := s.Runtime.Resume(ctx, opts.RunID, Payload(opts.Payload))
+	var res *runtime.Result
+	if opts.Channel != "" {
+		res, err = s.Runtime.Signal(ctx, opts.RunID, opts.Channel, Payload(opts.Payload))
+	} else {
+		res, err = s.Runtime.Resume(ctx, opts.RunID, Payload(opts.Payload))
+	}
 	if err != nil {
-		return err
+		return refused(opts, err)
 	}
 	return run.Report(opts.F, res, opts.File, opts.JSON)
+}
+
+// A Refusal is the --json output of a resume that could not go on.
+type Refusal struct {
+	RunID string             `json:"runId"`
+	Error *runtime.ErrorInfo `json:"error"`
+}
+
+// refused reports a run that could not be resumed: its code on stderr (and as JSON on
+// stdout with --json), exit status 1.
+func refused(opts *Options, err error) error {
+	code := tool.Code(err)
+	if code == "" {
+		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.F.IO.Out)
+		enc.SetIndent("", "  ")
+		if werr := enc.Encode(Refusal{RunID: opts.RunID, Error: &runtime.ErrorInfo{Code: code, Message: err.Error()}}); werr != nil {
+			return werr
+		}
+	}
+	fmt.Fprintf(opts.F.IO.ErrOut, "halo: %s [%s]\n", err, code)
+	return cmdutil.Silent(cmdutil.ExitFailed)
 }
 
 // Payload reads an answer: JSON when it is JSON, else the text.

@@ -254,9 +254,14 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 		}
 		return nil
 	case runtime.Paused:
+		p := res.Meta.Paused
+		if p != nil && p.WaitingFor != runtime.ChannelYield {
+			fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
+			return cmdutil.Silent(cmdutil.ExitPaused)
+		}
 		q := ""
-		if res.Meta.Paused != nil {
-			q = textOf(res.Meta.Paused.Question)
+		if p != nil {
+			q = textOf(p.Question)
 		}
 		fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
 		return cmdutil.Silent(cmdutil.ExitPaused)

@@ -1,0 +1,90 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+)
+
+// The channels a run can wait on beside the names `~> listen("...")` stages give.
+const (
+	// ChannelYield is what a |! yield waits for: a person's answer to its question.
+	ChannelYield = "yield"
+	// ChannelApproval is what a tool call that a policy puts up for approval waits for.
+	ChannelApproval = "approval"
+)
+
+// An Interrupt is a question a run puts to whoever can answer it: a |! yield's question,
+// a ~> listen stage's wait for a signal, a tool call waiting for approval. Config.OnInterrupt
+// gets it before the run pauses.
+type Interrupt struct {
+	// RunID is the run that asks.
+	RunID string `json:"runId"`
+	// Channel is what the answer is for: "yield", a listen stage's channel name, or
+	// "approval". It is the channel Runtime.Signal answers a paused run on.
+	Channel string `json:"channel"`
+	// Message is the text to show a person: a yield's question as text, what a listen
+	// stage waits for.
+	Message string `json:"message"`
+	// Named holds the request's details by name: a yield's question as written
+	// ("question"); a listen's channel ("channel").
+	Named map[string]any `json:"named,omitempty"`
+	// At is where the asking stage is written (file:line:col).
+	At string `json:"at,omitempty"`
+}
+
+// An InterruptFunc answers an Interrupt: the answer and true, or false for "no answer"
+// (then the run pauses where it can, and fails where it cannot). An error fails the stage
+// that asked. It may be called from several goroutines at once (the items of a |* each).
+type InterruptFunc func(ctx context.Context, in Interrupt) (answer any, ok bool, err error)
+
+// errPause is how a stage that waits stops the stages; exec turns it into a paused result.
+type errPause struct {
+	stage int
+	info  PauseInfo
+}
+
+func (e *errPause) Error() string { return "paused waiting for " + e.info.WaitingFor }
+
+// ask puts in to the runtime's OnInterrupt handler. ok is false when there is none or it
+// gave no answer.
+func (rn *run) ask(ctx context.Context, in Interrupt) (answer any, ok bool, err error) {
+	h := rn.r.cfg.OnInterrupt
+	if h == nil {
+		return nil, false, nil
+	}
+	in.RunID = rn.st.runID()
+	answer, ok, err = h(ctx, in)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: the interrupt handler failed: %w", in.Channel, err)
+	}
+	if ok {
+		rn.st.emit(Event{Type: "answered", At: in.At, Channel: in.Channel, Output: answer})
+	}
+	return answer, ok, nil
+}
+
+// canPause reports whether the stage running now is at a place a run can stop and go on
+// from later: a top-level stage of the pipeline the run started with. When it is not (a
+// called pipeline, a |* each item, a fan-out branch, a branch arm), it returns an error
+// with code, saying what asked (what) and where it is. Approvals use it with
+// APPROVAL_NEEDED, yield and listen with NOT_PAUSABLE.
+func (rn *run) canPause(code, what string) error {
+	if rn.where == "" {
+		return nil
+	}
+	return errorf(code, "%s %s: a run can only pause at a top-level stage of the pipeline it started with, and no interrupt handler answered", what, rn.where)
+}
+
+// wait is what a stage that needs an answer does: ask the handler, and without an answer
+// pause the run at stage i (or fail with NOT_PAUSABLE where it cannot pause). question is
+// what context.meta.paused shows.
+func (rn *run) wait(ctx context.Context, i int, in Interrupt, what string, question any) (any, error) {
+	answer, ok, err := rn.ask(ctx, in)
+	if err != nil || ok {
+		return answer, err
+	}
+	if err := rn.canPause(CodeNotPausable, what); err != nil {
+		return nil, err
+	}
+	return nil, &errPause{stage: i, info: PauseInfo{WaitingFor: in.Channel, Question: question}}
+}
