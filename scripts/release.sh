@@ -24,6 +24,10 @@ fi
 out=${2:-dist/$version}
 platforms=${HALO_RELEASE_PLATFORMS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"}
 
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+  echo "release: warning: the work tree has changes; this build is not of a commit" >&2
+fi
+
 # Times come from the commit, not the clock: publishedAt in the embedded index.
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0)
 export SOURCE_DATE_EPOCH
@@ -48,5 +52,5 @@ sdk=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' sdk/version.go)
 proto=$(cd sdk && go list -m -f '{{.Version}}' github.com/halo-lang/halo/proto)
 echo
 echo "Release $version is in $out. The SDK modules (tag them when they changed since their last tag):"
-echo "  git tag proto/$proto   # github.com/halo-lang/halo/proto"
-echo "  git tag sdk/v$sdk      # github.com/halo-lang/halo/sdk (sdk/version.go)"
+echo "  git tag proto/$proto  # github.com/halo-lang/halo/proto"
+echo "  git tag sdk/v$sdk    # github.com/halo-lang/halo/sdk (sdk/version.go)"
