@@ -3,10 +3,12 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,7 +95,12 @@ func TestDefaultRegistry(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		pkg, err := pkgmgr.ReadPackage(data)
+		var pkg *pkgmgr.Package
+		if name == "world-time" {
+			pkg, err = readWorldTime() // 28 MB: read once for all the tests
+		} else {
+			pkg, err = pkgmgr.ReadPackage(data)
+		}
 		if err != nil || pkg.SHA256 != v.SHA256 {
 			t.Errorf("%s: %v (sha %s, index %s)", name, err, pkg.SHA256, v.SHA256)
 			continue
@@ -131,30 +138,35 @@ func TestWorldTimePacks(t *testing.T) {
 	}
 }
 
-// worldTimePackage reads the world-time package of the default registry.
-func worldTimePackage(t *testing.T) *pkgmgr.Package {
-	t.Helper()
+// readWorldTime reads the world-time package of the default registry, once for all the tests
+// (it holds four platforms' plugins; under -race a read takes seconds).
+var readWorldTime = sync.OnceValues(func() (*pkgmgr.Package, error) {
 	fsys, err := Default()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	b, err := fs.ReadFile(fsys, "index.json")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	idx, err := pkgmgr.ParseIndex(b)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	p, ok := idx.Packages["world-time"]
 	if !ok {
-		t.Fatal("the default registry has no world-time: run scripts/build-local-registry.sh (scripts/setup-test-deps.sh does), then rebuild")
+		return nil, errors.New("the default registry has no world-time: run scripts/build-local-registry.sh (scripts/setup-test-deps.sh does), then rebuild")
 	}
 	data, err := fs.ReadFile(fsys, p.Versions[p.Latest].File)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	pkg, err := pkgmgr.ReadPackage(data)
+	return pkgmgr.ReadPackage(data)
+})
+
+func worldTimePackage(t *testing.T) *pkgmgr.Package {
+	t.Helper()
+	pkg, err := readWorldTime()
 	if err != nil {
 		t.Fatal(err)
 	}
