@@ -1,8 +1,8 @@
 // Package pkgmgr owns Halo's tool packages as files: the halo-tool.json manifest and its
 // validation, packing a folder into a .halotool file and unpacking one safely, the
-// halo-registry/1 index (reading it from disk or https, publishing into it), halo.lock,
-// .halo/trust.json, and installing, adding and removing packages in a project with
-// all-or-nothing changes on disk.
+// halo-registry/1 index (reading it from disk or https, publishing into it), halo.lock, the
+// user's trust file, and installing, adding and removing packages in a project with
+// all-or-nothing changes on disk, through pkgmgr/statedir's handles on .halo.
 //
 // It knows manifests and files, not how a provider is called: host/tool/httppkg turns an http
 // manifest into a provider, and host/tool/packages turns a project's verified packages into

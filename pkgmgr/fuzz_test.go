@@ -43,30 +43,55 @@ func FuzzReadPackage(f *testing.F) {
 			}
 			return
 		}
+		// The folder is two levels down, so a file that escaped it by one or two levels
+		// would still land inside root, where the walk below sees it.
 		root := t.TempDir()
-		dir := filepath.Join(root, "pkg")
+		parent := filepath.Join(root, "a", "b")
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(parent, "pkg")
 		if err := pkg.Unpack(dir); err != nil {
 			t.Fatalf("a package that read cleanly did not unpack: %v", err)
 		}
-		entries, _ := os.ReadDir(root)
-		if len(entries) != 1 {
-			t.Fatalf("unpacking wrote beside its folder: %v", entries)
-		}
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !strings.HasPrefix(p, dir) {
-				t.Fatalf("wrote %s", p)
+		var outside, links []string
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
-			if err == nil && d.Type()&fs.ModeSymlink != 0 {
-				t.Fatalf("unpacked a symlink %s", p)
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			switch {
+			case rel == "." || rel == "a" || rel == "a/b":
+			case rel == "a/b/pkg" || strings.HasPrefix(rel, "a/b/pkg/"):
+				if d.Type()&fs.ModeSymlink != 0 {
+					links = append(links, rel)
+				}
+			default:
+				outside = append(outside, rel)
 			}
 			return nil
 		})
-		if !dirMatches(dir, pkg) {
-			// The folder lacks package.halotool, which the installer adds; with it, it must match.
-			os.WriteFile(filepath.Join(dir, Installed), pkg.Bytes, 0o644)
-			if !dirMatches(dir, pkg) {
-				t.Fatal("an unpacked package does not match itself")
-			}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(outside) > 0 || len(links) > 0 {
+			t.Fatalf("unpacking wrote outside its folder %v, or symlinks %v", outside, links)
+		}
+		// The folder holds exactly the package's files (with package.halotool, which the
+		// installer adds).
+		if err := os.WriteFile(filepath.Join(dir, Installed), pkg.Bytes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fsys := os.DirFS(parent)
+		if !dirMatches(fsys, "pkg", pkg) {
+			t.Fatal("an unpacked package does not match itself")
+		}
+		if _, listed := readListing(data); listed && !quickMatches(fsys, "pkg", pkg) {
+			t.Fatal("an unpacked package does not match its own listing")
 		}
 	})
 }

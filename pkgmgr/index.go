@@ -232,7 +232,10 @@ func (r *Registry) download(ctx context.Context, u string) ([]byte, error) {
 	return Download(ctx, r.client, u)
 }
 
-// Download GETs u with client, up to MaxFileSize bytes.
+// Download GETs u with client, up to MaxFileSize bytes. Every redirect is checked with the
+// rule the first URL was (CheckDownloadURL: https, or http only on localhost), and never
+// from https to plain http; no hop sends a Referer, which would carry a token in the previous
+// URL's query to the next host.
 func Download(ctx context.Context, client *http.Client, u string) ([]byte, error) {
 	if client == nil {
 		return nil, errorf(CodeNetwork, "no HTTP client to fetch %s", u)
@@ -241,8 +244,14 @@ func Download(ctx context.Context, client *http.Client, u string) ([]byte, error
 	if err != nil {
 		return nil, wrapf(CodeNetwork, err, "GET %s", u)
 	}
-	resp, err := client.Do(req)
+	c := *client
+	c.CheckRedirect = checkRedirect
+	resp, err := c.Do(req)
 	if err != nil {
+		var refused *Error
+		if errors.As(err, &refused) {
+			return nil, &Error{Code: refused.Code, Message: fmt.Sprintf("GET %s: redirected: %s", u, refused.Message)}
+		}
 		return nil, wrapf(CodeNetwork, err, "GET %s", u)
 	}
 	defer resp.Body.Close()
@@ -260,6 +269,24 @@ func Download(ctx context.Context, client *http.Client, u string) ([]byte, error
 		return nil, errorf(CodeInvalid, "GET %s: more than the %d MiB limit", u, MaxFileSize>>20)
 	}
 	return b, nil
+}
+
+// maxRedirects bounds the redirects of one download, as net/http's default does.
+const maxRedirects = 10
+
+// checkRedirect is Download's redirect rule.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	req.Header.Del("Referer")
+	if len(via) >= maxRedirects {
+		return errorf(CodeNetwork, "stopped after %d redirects", maxRedirects)
+	}
+	if _, err := CheckDownloadURL(req.URL.String()); err != nil {
+		return err
+	}
+	if via[len(via)-1].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return errorf(CodeRegistry, "%s: a redirect from https:// to plain http:// is refused", req.URL.Redacted())
+	}
+	return nil
 }
 
 // Publish adds a packed file to the index at indexPath on disk (created when missing): it

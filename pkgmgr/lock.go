@@ -3,20 +3,23 @@ package pkgmgr
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
 // File and folder names inside a project.
 const (
-	LockFile  = "halo.lock"
-	StateDir  = ".halo"
-	ToolsDir  = "tools"            // under StateDir: one folder per installed package
-	TrustFile = "trust.json"       // under StateDir
-	Installed = "package.halotool" // in each package's folder: the verified package itself
+	LockFile = "halo.lock"
+	StateDir = statedir.Name
+	ToolsDir = "tools" // under StateDir: one folder per installed package
+	// ProjectTrustFile is where older versions kept trust, under StateDir. A repository can
+	// commit it, so it is ignored (with a warning): trust lives in the user's TrustFile.
+	ProjectTrustFile = "trust.json"
+	Installed        = "package.halotool" // in each package's folder: the verified package itself
 )
 
 // A Lock is halo.lock: every installed package, pinned.
@@ -86,43 +89,6 @@ func (l *Lock) ProviderNames() map[string]string {
 		}
 	}
 	return out
-}
-
-// A Trust is .halo/trust.json: the exact sha256 this machine trusts for each package that
-// runs code. It is never committed.
-type Trust struct {
-	Trusted map[string]string `json:"trusted"`
-}
-
-// ReadTrust reads dir/.halo/trust.json; a missing file trusts nothing.
-func ReadTrust(dir string) (*Trust, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateDir, TrustFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Trust{Trusted: map[string]string{}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var t Trust
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf(".halo/trust.json: %w", err)
-	}
-	if t.Trusted == nil {
-		t.Trusted = map[string]string{}
-	}
-	return &t, nil
-}
-
-// Trusts reports whether the package called name is trusted at exactly sha256.
-func (t *Trust) Trusts(name, sha256 string) bool { return t.Trusted[name] == sha256 }
-
-// Marshal encodes the trust file.
-func (t *Trust) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
 }
 
 func sortedCopy(s []string) []string {

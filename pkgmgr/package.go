@@ -35,6 +35,10 @@ const (
 	MaxExecutableSize = 64 << 20
 	// MaxFileSize bounds a whole .halotool file: up to about eight platforms' executables.
 	MaxFileSize = 64 << 20
+	// MaxUnpackedSize bounds all of a package's files together, uncompressed. Reading a
+	// package counts as it inflates and stops at this limit, so a small file of gzipped
+	// zeros cannot make it allocate more.
+	MaxUnpackedSize = 256 << 20
 	// MaxFiles bounds the number of files in a package.
 	MaxFiles = 10000
 )
@@ -141,52 +145,75 @@ func ReadPackage(data []byte) (*Package, error) {
 	}
 	seen := map[string]bool{}
 	plain := len(w.Manifest)
-	// Names and marks are checked in order; the contents (base64, gzip, sha256: most of the
-	// work for a module's executables) are decoded in parallel, and every problem is then
-	// reported in file order.
-	decoded := make([]decodedFile, len(w.Files))
-	var todo []int
+	unpacked := int64(len(w.Manifest)) // every file so far, uncompressed: the running count
 	for i, f := range w.Files {
 		if err := checkFilePath(f.Path); err != nil {
-			decoded[i].problem = err.Error()
+			bad(i, "%v", err)
 			continue
 		}
 		if f.Path == ManifestFile || strings.HasSuffix(f.Path, ".halotool") || hasSegment(f.Path, "node_modules") {
-			decoded[i].problem = fmt.Sprintf("%q is never packed", f.Path)
+			bad(i, "%q is never packed", f.Path)
 			continue
 		}
 		key := strings.ToLower(f.Path)
 		if seen[key] {
-			decoded[i].problem = fmt.Sprintf("%q appears twice", f.Path)
+			bad(i, "%q appears twice", f.Path)
 			continue
 		}
 		seen[key] = true
+		raw, err := base64.StdEncoding.Strict().DecodeString(f.Data)
+		if err != nil {
+			bad(i, "%q: bad base64: %v", f.Path, err)
+			continue
+		}
 		if f.Executable != execs[f.Path] {
 			if f.Executable {
-				decoded[i].problem = fmt.Sprintf("%q is marked executable but the manifest names no such executable", f.Path)
+				bad(i, "%q is marked executable but the manifest names no such executable", f.Path)
 			} else {
-				decoded[i].problem = fmt.Sprintf("%q is a module executable but is not marked executable", f.Path)
+				bad(i, "%q is a module executable but is not marked executable", f.Path)
 			}
 			continue
 		}
-		todo = append(todo, i)
-	}
-	decodeAll(w.Files, decoded, todo)
-	for i, f := range w.Files {
-		d := decoded[i]
-		if d.problem != "" {
-			bad(i, "%s", d.problem)
+		if f.Gzip {
+			// Only executables are compressed (Encode does it), so only they may inflate.
+			if !f.Executable {
+				bad(i, "%q: only a module executable may be gzip-compressed", f.Path)
+				continue
+			}
+			limit := min(int64(MaxExecutableSize), MaxUnpackedSize-unpacked)
+			raw, err = gunzip(raw, limit)
+			if errors.Is(err, errTooLarge) {
+				if limit < MaxExecutableSize {
+					problems = append(problems, Problem{Path: "files", Message: fmt.Sprintf("more than the %d MiB limit for all files once uncompressed", MaxUnpackedSize>>20)})
+					break // the count is spent: nothing more is inflated
+				}
+				bad(i, "%q: more than the %d MiB limit for an executable once uncompressed", f.Path, MaxExecutableSize>>20)
+				continue
+			}
+			if err != nil {
+				bad(i, "%q: %v", f.Path, err)
+				continue
+			}
+		}
+		unpacked += int64(len(raw))
+		if unpacked > MaxUnpackedSize {
+			problems = append(problems, Problem{Path: "files", Message: fmt.Sprintf("more than the %d MiB limit for all files once uncompressed", MaxUnpackedSize>>20)})
+			break
+		}
+		sum := Sum(raw)
+		if f.SHA256 != "" && f.SHA256 != sum {
+			bad(i, "%q: its contents do not have the sha256 the package lists", f.Path)
 			continue
 		}
 		if f.Executable {
-			if len(d.raw) > MaxExecutableSize {
-				bad(i, "%q: %d bytes is more than the %d MiB limit for an executable", f.Path, len(d.raw), MaxExecutableSize>>20)
+			if len(raw) > MaxExecutableSize {
+				bad(i, "%q: %d bytes is more than the %d MiB limit for an executable", f.Path, len(raw), MaxExecutableSize>>20)
 				continue
 			}
 		} else {
-			plain += len(d.raw)
+			plain += len(raw)
 		}
-		p.Files = append(p.Files, File{Path: f.Path, Data: d.raw, Executable: f.Executable, SHA256: d.sum})
+		p.Files = append(p.Files, File{Path: f.Path, Data: raw, Executable: f.Executable, SHA256: sum})
 	}
 	if plain > MaxPlainSize {
 		problems = append(problems, Problem{Path: "files", Message: fmt.Sprintf("%d bytes of files is more than the %d MiB limit", plain, MaxPlainSize>>20)})
@@ -211,20 +238,6 @@ func ReadPackage(data []byte) (*Package, error) {
 	return p, nil
 }
 
-// A decodedFile is one file's contents once decoded, or why they cannot be.
-type decodedFile struct {
-	raw     []byte
-	sum     string
-	problem string
-}
-
-// decodeAll decodes the files at the indexes todo into decoded, in parallel, and returns when
-// all are done. Each gunzip is bounded by MaxExecutableSize, so
-// memory stays bounded by the package's own limits.
-func decodeAll(files []wireFile, decoded []decodedFile, todo []int) {
-	parallel(len(todo), func(k int) { decoded[todo[k]] = decodeFile(files[todo[k]]) })
-}
-
 // parallel calls fn(0) ... fn(n-1) on up to GOMAXPROCS goroutines and returns when all have
 // returned.
 func parallel(n int, fn func(i int)) {
@@ -244,23 +257,6 @@ func parallel(n int, fn func(i int)) {
 	}
 	close(work)
 	wg.Wait()
-}
-
-func decodeFile(f wireFile) decodedFile {
-	raw, err := base64.StdEncoding.Strict().DecodeString(f.Data)
-	if err != nil {
-		return decodedFile{problem: fmt.Sprintf("%q: bad base64: %v", f.Path, err)}
-	}
-	if f.Gzip {
-		if raw, err = gunzip(raw, MaxExecutableSize); err != nil {
-			return decodedFile{problem: fmt.Sprintf("%q: %v", f.Path, err)}
-		}
-	}
-	sum := Sum(raw)
-	if f.SHA256 != "" && f.SHA256 != sum {
-		return decodedFile{problem: fmt.Sprintf("%q: its contents do not have the sha256 the package lists", f.Path)}
-	}
-	return decodedFile{raw: raw, sum: sum}
 }
 
 func hasSegment(p, seg string) bool {
@@ -283,26 +279,39 @@ func executables(m *Manifest) map[string]bool {
 	return out
 }
 
+// errTooLarge is gunzip's error for data that inflates past its limit.
+var errTooLarge = errors.New("too large once uncompressed")
+
+// gunzip inflates data, which must be one gzip member whose trailer states its size (as
+// Encode writes it), into exactly that many bytes. A stated size over limit is refused
+// before anything is inflated, and data that inflates past its stated size is refused at
+// the first byte over, so memory never exceeds min(stated size, limit).
 func gunzip(data []byte, limit int64) ([]byte, error) {
+	if len(data) < 4 {
+		return nil, fmt.Errorf("bad gzip data: too short")
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("bad gzip data: %w", err)
 	}
-	// The gzip trailer states the size (mod 4 GiB): growing the buffer once saves the
-	// repeated copies of io.ReadAll. It is only a hint; the limit is what bounds memory.
-	var buf bytes.Buffer
-	if len(data) >= 4 {
-		if hint := int64(binary.LittleEndian.Uint32(data[len(data)-4:])); hint <= limit {
-			buf.Grow(int(hint) + bytes.MinRead)
-		}
+	size := int64(binary.LittleEndian.Uint32(data[len(data)-4:]))
+	if size > limit {
+		return nil, errTooLarge
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil {
+	out := make([]byte, size)
+	if _, err := io.ReadFull(zr, out); err != nil {
 		return nil, fmt.Errorf("bad gzip data: %w", err)
 	}
-	if int64(buf.Len()) > limit {
-		return nil, fmt.Errorf("more than the %d MiB limit once uncompressed", limit>>20)
+	// The stream must end here (where the gzip reader also checks the CRC and size).
+	var more [1]byte
+	n, err := zr.Read(more[:])
+	if n > 0 {
+		return nil, fmt.Errorf("bad gzip data: it inflates past the size its trailer states")
 	}
-	return buf.Bytes(), nil
+	if err != io.EOF {
+		return nil, fmt.Errorf("bad gzip data: %w", err)
+	}
+	return out, nil
 }
 
 // Encode builds the .halotool bytes of a manifest and files. The output depends only on its
@@ -500,10 +509,20 @@ func PackDir(ctx context.Context, dir string, opts PackOptions) (*Package, error
 }
 
 // Unpack writes the package's files and its manifest into dir, which must not exist yet.
-// Names were checked by ReadPackage; files are created exclusively, so nothing outside dir
-// is touched.
+// Names were checked by ReadPackage; everything is written through an os.Root of dir's parent
+// and files are created exclusively, so nothing outside dir is touched.
 func (p *Package) Unpack(dir string) error {
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return fmt.Errorf("unpack %s: %w", p.Manifest.Name, err)
+	}
+	defer parent.Close()
+	return p.unpackIn(parent, filepath.Base(dir))
+}
+
+// unpackIn is Unpack into the folder dir (a new name) of root.
+func (p *Package) unpackIn(root *os.Root, dir string) error {
+	if err := root.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("unpack %s: %w", p.Manifest.Name, err)
 	}
 	var manifest bytes.Buffer
@@ -517,14 +536,14 @@ func (p *Package) Unpack(dir string) error {
 			return &Error{Code: CodeInvalid, Message: "unpack", Err: err}
 		}
 		target := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := root.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
 		mode := os.FileMode(0o644)
 		if f.Executable {
 			mode = 0o755
 		}
-		if err := writeNew(target, f.Data, mode); err != nil {
+		if err := writeNew(root, target, f.Data, mode); err != nil {
 			return fmt.Errorf("unpack %s: %w", f.Path, err)
 		}
 	}
@@ -545,8 +564,9 @@ func (p *Package) unpackedFiles() (map[string][]byte, error) {
 	return out, nil
 }
 
-func writeNew(target string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+// writeNew creates the file target in root, which must not exist yet.
+func writeNew(root *os.Root, target string, data []byte, mode os.FileMode) error {
+	f, err := root.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}

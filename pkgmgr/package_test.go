@@ -2,8 +2,8 @@ package pkgmgr
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,6 +149,7 @@ func TestReadPackageRefusesHostileFiles(t *testing.T) {
 		{"smuggled executable", rawPackage(t, acmeManifest, []wireFile{{Path: "a", Executable: true}}), "marked executable"},
 		{"missing executable", rawPackage(t, module, nil), `module executable "bin/m" is missing`},
 		{"bad gzip", rawPackage(t, module, []wireFile{{Path: "bin/m", Executable: true, Gzip: true, Data: b64("not gzip")}}), "bad gzip data"},
+		{"gzip on a plain file", rawPackage(t, acmeManifest, []wireFile{{Path: "a.txt", Gzip: true, Data: b64(gzipped(t, []byte("x")))}}), "only a module executable may be gzip-compressed"},
 		{"bad manifest", rawPackage(t, `{"name":"x"}`, nil), "version: required"},
 		{"wrong format", []byte(`{"format":"zip","manifest":{},"files":[]}`), `format "zip"`},
 		{"unknown field", []byte(`{"format":"halotool/1","manifest":{},"files":[],"hooks":["rm -rf /"]}`), "unknown field"},
@@ -164,17 +165,29 @@ func TestReadPackageRefusesHostileFiles(t *testing.T) {
 	}
 }
 
-// A gzip bomb stops at the limit instead of filling memory.
+// A gzip bomb stops at the limit instead of filling memory, and gzip data that inflates past
+// the size its trailer states (a lie that would defeat the limit) is refused.
 func TestGunzipLimit(t *testing.T) {
-	var bomb bytes.Buffer
-	zw := gzip.NewWriter(&bomb)
-	zw.Write(make([]byte, 1<<20))
-	zw.Close()
-	if _, err := gunzip(bomb.Bytes(), 1<<10); err == nil || !strings.Contains(err.Error(), "limit once uncompressed") {
+	bomb := []byte(gzipped(t, make([]byte, 1<<20)))
+	if _, err := gunzip(bomb, 1<<10); !errors.Is(err, errTooLarge) {
 		t.Fatalf("want the limit, got %v", err)
 	}
-	out, err := gunzip(bomb.Bytes(), 1<<20)
+	out, err := gunzip(bomb, 1<<20)
 	if err != nil || len(out) != 1<<20 {
 		t.Fatalf("%d %v", len(out), err)
+	}
+	liar := append([]byte(nil), bomb...)
+	copy(liar[len(liar)-4:], []byte{0, 4, 0, 0}) // says 1 KiB
+	if _, err := gunzip(liar, 1<<20); err == nil || !strings.Contains(err.Error(), "past the size its trailer states") {
+		t.Fatalf("a lying trailer: %v", err)
+	}
+	twice := append([]byte(gzipped(t, []byte("a"))), gzipped(t, []byte("b"))...)
+	if _, err := gunzip(twice, 1<<20); err == nil {
+		t.Fatal("two gzip members were accepted")
+	}
+	for _, bad := range [][]byte{nil, []byte("xy"), []byte("not gzip data")} {
+		if _, err := gunzip(bad, 1<<20); err == nil || !strings.Contains(err.Error(), "bad gzip data") {
+			t.Fatalf("%q: %v", bad, err)
+		}
 	}
 }

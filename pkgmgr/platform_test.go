@@ -99,12 +99,13 @@ func TestDescriptionSurvivesLoad(t *testing.T) {
 			t.Fatalf("load changed the project:\n%s\nwas\n%s", after, before)
 		}
 	}
-	if !dirMatches(ip.Dir, ip.Package) || !quickMatches(ip.Dir, ip.Package) {
+	tools := os.DirFS(filepath.Dir(ip.Dir))
+	if !dirMatches(tools, ip.Name, ip.Package) || !quickMatches(tools, ip.Name, ip.Package) {
 		t.Error("the folder with its description does not match its package")
 	}
 	// Anything else added to the folder still does not match.
 	os.WriteFile(filepath.Join(ip.Dir, "extra.txt"), []byte("x"), 0o644)
-	if dirMatches(ip.Dir, ip.Package) || quickMatches(ip.Dir, ip.Package) {
+	if dirMatches(tools, ip.Name, ip.Package) || quickMatches(tools, ip.Name, ip.Package) {
 		t.Error("an extra file went unnoticed")
 	}
 }

@@ -14,10 +14,11 @@ import (
 	"sync"
 )
 
-// A Project is the package state of one project folder: halo.lock, .halo/tools/ and
-// .halo/trust.json. Every change it makes is all or nothing: new files are staged in a
-// temporary folder inside .halo and renamed into place, halo.lock and trust.json are
-// snapshotted first, and any failure puts back exactly what was there.
+// A Project is the package state of one project folder: halo.lock and .halo/tools/, and the
+// user's trust in it, kept in the user's trust file. Every change it makes is all or
+// nothing: new files are staged in a temporary folder inside .halo and renamed into place,
+// halo.lock and the trust file are snapshotted first, and any failure puts back exactly what
+// was there.
 type Project struct {
 	// Dir is the project folder.
 	Dir string
@@ -30,6 +31,14 @@ type Project struct {
 	Reserved func(name string) bool
 	// Build builds module executables when a folder spec is packed.
 	Build BuildFunc
+	// TrustFile is the user's trust file, outside every project (the CLI passes
+	// <user config folder>/halo/trust.json). Empty: nothing is trusted, and --trust fails.
+	TrustFile string
+	// Warn receives warnings, such as a .halo/trust.json in the project being ignored; nil
+	// drops them.
+	Warn func(msg string)
+
+	warnedTrust bool
 }
 
 // An InstalledPackage is a verified package of the project.
@@ -221,8 +230,8 @@ func (p *Project) fetchSource(ctx context.Context, name string, e *LockEntry) (*
 
 // AddOptions configure Add.
 type AddOptions struct {
-	// Trust records the package's sha256 in .halo/trust.json, so a package that runs code
-	// may be installed.
+	// Trust records the package's sha256 in the user's trust file for this project, so a
+	// package that runs code may be installed.
 	Trust bool
 	// Dir resolves a relative path spec (the working folder); "" means the project folder.
 	Dir string
@@ -243,6 +252,9 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if dir == "" {
 		dir = p.Dir
 	}
+	if err := p.checkState(); err != nil {
+		return nil, err
+	}
 	pkg, source, want, err := p.fetchSpec(ctx, s, dir)
 	if err != nil {
 		return nil, err
@@ -254,7 +266,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if err != nil {
 		return nil, err
 	}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +307,18 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 }
 
 func untrusted(names []string, fix string) *Error {
-	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and this machine does not trust that exact checksum; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
+	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and you have not trusted that exact checksum in this project folder; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
+}
+
+// compactStrings drops repeats from a sorted list.
+func compactStrings(list []string) []string {
+	out := list[:0]
+	for i, x := range list {
+		if i == 0 || list[i-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -328,7 +351,8 @@ func (p *Project) checkProviders(l *Lock, focus ...string) error {
 	return nil
 }
 
-// Remove uninstalls the package called name and drops it from halo.lock and trust.json.
+// Remove uninstalls the package called name and drops it from halo.lock and from the user's
+// trust in this project.
 func (p *Project) Remove(name string) (*LockEntry, error) {
 	lock, err := ReadLock(p.Dir)
 	if err != nil {
@@ -340,7 +364,7 @@ func (p *Project) Remove(name string) (*LockEntry, error) {
 	}
 	delete(lock.Tools, name)
 	ch := change{lock: lock, remove: []string{name}}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -366,6 +390,9 @@ type InstallReport struct {
 	Rewritten []string
 	// Trusted lists packages newly trusted.
 	Trusted []string
+	// Kept lists folders in .halo/tools that are not in the lock and were left alone,
+	// because they do not hold a package Halo installed.
+	Kept []string
 }
 
 // Install makes .halo/tools match halo.lock: every package at its pinned checksum, fetched
@@ -376,7 +403,10 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 	if err != nil {
 		return nil, err
 	}
-	trust, err := ReadTrust(p.Dir)
+	if err := p.checkState(); err != nil {
+		return nil, err
+	}
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
@@ -420,14 +450,31 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 		ch.trust = trust
 		rep.Trusted = untrustedNames
 	}
-	// Folders of packages no longer in the lock are install output that is out of date.
-	if entries, err := os.ReadDir(p.toolsDir()); err == nil {
+	// Folders of packages no longer in the lock are install output that is out of date; a
+	// folder that does not hold a package Halo installed is left alone and reported.
+	s, err := p.openState(false)
+	if err != nil {
+		return nil, err
+	}
+	if s.tools != nil {
+		entries, err := fs.ReadDir(s.tools.FS(), ".")
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
 		for _, de := range entries {
-			if _, ok := lock.Tools[de.Name()]; !ok && !strings.HasPrefix(de.Name(), ".") {
-				ch.remove = append(ch.remove, de.Name())
+			name := de.Name()
+			if _, ok := lock.Tools[name]; ok || strings.HasPrefix(name, ".") {
+				continue
+			}
+			if removable(s.tools, name, nil) == nil {
+				ch.remove = append(ch.remove, name)
+			} else {
+				rep.Kept = append(rep.Kept, name)
 			}
 		}
 	}
+	s.Close()
 	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil {
 		if err := p.apply(ch); err != nil {
 			return nil, err
@@ -450,19 +497,23 @@ func checkLocked(name string, e *LockEntry, pkg *Package) error {
 // installedCopy returns the installed package.halotool when it has the pinned checksum, and
 // whether the unpacked folder still matches it exactly.
 func (p *Project) installedCopy(name string, e *LockEntry) (*Package, bool) {
-	dir := p.PackageDir(name)
-	b, err := os.ReadFile(filepath.Join(dir, Installed))
+	s, err := p.openState(false)
+	if err != nil {
+		return nil, false
+	}
+	defer s.Close()
+	b, err := readInstalled(s.tools, name)
 	if err != nil || Sum(b) != e.SHA256 {
 		return nil, false
 	}
-	if lp, ok := readListing(b); ok && quickMatches(dir, lp) {
+	if lp, ok := readListing(b); ok && quickMatches(s.toolsFS(), name, lp) {
 		return lp, true
 	}
 	pkg, err := ReadPackage(b)
 	if err != nil {
 		return nil, false
 	}
-	return pkg, dirMatches(dir, pkg)
+	return pkg, dirMatches(s.toolsFS(), name, pkg)
 }
 
 // Load verifies every package in halo.lock for a command that is about to use them: each
@@ -477,19 +528,24 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 	if len(lock.Tools) == 0 {
 		return nil, nil
 	}
-	trust, err := ReadTrust(p.Dir)
+	trust, err := p.Trust()
 	if err != nil {
 		return nil, err
 	}
 	if err := p.checkProviders(lock); err != nil {
 		return nil, err
 	}
+	s, err := p.openState(false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
 	var out []*InstalledPackage
 	ch := change{}
 	for _, name := range lock.Names() {
 		e := lock.Tools[name]
 		dir := p.PackageDir(name)
-		b, err := os.ReadFile(filepath.Join(dir, Installed))
+		b, err := readInstalled(s.tools, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errorf(CodeIntegrity, "%s is in halo.lock but not installed; run halo install", name)
 		}
@@ -502,7 +558,7 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 		// The fast path hashes the unpacked files against the checksums the pinned package
 		// lists; anything else reads the whole package and compares byte for byte.
 		pkg, intact := readListing(b)
-		intact = intact && quickMatches(dir, pkg)
+		intact = intact && quickMatches(s.toolsFS(), name, pkg)
 		if !intact {
 			if pkg, err = ReadPackage(b); err != nil {
 				return nil, err
@@ -514,7 +570,7 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 		if pkg.Permissions().NeedsTrust() && !trust.Trusts(name, e.SHA256) {
 			return nil, untrusted([]string{name}, "halo install --trust")
 		}
-		if !intact && !dirMatches(dir, pkg) {
+		if !intact && !dirMatches(s.toolsFS(), name, pkg) {
 			ch.install = append(ch.install, pkg)
 		}
 		out = append(out, &InstalledPackage{Name: name, Entry: e, Package: pkg, Dir: dir})
@@ -528,9 +584,13 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 	return out, nil
 }
 
-// dirMatches reports whether dir holds exactly what unpacking pkg writes, plus the package
-// file itself: same names, contents and executable bits, nothing else.
-func dirMatches(dir string, pkg *Package) bool {
+// dirMatches reports whether the folder dir of fsys holds exactly what unpacking pkg writes,
+// plus the package file itself: same names, contents and executable bits, nothing else. A
+// nil fsys holds nothing.
+func dirMatches(fsys fs.FS, dir string, pkg *Package) bool {
+	if fsys == nil {
+		return false
+	}
 	want, err := pkg.unpackedFiles()
 	if err != nil {
 		return false
@@ -538,7 +598,7 @@ func dirMatches(dir string, pkg *Package) bool {
 	want[Installed] = pkg.Bytes
 	found := 0
 	ok := true
-	err = filepath.WalkDir(dir, func(fp string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, dir, func(fp string, d fs.DirEntry, err error) error {
 		if err != nil {
 			ok = false
 			return err
@@ -546,11 +606,11 @@ func dirMatches(dir string, pkg *Package) bool {
 		if d.IsDir() {
 			return nil
 		}
-		rel, _ := filepath.Rel(dir, fp)
-		if filepath.ToSlash(rel) == Described {
+		rel, _ := relSlash(dir, fp)
+		if rel == Described {
 			return nil // the description halo add wrote beside the package; not package content
 		}
-		data, expected := want[filepath.ToSlash(rel)]
+		data, expected := want[rel]
 		if !expected || !d.Type().IsRegular() {
 			ok = false
 			return fs.SkipAll
@@ -561,12 +621,12 @@ func dirMatches(dir string, pkg *Package) bool {
 			return err
 		}
 		exec := info.Mode().Perm()&0o100 != 0
-		f, isPkgFile := pkg.File(filepath.ToSlash(rel))
+		f, isPkgFile := pkg.File(rel)
 		if exec != (isPkgFile && f.Executable) || info.Size() != int64(len(data)) {
 			ok = false
 			return fs.SkipAll
 		}
-		got, err := os.ReadFile(fp)
+		got, err := fs.ReadFile(fsys, fp)
 		if err != nil || !bytes.Equal(got, data) {
 			ok = false
 			return fs.SkipAll
@@ -581,7 +641,7 @@ func dirMatches(dir string, pkg *Package) bool {
 type change struct {
 	// lock, when not nil, replaces halo.lock.
 	lock *Lock
-	// trust, when not nil, replaces .halo/trust.json.
+	// trust, when not nil, replaces the user's trust in this project.
 	trust *Trust
 	// install (re)writes these packages' folders.
 	install []*Package
@@ -589,9 +649,15 @@ type change struct {
 	remove []string
 }
 
-// apply makes the change or, on any failure, leaves halo.lock, trust.json and .halo/ exactly
-// as they were.
+// apply makes the change or, on any failure, leaves halo.lock, the user's trust file and
+// .halo/ exactly as they were. Everything under .halo goes through statedir's roots (no link is followed),
+// and a package folder is deleted or replaced only when removable says it may be.
 func (p *Project) apply(ch change) (err error) {
+	s, err := p.openState(true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	var undo []func()
 	var staging string
 	defer func() {
@@ -602,58 +668,19 @@ func (p *Project) apply(ch change) (err error) {
 		}
 		// Removed last: on failure it still held the old folders the undo moved back.
 		if staging != "" {
-			os.RemoveAll(staging)
+			s.st.RemoveAll(staging)
+		}
+		// Folders this change created are removed again on failure (empty by now).
+		if err != nil && s.createdTools {
+			s.st.Remove(ToolsDir)
+		}
+		if err != nil && s.createdSt {
+			os.Remove(p.stateDir())
 		}
 	}()
-	// Folders this change creates are removed again on failure.
-	for _, d := range []string{p.stateDir(), p.toolsDir()} {
-		if _, statErr := os.Lstat(d); errors.Is(statErr, fs.ErrNotExist) {
-			if err = os.Mkdir(d, 0o755); err != nil {
-				return err
-			}
-			d := d
-			undo = append(undo, func() { os.RemoveAll(d) })
-		}
-	}
-	if staging, err = os.MkdirTemp(p.stateDir(), "staging-"); err != nil {
-		return err
-	}
-	newDir, oldDir := filepath.Join(staging, "new"), filepath.Join(staging, "old")
-	if err = os.Mkdir(newDir, 0o755); err != nil {
-		return err
-	}
-	if err = os.Mkdir(oldDir, 0o755); err != nil {
-		return err
-	}
+	incoming := map[string]*Package{}
 	for _, pkg := range ch.install {
-		d := filepath.Join(newDir, pkg.Manifest.Name)
-		if err = pkg.Unpack(d); err != nil {
-			return err
-		}
-		if err = writeNew(filepath.Join(d, Installed), pkg.Bytes, 0o644); err != nil {
-			return err
-		}
-	}
-	// Snapshots of the two files, restored byte for byte on failure.
-	lockPath := filepath.Join(p.Dir, LockFile)
-	trustPath := filepath.Join(p.stateDir(), TrustFile)
-	for _, f := range []struct {
-		path    string
-		replace bool
-	}{{lockPath, ch.lock != nil}, {trustPath, ch.trust != nil}} {
-		if !f.replace {
-			continue
-		}
-		path := f.path
-		before, readErr := os.ReadFile(path)
-		switch {
-		case readErr == nil:
-			undo = append(undo, func() { writeAtomic(path, before, 0o644) })
-		case errors.Is(readErr, fs.ErrNotExist):
-			undo = append(undo, func() { os.Remove(path) })
-		default:
-			return readErr
-		}
+		incoming[pkg.Manifest.Name] = pkg
 	}
 	// Move the old folders aside, then the new ones in.
 	moving := append([]string(nil), ch.remove...)
@@ -661,27 +688,77 @@ func (p *Project) apply(ch change) (err error) {
 		moving = append(moving, pkg.Manifest.Name)
 	}
 	sort.Strings(moving)
-	for i, name := range moving {
-		if i > 0 && moving[i-1] == name {
-			continue
-		}
+	moving = compactStrings(moving)
+	for _, name := range moving {
 		if checkFilePath(name) != nil || strings.Contains(name, "/") {
 			return fmt.Errorf("bad package folder name %q", name)
 		}
-		live, aside := p.PackageDir(name), filepath.Join(oldDir, name)
-		if _, statErr := os.Lstat(live); statErr == nil {
-			if err = os.Rename(live, aside); err != nil {
+		if err = removable(s.tools, name, incoming[name]); err != nil {
+			return err
+		}
+	}
+	if staging, err = mkdirStaging(s.st); err != nil {
+		return err
+	}
+	newDir, oldDir := filepath.Join(staging, "new"), filepath.Join(staging, "old")
+	if err = s.st.Mkdir(newDir, 0o755); err != nil {
+		return err
+	}
+	if err = s.st.Mkdir(oldDir, 0o755); err != nil {
+		return err
+	}
+	for _, pkg := range ch.install {
+		d := filepath.Join(newDir, pkg.Manifest.Name)
+		if err = pkg.unpackIn(s.st, d); err != nil {
+			return err
+		}
+		if err = writeNew(s.st, filepath.Join(d, Installed), pkg.Bytes, 0o644); err != nil {
+			return err
+		}
+	}
+	var trustData []byte
+	if ch.trust != nil {
+		if trustData, err = p.trustChange(ch.trust); err != nil {
+			return err
+		}
+	}
+	// Snapshots of the two files, restored byte for byte on failure.
+	lockPath := filepath.Join(p.Dir, LockFile)
+	trustPath := p.TrustFile
+	for _, f := range []struct {
+		path    string
+		mode    os.FileMode
+		replace bool
+	}{{lockPath, 0o644, ch.lock != nil}, {trustPath, 0o600, ch.trust != nil}} {
+		if !f.replace {
+			continue
+		}
+		path, mode := f.path, f.mode
+		before, readErr := os.ReadFile(path)
+		switch {
+		case readErr == nil:
+			undo = append(undo, func() { writeAtomic(path, before, mode) })
+		case errors.Is(readErr, fs.ErrNotExist):
+			undo = append(undo, func() { os.Remove(path) })
+		default:
+			return readErr
+		}
+	}
+	for _, name := range moving {
+		live, aside := filepath.Join(ToolsDir, name), filepath.Join(oldDir, name)
+		if _, statErr := s.st.Lstat(live); statErr == nil {
+			if err = s.st.Rename(live, aside); err != nil {
 				return err
 			}
-			undo = append(undo, func() { os.RemoveAll(live); os.Rename(aside, live) })
+			undo = append(undo, func() { s.st.RemoveAll(live); s.st.Rename(aside, live) })
 		}
 	}
 	for _, pkg := range ch.install {
-		live := p.PackageDir(pkg.Manifest.Name)
-		if err = os.Rename(filepath.Join(newDir, pkg.Manifest.Name), live); err != nil {
+		live := filepath.Join(ToolsDir, pkg.Manifest.Name)
+		if err = s.st.Rename(filepath.Join(newDir, pkg.Manifest.Name), live); err != nil {
 			return err
 		}
-		undo = append(undo, func() { os.RemoveAll(live) })
+		undo = append(undo, func() { s.st.RemoveAll(live) })
 	}
 	if ch.lock != nil {
 		b, merr := ch.lock.Marshal()
@@ -693,11 +770,10 @@ func (p *Project) apply(ch change) (err error) {
 		}
 	}
 	if ch.trust != nil {
-		b, merr := ch.trust.Marshal()
-		if merr != nil {
-			return merr
+		if err = os.MkdirAll(filepath.Dir(trustPath), 0o700); err != nil {
+			return fmt.Errorf("record trust: %w", err)
 		}
-		if err = writeAtomic(trustPath, b, 0o644); err != nil {
+		if err = writeAtomic(trustPath, trustData, 0o600); err != nil {
 			return err
 		}
 	}

@@ -47,6 +47,7 @@ func newRegistry(t *testing.T, manifests ...string) string {
 func newProject(t *testing.T, registry string) *Project {
 	return &Project{
 		Dir:        t.TempDir(),
+		TrustFile:  filepath.Join(t.TempDir(), ".config", "halo", "trust.json"),
 		Registry:   registry,
 		Reserved:   func(n string) bool { return n == "Workspace" || n == "Bash" || n == "MCP" },
 		Registries: RegistryOptions{Client: http.DefaultClient},
@@ -134,7 +135,7 @@ func TestFailuresChangeNothing(t *testing.T) {
 	}
 	hostileDir := t.TempDir()
 	hostile := filepath.Join(hostileDir, "evil.halotool")
-	os.WriteFile(hostile, rawPackage(t, httpManifest("evil", "1.0.0", "Evil"), []wireFile{{Path: "../../escape"}}), 0o644)
+	mustWrite(t, hostile, rawPackage(t, httpManifest("evil", "1.0.0", "Evil"), []wireFile{{Path: "../../escape"}}))
 
 	for _, fresh := range []bool{true, false} {
 		pr := newProject(t, index)
@@ -142,9 +143,10 @@ func TestFailuresChangeNothing(t *testing.T) {
 			if _, err := pr.Add(context.Background(), "acme", AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			os.WriteFile(filepath.Join(pr.Dir, ".halo", "trust.json"), []byte(`{"trusted":{}}`+"\n"), 0o644)
+			mustWrite(t, filepath.Join(pr.Dir, ".halo", "trust.json"), []byte(`{"trusted":{}}`+"\n"))
 		}
 		before := hashTree(t, pr.Dir)
+		trustBefore := hashTree(t, filepath.Dir(pr.TrustFile))
 		cases := []struct {
 			spec string
 			reg  string
@@ -172,6 +174,9 @@ func TestFailuresChangeNothing(t *testing.T) {
 			if after := hashTree(t, pr.Dir); after != before {
 				t.Fatalf("fresh=%v add %s changed the project:\nbefore:\n%s\nafter:\n%s", fresh, c.spec, before, after)
 			}
+			if after := hashTree(t, filepath.Dir(pr.TrustFile)); after != trustBefore {
+				t.Fatalf("fresh=%v add %s changed the user's trust file", fresh, c.spec)
+			}
 		}
 		if _, err := os.Stat(filepath.Join(filepath.Dir(hostileDir), "escape")); !os.IsNotExist(err) {
 			t.Fatal("the hostile package wrote outside the project")
@@ -186,7 +191,10 @@ func TestTrustAndLockEdits(t *testing.T) {
 	if _, err := pr.Add(ctx, "gh@1.0.0", AddOptions{Trust: true}); err != nil {
 		t.Fatal(err)
 	}
-	trust, _ := ReadTrust(pr.Dir)
+	trust, err := pr.Trust()
+	if err != nil {
+		t.Fatal(err)
+	}
 	lock, _ := ReadLock(pr.Dir)
 	if !trust.Trusts("gh", lock.Tools["gh"].SHA256) || !lock.Tools["gh"].Permissions.NeedsTrust() {
 		t.Fatalf("trust %+v lock %+v", trust, lock.Tools["gh"])
@@ -199,7 +207,7 @@ func TestTrustAndLockEdits(t *testing.T) {
 	if _, err := other.Add(ctx, "gh@1.1.0", AddOptions{Trust: true}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(pr.Dir, LockFile), mustRead(t, filepath.Join(other.Dir, LockFile)), 0o644)
+	mustWrite(t, filepath.Join(pr.Dir, LockFile), mustRead(t, filepath.Join(other.Dir, LockFile)))
 	before := hashTree(t, pr.Dir)
 	if _, err := pr.Load(ctx); Code(err) != CodeIntegrity {
 		t.Fatalf("load with a new pin: %v", err)
@@ -221,7 +229,7 @@ func TestTrustAndLockEdits(t *testing.T) {
 	l := string(mustRead(t, filepath.Join(pr.Dir, LockFile)))
 	sha := lock.Tools["gh"].SHA256
 	l2, _ := ReadLock(pr.Dir)
-	os.WriteFile(filepath.Join(pr.Dir, LockFile), []byte(strings.Replace(l, l2.Tools["gh"].SHA256, strings.Repeat("a", 64), 1)), 0o644)
+	mustWrite(t, filepath.Join(pr.Dir, LockFile), []byte(strings.Replace(l, l2.Tools["gh"].SHA256, strings.Repeat("a", 64), 1)))
 	_ = sha
 	before = hashTree(t, pr.Dir)
 	if _, err := pr.Install(ctx, InstallOptions{Trust: true}); Code(err) != CodeIntegrity {
@@ -241,9 +249,9 @@ func TestLoadRewritesEditedFiles(t *testing.T) {
 	}
 	clean := hashTree(t, pr.Dir)
 	dir := pr.PackageDir("acme")
-	os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"evil":true}`), 0o644)
-	os.WriteFile(filepath.Join(dir, "extra.js"), []byte(`evil()`), 0o644)
-	os.Remove(filepath.Join(dir, "README.md"))
+	mustWrite(t, filepath.Join(dir, ManifestFile), []byte(`{"evil":true}`))
+	mustWrite(t, filepath.Join(dir, "extra.js"), []byte(`evil()`))
+	must(t, os.Remove(filepath.Join(dir, "README.md")))
 	if _, err := pr.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +259,7 @@ func TestLoadRewritesEditedFiles(t *testing.T) {
 		t.Fatalf("load did not restore the package:\n%s\n---\n%s", clean, got)
 	}
 	// An edited package.halotool is refused: it no longer has the pinned checksum.
-	os.WriteFile(filepath.Join(dir, Installed), append(mustRead(t, filepath.Join(dir, Installed)), ' '), 0o644)
+	mustWrite(t, filepath.Join(dir, Installed), append(mustRead(t, filepath.Join(dir, Installed)), ' '))
 	if _, err := pr.Load(ctx); Code(err) != CodeIntegrity || !strings.Contains(err.Error(), "halo install") {
 		t.Fatalf("load with an edited package file: %v", err)
 	}
@@ -303,14 +311,14 @@ func TestAddSpecForms(t *testing.T) {
 		t.Fatalf("missing url: %v", err)
 	}
 	// Reinstalling everything from the lock, cold.
-	os.RemoveAll(filepath.Join(pr.Dir, ".halo"))
+	must(t, os.RemoveAll(filepath.Join(pr.Dir, ".halo")))
 	rep, err := pr.Install(ctx, InstallOptions{})
 	if err != nil || len(rep.Fetched) != 3 {
 		t.Fatalf("install: %+v %v", rep, err)
 	}
 	// A folder that changed since it was added no longer matches the lock.
 	writeTree(t, filepath.Join(pr.Dir, "tools", "acme"), map[string]string{"new.txt": "x"})
-	os.RemoveAll(filepath.Join(pr.Dir, ".halo"))
+	must(t, os.RemoveAll(filepath.Join(pr.Dir, ".halo")))
 	if _, err := pr.Install(ctx, InstallOptions{}); Code(err) != CodeIntegrity {
 		t.Fatalf("changed folder: %v", err)
 	}
@@ -345,7 +353,7 @@ func TestRegistryOverHTTPSAndDefault(t *testing.T) {
 	// Network failures are NETWORK_ERROR and change nothing.
 	srv.Close()
 	before := hashTree(t, pr.Dir)
-	os.RemoveAll(pr.PackageDir("acme"))
+	must(t, os.RemoveAll(pr.PackageDir("acme")))
 	mid := hashTree(t, pr.Dir)
 	if _, err := pr.Install(ctx, InstallOptions{}); Code(err) != CodeNetwork {
 		t.Fatalf("install with the registry down: %v", err)
@@ -369,7 +377,7 @@ func TestQuickCheck(t *testing.T) {
 	if err != nil || loaded[0].Package.Files[0].Data != nil || loaded[0].Package.Files[0].SHA256 == "" {
 		t.Fatalf("an intact folder was decoded: %+v %v", loaded, err)
 	}
-	os.Chmod(filepath.Join(pr.PackageDir("acme"), "README.md"), 0o755)
+	must(t, os.Chmod(filepath.Join(pr.PackageDir("acme"), "README.md"), 0o755))
 	if _, err := pr.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -378,11 +386,11 @@ func TestQuickCheck(t *testing.T) {
 	}
 	// A hand-made package without checksums still installs and verifies.
 	file := filepath.Join(t.TempDir(), "hand.halotool")
-	os.WriteFile(file, rawPackage(t, httpManifest("hand", "1.0.0", "Hand"), []wireFile{{Path: "a.txt"}}), 0o644)
+	mustWrite(t, file, rawPackage(t, httpManifest("hand", "1.0.0", "Hand"), []wireFile{{Path: "a.txt"}}))
 	if _, err := pr.Add(ctx, file, AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(pr.PackageDir("hand"), "a.txt"), []byte("changed"), 0o644)
+	mustWrite(t, filepath.Join(pr.PackageDir("hand"), "a.txt"), []byte("changed"))
 	loaded, err = pr.Load(ctx)
 	if err != nil || len(loaded) != 2 {
 		t.Fatal(err)

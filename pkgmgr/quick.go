@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 // readListing reads a package file's manifest and file list without decoding the files:
@@ -44,10 +42,14 @@ func readListing(data []byte) (*Package, bool) {
 	return p, true
 }
 
-// quickMatches reports whether dir holds exactly what unpacking p writes, plus the package
-// file, by hashing each file on disk and comparing it with the checksum the package lists:
-// same names, contents and executable bits, nothing else.
-func quickMatches(dir string, p *Package) bool {
+// quickMatches reports whether the folder dir of fsys holds exactly what unpacking p writes,
+// plus the package file, by hashing each file on disk and comparing it with the checksum the
+// package lists: same names, contents and executable bits, nothing else. A nil fsys holds
+// nothing.
+func quickMatches(fsys fs.FS, dir string, p *Package) bool {
+	if fsys == nil {
+		return false
+	}
 	var manifest bytes.Buffer
 	if json.Indent(&manifest, p.ManifestJSON, "", "  ") != nil {
 		return false
@@ -66,18 +68,18 @@ func quickMatches(dir string, p *Package) bool {
 	}
 	found := 0
 	ok := true
-	err := filepath.WalkDir(dir, func(fp string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, dir, func(fp string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
 			return nil
 		}
-		rel, _ := filepath.Rel(dir, fp)
-		if filepath.ToSlash(rel) == Described {
+		rel, _ := relSlash(dir, fp)
+		if rel == Described {
 			return nil // the description halo add wrote beside the package; not package content
 		}
-		w, isExpected := expected[filepath.ToSlash(rel)]
+		w, isExpected := expected[rel]
 		if !isExpected || !d.Type().IsRegular() {
 			ok = false
 			return fs.SkipAll
@@ -90,7 +92,7 @@ func quickMatches(dir string, p *Package) bool {
 			ok = false
 			return fs.SkipAll
 		}
-		if sum, err := hashFile(fp); err != nil || sum != w.sum {
+		if sum, err := hashFile(fsys, fp); err != nil || sum != w.sum {
 			ok = false
 			return fs.SkipAll
 		}
@@ -100,8 +102,8 @@ func quickMatches(dir string, p *Package) bool {
 	return err == nil && ok && found == len(expected)
 }
 
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
+func hashFile(fsys fs.FS, p string) (string, error) {
+	f, err := fsys.Open(p)
 	if err != nil {
 		return "", err
 	}

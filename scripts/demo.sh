@@ -18,7 +18,10 @@ events() {
   sed -E -n 's/^\{"type":"([a-z_]+)".*"at":"[^"]*:([0-9]+):[0-9]+"(.*)$/\1 \2 \3/p' "$1" |
     while read -r type line rest; do
       target=$(printf '%s' "$rest" | sed -E -n 's/.*"target":"([^"]*)".*/\1/p')
-      extra=$(printf '%s' "$rest" | sed -E -n 's/.*"(rule|message)":"([^"]*)".*/\2/p')
+      extra=""
+      for field in decision rule message; do
+        [ -n "$extra" ] || extra=$(printf '%s' "$rest" | sed -E -n 's/.*"'$field'":"([^"]*)".*/\1/p')
+      done
       printf '   %-10s line %-3s %-18s %s\n' "$type" "$line" "$target" "$extra"
     done
 }
@@ -28,13 +31,20 @@ events() {
 step "validate the examples"
 "$halo" validate "$ex"
 
-step "74-software-team: a fixer agent, the test suite, and a loop back while the tests fail"
+step "74-software-team: a fixer agent chooses its own tool calls, the pipeline runs the tests, and loops back while they fail"
 sed -n '/^pipeline FixUntilGreen/,$p' "$ex/74-software-team.halo"
+# A small project for the real Workspace (Code); the model and the test runner (Tests) are
+# mocked. The fixer's policies refuse its write to the test file and its rm -rf.
+mkdir -p project/src
+printf 'export function parseDate(s: string): Date {\n  return new Date(s.slice(0, 10));\n}\n' >project/src/date.ts
+printf 'import { parseDate } from "./src/date";\n' >project/acceptance.test.ts
 "$halo" run "$ex/74-software-team.halo" FixUntilGreen \
   --input workdir="$work/project" --input spec="parse ISO dates with offsets" \
   --mocks "$ex/74-software-team.mocks.json" --events fix.jsonl
-echo "-- events:"
+echo "-- events (agent_tool: a call the fixer's model asked for, and the policies' decision):"
 events fix.jsonl
+echo "-- project/src/date.ts after the fixer's edits:"
+cat project/src/date.ts
 
 step "policies: the first answer is prose, Require(JSON) rejects it, @correct(1) asks again"
 "$halo" run "$ex/policies.halo" DecideRefund \

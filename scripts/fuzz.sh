@@ -10,14 +10,22 @@ targets=(
   "./host/check FuzzCheck"
   "./pkgmgr FuzzParseManifest"
   "./pkgmgr FuzzReadPackage"
+  "./cmd/halo/internal/termsafe FuzzString"
   "./host/tool/mcp FuzzSplitCommand"
   "./host/policy/fold FuzzString"
+  "./host/policy/fold FuzzUnquote"
   "./host/policy/detect FuzzScan"
+  "./host/policy/detect FuzzJSONString"
   "./host/policy FuzzRedact"
+  "./host/policy FuzzRedactJSON"
+  "./host/policy FuzzRedactLines"
   "./host/policy FuzzDenyArgs"
+  "./host/policy FuzzMatchPattern"
   "./sdk FuzzDecodeArgs"
   "./sdk FuzzObjectKeys"
   "./host/runtime FuzzParseMocks"
+  "./host/agent FuzzToolCall"
+  "./host/agent FuzzDecodeArgs"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

@@ -21,7 +21,8 @@ import (
 
 // TestPackageScripts runs testdata/pkgscript/*.txtar: the package commands (search, add,
 // remove, install, pack, publish, and tools loading packages). They live in their own folder
-// because they use three commands of their own:
+// because they use three commands of their own, and a $HOME of their own (the user's trust
+// file is $HOME/.config/halo/trust.json):
 //
 //	serve DIR            serve DIR over https (httptest) and set $SERVER to its URL; halo
 //	                     trusts its certificate through SSL_CERT_FILE
@@ -34,10 +35,18 @@ func TestPackageScripts(t *testing.T) {
 		Dir: "testdata/pkgscript",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// The user's trust file goes to $HOME/.config/halo: a home of the script's own,
+			// outside $WORK so that treehash of the project does not see it.
+			home, err := os.MkdirTemp("", "halo-home-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(home) })
+			env.Setenv("HOME", home)
 			// plugin_init.txtar builds a plugin against this checkout's SDK with the go command:
 			// it needs the repository root, this platform, and the go command's own caches and
-			// proxy (testscript's HOME is not a real folder). The checksum database is not
-			// consulted, so go mod tidy needs nothing the module cache lacks.
+			// proxy. The checksum database is not consulted, so go mod tidy needs nothing the
+			// module cache (or the proxy) lacks.
 			root, err := filepath.Abs("../..")
 			if err != nil {
 				return err

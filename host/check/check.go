@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/policy"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 // Config is what the checker needs to know from outside the program.
@@ -33,6 +35,21 @@ type Config struct {
 	// anything that needs the environment or a run's inputs (Env.NAME, {{templates}}). When
 	// it is set it replaces the checker's own, smaller MCP check.
 	CheckDeclaration func(provider string, args []any, named map[string]any) []DeclProblem
+	// ModelProvider resolves the provider part of an agent's model id ("google" stands for
+	// "gemini"): the canonical name, and false when no provider goes by that name. host/model
+	// owns the list (model.Canonical); nil accepts every provider name.
+	ModelProvider func(name string) (canonical string, ok bool)
+	// ModelProviders lists the accepted provider names, for "did you mean" suggestions
+	// (model.Spellings).
+	ModelProviders []string
+	// CanCallTools reports whether a (canonical) model provider can offer tools to a model
+	// (model.SupportsTools); nil means every provider can.
+	CanCallTools func(provider string) bool
+	// ToolMethods describes a provider type's methods without opening anything, when the
+	// type declares them (built-ins, http packages): ok false when only an opened provider
+	// can say. It lets the checker name the method an agent's tool: T calls, and check it
+	// against the agent's tool policies. Nil means no type declares its methods.
+	ToolMethods func(provider string) (methods []tool.Method, ok bool)
 }
 
 // A DeclProblem is one problem CheckDeclaration found: the option at fault ("url", "env",
@@ -44,11 +61,6 @@ type DeclProblem struct {
 
 // BuiltinProviders returns the provider types every project has.
 func BuiltinProviders() []string { return []string{"Workspace", "Bash", "MCP"} }
-
-// ModelProviders returns the model providers an agent's id may start with.
-func ModelProviders() []string {
-	return []string{"openai", "anthropic", "gemini", "ollama", "openrouter", "together", "replicate"}
-}
 
 // Builtin names that declarations cannot take.
 var reserved = set("System", "Env", "context", "loop", "yield", "listen", "auto", "none", "true", "false", "null")
@@ -98,7 +110,9 @@ type checker struct {
 	regexErrs map[regexKey]error
 	// conds remembers each condition's compile result.
 	conds map[string]compiledCond
-	diags lang.Diagnostics
+	// compiled holds each policy as host/policy compiles it (nil when it has errors).
+	compiled map[string]*policy.Policy
+	diags    lang.Diagnostics
 }
 
 func (c *checker) errorf(pos lang.Pos, code, format string, args ...any) {
@@ -287,17 +301,31 @@ func (c *checker) checkStatic(v lang.Expr, where string) {
 	}
 }
 
-func isReplicate(a *lang.AgentDecl) bool { return a.Model != nil && a.Model.Provider == "replicate" }
+// noTools reports whether a's model provider cannot call tools.
+func (c *checker) noTools(a *lang.AgentDecl) bool {
+	if a.Model == nil || c.cfg.CanCallTools == nil {
+		return false
+	}
+	p := a.Model.Provider
+	if c.cfg.ModelProvider != nil {
+		canon, ok := c.cfg.ModelProvider(p)
+		if !ok {
+			return false
+		}
+		p = canon
+	}
+	return !c.cfg.CanCallTools(p)
+}
 
 func (c *checker) checkAgent(d *lang.AgentDecl) {
 	if m := d.Model; m != nil {
-		known := false
-		for _, p := range ModelProviders() {
-			known = known || p == m.Provider
+		known := true
+		if c.cfg.ModelProvider != nil {
+			_, known = c.cfg.ModelProvider(m.Provider)
 		}
 		switch {
 		case !known:
-			c.errorf(m.Pos, lang.CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, ModelProviders()))
+			c.errorf(m.Pos, lang.CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, c.cfg.ModelProviders))
 		case m.Name == "":
 			c.errorf(m.Pos, lang.CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
 		}
@@ -378,16 +406,40 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 				continue
 			}
 			if !equips(a, id.Name) {
-				c.errorf(id.Pos, lang.CodeToolConfig, "agent %s does not equip %s; add it to the agent's equips", a.Name.Name, id.Name)
+				c.errorf(id.Pos, lang.CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, equipNames(a), "; add it to the agent's equips"))
 			}
 		}
 	default:
 		c.errorf(s.Value.Position(), lang.CodeToolConfig, "tools: is auto, none or a list of tool names")
 		return
 	}
-	if wantsTools && isReplicate(a) {
-		c.errorf(s.Pos, lang.CodeToolConfig, "agent %s runs on Replicate, which cannot call tools; remove tools:", a.Name.Name)
+	if wantsTools && c.noTools(a) {
+		c.errorf(s.Pos, lang.CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
 	}
+}
+
+// providerTitle is a model provider's name as a sentence writes it.
+func providerTitle(p string) string {
+	if p == "" {
+		return p
+	}
+	return strings.ToUpper(p[:1]) + p[1:]
+}
+
+func equipNames(a *lang.AgentDecl) []string {
+	out := make([]string, len(a.Equips))
+	for i, id := range a.Equips {
+		out[i] = id.Name
+	}
+	return out
+}
+
+// suggestOr2 is suggest, or otherwise when nothing is near.
+func suggestOr2(name string, candidates []string, otherwise string) string {
+	if s := suggest(name, candidates); s != "" {
+		return s
+	}
+	return otherwise
 }
 
 func equips(a *lang.AgentDecl, tool string) bool {
@@ -461,6 +513,9 @@ func suggest(name string, candidates []string) string {
 func suggestOr(name string, candidates []string) string {
 	if s := suggest(name, candidates); s != "" {
 		return s
+	}
+	if len(candidates) == 0 {
+		return ""
 	}
 	return "; known: " + strings.Join(candidates, ", ")
 }

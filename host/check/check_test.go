@@ -8,11 +8,31 @@ import (
 	"testing"
 
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func lockProviders(name string) bool { return name == "Stripe" }
+
+// testConfig is what halo validate tells the checker: host/model's model providers, and the
+// built-ins' methods (as their provider types declare them).
+func testConfig(isProvider func(string) bool, providers ...string) Config {
+	return Config{
+		IsProvider: isProvider, Providers: providers,
+		ModelProvider: model.Canonical, ModelProviders: model.Spellings(), CanCallTools: model.SupportsTools,
+		ToolMethods: func(p string) ([]tool.Method, bool) {
+			switch p {
+			case "Bash":
+				return []tool.Method{{Name: "run", Effect: tool.External}}, true
+			case "Workspace":
+				return []tool.Method{{Name: "read", Effect: tool.Read}, {Name: "write", Effect: tool.Write}, {Name: "list", Effect: tool.Read}}, true
+			}
+			return nil, false
+		},
+	}
+}
 
 // TestExamplesValidate: the examples folder, as one program, has no diagnostic at all.
 func TestExamplesValidate(t *testing.T) {
@@ -21,7 +41,7 @@ func TestExamplesValidate(t *testing.T) {
 		t.Fatal("no examples")
 	}
 	prog, diags := lang.Load("", files)
-	diags = append(diags, Check(prog, Config{IsProvider: lockProviders})...)
+	diags = append(diags, Check(prog, testConfig(lockProviders))...)
 	for _, d := range diags {
 		t.Errorf("%s", d)
 	}
@@ -41,7 +61,7 @@ func TestGoldenDiagnostics(t *testing.T) {
 				t.Fatal(err)
 			}
 			f, diags := lang.Parse(filepath.Base(name), src)
-			diags = append(diags, Check(&lang.Program{Files: []*lang.File{f}}, Config{IsProvider: lockProviders, Providers: []string{"Stripe"}})...)
+			diags = append(diags, Check(&lang.Program{Files: []*lang.File{f}}, testConfig(lockProviders, "Stripe"))...)
 			var b strings.Builder
 			for _, d := range diags {
 				b.WriteString(d.String() + "\n")
@@ -73,7 +93,7 @@ func TestSeedSnippets(t *testing.T) {
 	pkgs := func(name string) bool { return name == "Stripe" || name == "Jira" }
 	for _, name := range files {
 		prog, diags := lang.Load("", []string{name})
-		diags = append(diags, Check(prog, Config{IsProvider: pkgs})...)
+		diags = append(diags, Check(prog, testConfig(pkgs))...)
 		for _, d := range diags {
 			t.Errorf("%s", d)
 		}

@@ -20,7 +20,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, _ := lang.Parse("f.halo", src)
-		for _, d := range Check(&lang.Program{Files: []*lang.File{file}}, Config{IsProvider: lockProviders}) {
+		for _, d := range Check(&lang.Program{Files: []*lang.File{file}}, testConfig(lockProviders)) {
 			if !d.Pos.IsValid() || d.Code == "" || d.Message == "" {
 				t.Fatalf("bad diagnostic %+v", d)
 			}

@@ -340,6 +340,8 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 					c.errorf(a.Value.Position(), lang.CodeToolConfig, "tool: names one declared tool")
 				} else if c.kindOf(id.Name) != "tool" {
 					c.undeclared(id.Pos, "tool", id.Name)
+				} else {
+					c.checkToolFirst(agent, id)
 				}
 			default:
 				c.checkValue(a.Value, sc)

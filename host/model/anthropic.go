@@ -36,6 +36,7 @@ func newAnthropic(cfg Config) (Provider, error) {
 }
 
 func (p *anthropicProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	req = p.clamped(req)
 	params, err := p.params(req)
 	if err != nil {
 		return Response{}, err

@@ -81,20 +81,61 @@ const (
 	Replicate  = "replicate"
 )
 
-// aliases maps other accepted spellings to provider names.
+// aliases maps other accepted spellings to provider names: "google/gemini-2.5-flash" is a
+// Gemini model, as docs/models.md promises.
 var aliases = map[string]string{"google": Gemini}
 
-// Names returns the provider names New accepts, sorted.
+// Names returns the provider names New accepts, sorted (aliases not included).
 func Names() []string {
 	names := []string{OpenAI, Anthropic, Gemini, Ollama, OpenRouter, Together, Replicate}
 	sort.Strings(names)
 	return names
 }
 
-// SupportsTools reports whether the named provider can offer tools to a model. Whether a given
-// model can is up to the model: the provider answers with an error when it can't.
+// Spellings returns every provider name a model reference may start with: the names and
+// their aliases, sorted. host/check takes it for suggestions.
+func Spellings() []string {
+	out := Names()
+	for a := range aliases {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Canonical returns the provider name a model reference's provider part stands for ("google"
+// is "gemini"; case does not matter), and false when no provider goes by that name. host/check
+// takes it as its lookup, so validation and running accept the same names.
+func Canonical(provider string) (string, bool) {
+	p := canonical(provider)
+	for _, n := range Names() {
+		if n == p {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// SupportsTools reports whether the named provider (or alias) can offer tools to a model.
+// Whether a given model can is up to the model: the provider answers with an error when it
+// can't.
 func SupportsTools(provider string) bool {
 	return canonical(provider) != Replicate
+}
+
+// A ToolCapable provider says whether it can offer tools to its models. A Provider that does
+// not implement it is taken to be able to; a custom provider whose API has no tool calling
+// implements it and returns false, and an agent with tools on it fails with TOOL_CONFIG.
+type ToolCapable interface {
+	CanCallTools() bool
+}
+
+// CanCallTools reports whether p can offer tools (see ToolCapable).
+func CanCallTools(p Provider) bool {
+	if tc, ok := p.(ToolCapable); ok {
+		return tc.CanCallTools()
+	}
+	return true
 }
 
 func canonical(provider string) string {
@@ -115,13 +156,10 @@ func Resolve(ref string) (provider, modelID string, err error) {
 	if !ok || p == "" || m == "" {
 		return "", "", configError("", "model %q: want provider/model, e.g. openai/gpt-4o-mini", ref)
 	}
-	p = canonical(p)
-	for _, n := range Names() {
-		if n == p {
-			return p, m, nil
-		}
+	if c, ok := Canonical(p); ok {
+		return c, m, nil
 	}
-	return "", "", configError("", "model %q: unknown provider %q (known: %s)", ref, p, strings.Join(Names(), ", "))
+	return "", "", configError("", "model %q: unknown provider %q (known: %s)", ref, p, strings.Join(Spellings(), ", "))
 }
 
 // New returns the adapter for the named provider. Its key and base URL come from cfg.Env; a

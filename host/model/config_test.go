@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"testing"
 )
 
@@ -55,4 +56,44 @@ func errCode(err error) string {
 		return c.ErrorCode()
 	}
 	return ""
+}
+
+func TestCanonical(t *testing.T) {
+	for in, want := range map[string]string{"google": Gemini, "Google": Gemini, "gemini": Gemini, "openai": OpenAI} {
+		if got, ok := Canonical(in); !ok || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	if _, ok := Canonical("mistral"); ok {
+		t.Error("Canonical(mistral) is ok")
+	}
+	spell := Spellings()
+	for _, want := range []string{"google", "gemini", "openai", "replicate"} {
+		found := false
+		for _, s := range spell {
+			found = found || s == want
+		}
+		if !found {
+			t.Errorf("Spellings() = %v lacks %s", spell, want)
+		}
+	}
+	// Every spelling opens as the provider it stands for.
+	for _, s := range spell {
+		if _, _, err := Resolve(s + "/m"); err != nil {
+			t.Errorf("Resolve(%s/m): %v", s, err)
+		}
+	}
+}
+
+func TestCanCallTools(t *testing.T) {
+	p, err := New(Replicate, Config{Env: map[string]string{"REPLICATE_API_TOKEN": "r8_x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if CanCallTools(p) {
+		t.Error("Replicate says it can call tools")
+	}
+	if !CanCallTools(ProviderFunc(func(context.Context, Request) (Response, error) { return Response{}, nil })) {
+		t.Error("a provider without CanCallTools is taken as unable to call tools")
+	}
 }

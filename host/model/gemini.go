@@ -49,6 +49,7 @@ func newGemini(cfg Config) (Provider, error) {
 }
 
 func (p *geminiProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	req = p.clamped(req)
 	contents, config, err := p.request(req)
 	if err != nil {
 		return Response{}, err

@@ -34,6 +34,7 @@ type (
 	}
 	ollamaToolCall struct {
 		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
 		Function struct {
 			Index     *int            `json:"index,omitempty"`
 			Name      string          `json:"name"`
@@ -105,6 +106,7 @@ func ollamaBase(host string) (string, error) {
 }
 
 func (p *ollamaProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	req = p.clamped(req)
 	oreq := p.request(req)
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
 		var oresp ollamaResponse
@@ -124,11 +126,14 @@ func (p *ollamaProvider) request(req Request) ollamaRequest {
 		switch m.Role {
 		case Assistant:
 			om := ollamaMessage{Role: "assistant", Content: m.Text}
-			for _, c := range m.ToolCalls {
-				var tc ollamaToolCall
+			for k, c := range m.ToolCalls {
+				// As Ollama's API documentation sends a call back: type, and the call's index
+				// in its reply.
+				tc := ollamaToolCall{Type: "function"}
 				if !strings.HasPrefix(c.ID, ollamaCallPrefix) {
 					tc.ID = c.ID
 				}
+				tc.Function.Index = &k
 				tc.Function.Name = c.Name
 				tc.Function.Arguments = json.RawMessage(mustJSON(argsObject(c.Args)))
 				om.ToolCalls = append(om.ToolCalls, tc)

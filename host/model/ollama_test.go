@@ -107,7 +107,7 @@ func TestOllamaTools(t *testing.T) {
 		"model": "llama3.1:8b",
 		"messages": [
 			{"role": "user", "content": "Weather in Paris?"},
-			{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_current_weather", "arguments": {"format": "celsius", "location": "Paris, FR"}}}]},
+			{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"index": 0, "name": "get_current_weather", "arguments": {"format": "celsius", "location": "Paris, FR"}}}]},
 			{"role": "tool", "content": "22 C", "tool_name": "get_current_weather"}
 		],
 		"tools": [{"type": "function", "function": {"name": "get_current_weather", "description": "Get the weather",

@@ -40,6 +40,7 @@ func newOpenAI(name string, cfg Config) (Provider, error) {
 }
 
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	req = p.clamped(req)
 	creq := p.request(req)
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
 		cresp, err := p.client.CreateChatCompletion(ctx, creq)
@@ -68,6 +69,11 @@ func (p *openAIProvider) request(req Request) openai.ChatCompletionRequest {
 			for _, r := range m.ToolResults {
 				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
 					Content: r.Content, ToolCallID: r.CallID})
+			}
+			if m.Text != "" {
+				// A note after the results (the tool loop's "steps used") is a user message:
+				// tool messages carry only results.
+				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
 			}
 		default:
 			creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})

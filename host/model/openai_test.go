@@ -258,3 +258,22 @@ func TestOpenAIEmptyChoices(t *testing.T) {
 func TestOpenAIFailures(t *testing.T) {
 	testFailures(t, func(url string, cfg Config) Provider { return openOpenAI(t, OpenAI, url, cfg) }, "gpt-4o", openAIText)
 }
+
+// TestMaxTokensClamped: a reply cap above the model's output limit (a MaxSpend cap computed
+// from a large budget, say) is sent as the limit, which is all the API accepts.
+func TestMaxTokensClamped(t *testing.T) {
+	f := newFake(t, reply{body: openAIText})
+	p := openOpenAI(t, OpenAI, f.srv.URL, testConfig(nil, &sleeper{}))
+	if _, err := p.Complete(context.Background(), Request{Model: "gpt-4o-mini", Messages: []Message{{Role: User, Text: "hi"}}, MaxTokens: 833326}); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		MaxCompletionTokens int `json:"max_completion_tokens"`
+	}
+	if err := json.Unmarshal(f.only().body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.MaxCompletionTokens != 16384 {
+		t.Errorf("max_completion_tokens = %d, want 16384 (gpt-4o-mini's limit)", body.MaxCompletionTokens)
+	}
+}

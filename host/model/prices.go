@@ -11,10 +11,23 @@ import (
 	"sync"
 )
 
-// A Price is what a model charges, in US dollars per million tokens.
+// A Price is what a model charges, in US dollars per million tokens, and the most output
+// tokens one reply may have.
 type Price struct {
 	Input  float64 `json:"input"`
 	Output float64 `json:"output"`
+	// MaxOutput is the model's own limit on a reply's tokens (max_tokens above it is refused
+	// by the API); 0 means the table does not know it.
+	MaxOutput int `json:"maxOutput,omitempty"`
+}
+
+// ClampOutput returns n (a reply cap about to be sent) no higher than the model's output
+// limit; n itself when the limit is unknown. 0 (no cap) stays 0.
+func (p Price) ClampOutput(n int) int {
+	if p.MaxOutput > 0 && n > p.MaxOutput {
+		return p.MaxOutput
+	}
+	return n
 }
 
 // Cost returns the dollars a call with usage u costs at price p.
@@ -43,7 +56,7 @@ func DefaultPrices() Prices {
 }
 
 // ParsePrices reads a price table in the prices.json format:
-// {"models": {"openai/gpt-4o": {"input": 2.5, "output": 10}}}.
+// {"models": {"openai/gpt-4o": {"input": 2.5, "output": 10, "maxOutput": 16384}}}.
 func ParsePrices(data []byte) (Prices, error) {
 	var doc struct {
 		Models map[string]Price `json:"models"`
@@ -59,6 +72,9 @@ func ParsePrices(data []byte) (Prices, error) {
 		}
 		if v.Input < 0 || v.Output < 0 {
 			return nil, fmt.Errorf("price table: %q: negative price", k)
+		}
+		if v.MaxOutput < 0 {
+			return nil, fmt.Errorf("price table: %q: negative maxOutput", k)
 		}
 		out[canonical(prov)+"/"+id] = v
 	}
@@ -98,6 +114,18 @@ func (c caller) cost(resp *Response, requested string) {
 		return
 	}
 	resp.Cost = pr.Cost(resp.Usage)
+}
+
+// clamped returns req with MaxTokens no higher than the model's output limit, when the price
+// table knows it: a cap above it is refused by the API (gpt-4o-mini takes at most 16384).
+func (c caller) clamped(req Request) Request {
+	if req.MaxTokens <= 0 {
+		return req
+	}
+	if pr, ok := c.prices.Lookup(c.name, req.Model); ok {
+		req.MaxTokens = pr.ClampOutput(req.MaxTokens)
+	}
+	return req
 }
 
 // MaxOutputTokens returns how many output tokens a call with inputTokens of input can afford

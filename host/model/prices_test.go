@@ -44,10 +44,10 @@ func TestPricesLookup(t *testing.T) {
 		want         Price
 		ok           bool
 	}{
-		{"openai", "gpt-4o", Price{2.5, 10}, true},
-		{"openai", "gpt-4o-2024-08-06", Price{2.5, 10}, true},
-		{"openai", "gpt-4o-mini-2024-07-18", Price{0.15, 0.6}, true},
-		{"anthropic", "claude-sonnet-4-5-20250929", Price{3, 15}, true},
+		{"openai", "gpt-4o", Price{Input: 2.5, Output: 10}, true},
+		{"openai", "gpt-4o-2024-08-06", Price{Input: 2.5, Output: 10}, true},
+		{"openai", "gpt-4o-mini-2024-07-18", Price{Input: 0.15, Output: 0.6}, true},
+		{"anthropic", "claude-sonnet-4-5-20250929", Price{Input: 3, Output: 15}, true},
 		{"ollama", "llama3.1:8b", Price{}, true},
 		{"openai", "gpt-4o-audio-preview", Price{}, false},
 		{"gemini", "gemini-2.5-flash", Price{}, false},
@@ -121,5 +121,25 @@ func TestUnknownModelCostsZero(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "no price for model") || !strings.Contains(logs.String(), "llama3.1:8b") {
 		t.Errorf("debug log = %q", logs.String())
+	}
+}
+
+func TestOutputLimits(t *testing.T) {
+	p := DefaultPrices()
+	for ref, want := range map[string]int{"openai/gpt-4o-mini": 16384, "anthropic/claude-sonnet-4-5": 64000, "gemini/gemini-2.5-flash": 65536} {
+		prov, id, _ := cutRef(ref)
+		pr, ok := p.Lookup(prov, id)
+		if !ok || pr.MaxOutput != want {
+			t.Errorf("%s: maxOutput %d, want %d", ref, pr.MaxOutput, want)
+		}
+	}
+	if got := (Price{MaxOutput: 100}).ClampOutput(500); got != 100 {
+		t.Errorf("ClampOutput(500) = %d", got)
+	}
+	if got := (Price{}).ClampOutput(500); got != 500 {
+		t.Errorf("ClampOutput without a limit = %d", got)
+	}
+	if _, err := ParsePrices([]byte(`{"models": {"a/b": {"input": 1, "output": 1, "maxOutput": -1}}}`)); err == nil {
+		t.Error("a negative maxOutput parses")
 	}
 }

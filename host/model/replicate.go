@@ -52,7 +52,11 @@ func newReplicate(cfg Config) (Provider, error) {
 	return &replicateProvider{caller: newCaller(Replicate, cfg, "REPLICATE_API_TOKEN"), rest: rest{client: cfg.httpClient(), header: h}, base: base}, nil
 }
 
+// CanCallTools is false: Replicate's predictions API has no tool calling.
+func (p *replicateProvider) CanCallTools() bool { return false }
+
 func (p *replicateProvider) Complete(ctx context.Context, req Request) (Response, error) {
+	req = p.clamped(req)
 	url, body, err := p.request(req)
 	if err != nil {
 		return Response{}, err

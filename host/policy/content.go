@@ -70,26 +70,68 @@ func (s Set) Redact(text string) string {
 	if mask == 0 || text == "" {
 		return text
 	}
-	// A tag changes what surrounds its neighbours: a key-like run that the digits of an IP
-	// address after it made too long to be a key is a key once the address is a tag. So
-	// redact until nothing more matches: then redacting the output again changes nothing.
-	// Each pass turns text into tags, so the passes end; the bound is a guard.
-	for range maxRedactPasses {
-		ms := detect.Scan(text, mask)
-		if !slices.ContainsFunc(ms, func(m detect.Match) bool { return m.Cat&mask != 0 }) {
-			break
-		}
-		text = s.redactMatches(text, ms, mask)
-	}
-	return text
+	out, _, _ := s.redact(text, detect.Scan(text, mask), mask)
+	return out
 }
 
 // maxRedactPasses bounds Redact's passes, as a guard: text needs one, and two when a tag makes a
 // new match next to it.
 const maxRedactPasses = 8
 
-// redactMatches replaces the matches of ms whose category is in mask.
-func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category) string {
+// A replacement is a span of the text redactMatches was given and where its tag went.
+type replacement struct {
+	start, end       int // in the text given
+	outStart, outEnd int // in the text returned
+}
+
+// redact replaces the matches of ms in mask (ms being every match of a scan of all of text)
+// and goes on until nothing more matches, so that redacting the result again changes
+// nothing: a tag changes what surrounds its neighbours (a key-like run that the digits of an
+// IP address after it made too long to be a key is a key once the address is a tag).
+//
+// After a pass only the lines that got a tag are scanned again. A redactable match lies
+// within one line and is decided by that line alone (detect.Reach), so a line without a tag,
+// which had no match left, still has none: redacting costs one scan and the tags' lines, not
+// a second scan of everything. FuzzRedactLines checks this against scanning all again.
+//
+// It returns the redacted text, the first pass's replacements, and whether that first pass
+// was all (no tag made a new match).
+func (s Set) redact(text string, ms []detect.Match, mask detect.Category) (string, []replacement, bool) {
+	out, first := s.redactMatches(text, ms, mask)
+	if len(first) == 0 {
+		return text, nil, true
+	}
+	repl := first
+	for pass := 1; pass < maxRedactPasses; pass++ {
+		var again []detect.Match
+		lineEnd := -1
+		for _, r := range repl {
+			if r.outStart < lineEnd {
+				continue // on a line already scanned again
+			}
+			ls := strings.LastIndexByte(out[:r.outStart], '\n') + 1
+			lineEnd = len(out)
+			if k := strings.IndexByte(out[r.outEnd:], '\n'); k >= 0 {
+				lineEnd = r.outEnd + k
+			}
+			for _, m := range detect.Scan(out[ls:lineEnd], mask) {
+				m.Start, m.End = m.Start+ls, m.End+ls
+				again = append(again, m)
+			}
+		}
+		var next string
+		next, repl = s.redactMatches(out, again, mask)
+		if len(repl) == 0 {
+			return out, first, pass == 1
+		}
+		out = next
+	}
+	return out, first, false
+}
+
+// redactMatches replaces the matches of ms whose category is in mask, and lists what it
+// replaced.
+func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category) (string, []replacement) {
 	var tags [16]string // by bit index of the base category
 	tagOf := func(c detect.Category) string {
 		k := bitIndex(c)
@@ -99,13 +141,15 @@ func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category)
 		return tags[k]
 	}
 	var b strings.Builder
+	var repl []replacement
 	last := 0
+	jsonStart, jsonEnd := -1, -1 // the JSON in text, found when first needed
 	for i := 0; i < len(ms); {
 		if ms[i].Cat&mask == 0 {
 			i++
 			continue
 		}
-		start, end, cat := ms[i].Start, ms[i].End, ms[i].Cat
+		start, end, cat, bare := ms[i].Start, ms[i].End, ms[i].Cat, ms[i].Bare
 		// Merge every match that overlaps this one; the first one's category names it.
 		j := i + 1
 		for j < len(ms) && ms[j].Start < end {
@@ -114,51 +158,174 @@ func (s Set) redactMatches(text string, ms []detect.Match, mask detect.Category)
 			}
 			j++
 		}
+		i = j
 		if start < last {
 			start = last
+		}
+		if start >= end {
+			continue
 		}
 		if b.Len() == 0 {
 			b.Grow(len(text))
 		}
 		b.WriteString(text[last:start])
-		b.WriteString(tagOf(cat))
+		tag := tagOf(cat)
+		if bare && jsonNumber(text, start, end) {
+			if jsonStart < 0 {
+				jsonStart, jsonEnd = 0, 0
+				if js, _, ok := ExtractJSON(text); ok {
+					jsonStart = strings.Index(text, js)
+					jsonEnd = jsonStart + len(js)
+				}
+			}
+			if start >= jsonStart && end <= jsonEnd {
+				// A number of JSON becomes a string, so the JSON stays valid.
+				tag = `"` + tag + `"`
+			}
+		}
+		repl = append(repl, replacement{start, end, b.Len(), b.Len() + len(tag)})
+		b.WriteString(tag)
 		last = end
-		i = j
 	}
-	if last == 0 && b.Len() == 0 {
-		return text
+	if len(repl) == 0 {
+		return text, nil
 	}
 	b.WriteString(text[last:])
-	return b.String()
+	return b.String(), repl
 }
 
 // apply redacts text and then checks it against the Block rules. Both kinds of rule are
-// detected in one pass; only when something was redacted is the (changed) text scanned
-// again for blocking.
+// detected in one scan. When something was redacted, the redacted text is checked for Block
+// rules only where the tags can have changed anything (detect.Reach): the lines around each
+// tag are scanned again, and a match found before elsewhere stands.
 func (s Set) apply(text string, phase Phase) (string, *Violation) {
 	rmask, bmask := s.mask(kRedact), s.mask(kBlock)
 	if rmask|bmask == 0 || text == "" {
 		return text, nil
 	}
+	if rmask != 0 && bmask&detect.Hides&^rmask != 0 {
+		// A Block category that is not redacted (Block(Email) with Redact(Phone)) could hide a
+		// redactable match from a shared scan ("a@415-555-2671.com"): scan for each alone.
+		out := s.Redact(text)
+		return out, s.block(out, phase)
+	}
 	ms := detect.Scan(text, rmask|bmask)
-	redacted := s.redactMatches(text, ms, rmask)
-	if redacted != text {
-		// The tags can make new matches beside them; Redact goes on until none is left.
-		redacted = s.Redact(redacted)
-	}
+	out, repl, settled := s.redact(text, ms, rmask)
 	if bmask == 0 {
-		return redacted, nil
+		return out, nil
 	}
-	if redacted != text {
-		return redacted, s.block(redacted, phase)
+	if len(repl) == 0 {
+		for _, m := range ms {
+			if m.Cat&bmask != 0 {
+				return text, s.blockViolation(text, m, phase)
+			}
+		}
+		return text, nil
 	}
+	if !settled || slices.ContainsFunc(repl, func(r replacement) bool { return strings.IndexByte(text[r.start:r.end], '\n') >= 0 }) {
+		return out, s.block(out, phase) // rare: check all of it again
+	}
+	return out, s.blockAround(text, out, ms, repl, bmask, phase)
+}
+
+// blockAround finds a Block match in out, the redaction of text by repl (one pass, no
+// replaced span holding a line break), given ms, the matches of text. Around each replacement
+// a region of whole lines, from Reach bytes before it to the end of its line, may have
+// changed; out is scanned again there (reading Reach bytes on, so a phrase that runs into the
+// next lines is seen whole). Outside them nothing changed that any detector reads, so a match
+// of ms that starts outside every region is still a match.
+func (s Set) blockAround(text, out string, ms []detect.Match, repl []replacement, bmask detect.Category, phase Phase) *Violation {
+	type region struct{ start, end, outStart, outEnd int }
+	var regions []region
+	starts, ends := shifter{repl: repl}, shifter{repl: repl}
+	for _, r := range repl {
+		if n := len(regions); n > 0 && r.start-detect.Reach <= regions[n-1].end {
+			if g := &regions[n-1]; r.end > g.end {
+				g.end = lineEnd(text, r.end)
+				g.outEnd = g.end + ends.at(g.end)
+			}
+			continue
+		}
+		start := strings.LastIndexByte(text[:max(r.start-detect.Reach, 0)], '\n') + 1
+		end := lineEnd(text, r.end)
+		// Line boundaries keep their place among the tags: no replacement crosses one.
+		regions = append(regions, region{start, end, start + starts.at(start), end + ends.at(end)})
+	}
+	k := 0
+	at := shifter{repl: repl}
 	for _, m := range ms {
-		if m.Cat&bmask != 0 {
-			return text, s.blockViolation(text, m, phase)
+		if m.Cat&bmask == 0 {
+			continue
+		}
+		for k < len(regions) && regions[k].end <= m.Start {
+			k++
+		}
+		if k == len(regions) || m.Start < regions[k].start {
+			d := at.at(m.Start)
+			m.Start, m.End = m.Start+d, m.End+d
+			return s.blockViolation(out, m, phase)
 		}
 	}
-	return text, nil
+	for _, g := range regions {
+		readTo := len(out)
+		if g.outEnd+detect.Reach < len(out) {
+			readTo = lineEnd(out, g.outEnd+detect.Reach)
+		}
+		for _, m := range detect.Scan(out[g.outStart:readTo], bmask) {
+			if m.Cat&bmask != 0 && m.Start < g.outEnd-g.outStart {
+				m.Start, m.End = m.Start+g.outStart, m.End+g.outStart
+				return s.blockViolation(out, m, phase)
+			}
+		}
+	}
+	return nil
 }
+
+// lineEnd is the offset of the line break that ends the line holding s[i], or len(s).
+func lineEnd(s string, i int) int {
+	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// A shifter tells how far positions of the text redactMatches was given, asked in order and
+// outside every replaced span, moved in its output.
+type shifter struct {
+	repl []replacement
+	next int // repl[:next] lie before the last position asked
+	d    int
+}
+
+func (sh *shifter) at(pos int) int {
+	for sh.next < len(sh.repl) && sh.repl[sh.next].end <= pos {
+		r := sh.repl[sh.next]
+		sh.d += (r.outEnd - r.outStart) - (r.end - r.start)
+		sh.next++
+	}
+	return sh.d
+}
+
+// jsonNumber reports whether text[start:end] is written as a whole JSON number standing as
+// a value: a '[', ',' or ':' before it and a ',', ']' or '}' after it (blanks skipped).
+func jsonNumber(text string, start, end int) bool {
+	for k := start; k < end; k++ {
+		if c := text[k]; !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	p := start - 1
+	for p >= 0 && isSpace(text[p]) {
+		p--
+	}
+	n := end
+	for n < len(text) && isSpace(text[n]) {
+		n++
+	}
+	return p >= 0 && strings.IndexByte("[,:", text[p]) >= 0 && n < len(text) && strings.IndexByte(",]}", text[n]) >= 0
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func bitIndex(c detect.Category) int {
 	k := 0

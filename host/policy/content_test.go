@@ -162,7 +162,7 @@ func TestRedactionIsAFixedPoint(t *testing.T) {
 	s := Set{MustCompile("Safe", []RuleSpec{
 		{Name: "Redact", Args: []any{Ident("PII"), Ident("APIKey"), Ident("IPAddress")}},
 	})}
-	in := "0000000000000000 ABIA000000000000000Ȋ0.0.0.0"
+	in := "0000000000000000 ABIA222222222222222Ȋ0.0.0.0"
 	want := "0000000000000000 [REDACTED:APIKey][REDACTED:IPAddress]"
 	if got := s.Redact(in); got != want {
 		t.Errorf("Redact: %q, want %q", got, want)
@@ -170,5 +170,65 @@ func TestRedactionIsAFixedPoint(t *testing.T) {
 	got, err := s.Input(in)
 	if err != nil || got != want {
 		t.Errorf("Input: %q, %v; want %q", got, err, want)
+	}
+}
+
+// Issue 12 item 1: a JSON escape must not hide a value, and redacting inside a JSON string
+// must leave valid JSON. Each value of JSON text is detected in decoded, on its own.
+func TestJSONEscapesHideNothing(t *testing.T) {
+	block := set(t, []RuleSpec{r("Block", Ident("SSN"))})
+	for _, in := range []string{
+		`{"ssn": "\n123-45-6789"}`,
+		`{"ssn": "\u0031\u0032\u0033\u002d45-6789"}`,
+		`{"ssn": "\t123-45-6789\r"}`,
+		`{"outer": "{\"ssn\": \"\\n123-45-6789\"}"}`, // JSON held in a JSON string
+		"Input: {\"user\": {\"ssn\": \"\\n123-45-6789\"}}",
+		"[\"ok\",\n  \"\\n123-45-6789\"]",
+	} {
+		if _, err := block.Input(in); err == nil {
+			t.Errorf("Input(%s) not blocked", in)
+		}
+		if _, err := block.Output(Answer{Text: in}, nil); err == nil {
+			t.Errorf("Output(%s) not blocked", in)
+		}
+	}
+	// Hard negatives: an escape does not make a number an SSN.
+	for _, in := range []string{`{"v": "\n123-45-67890"}`, `{"v": "x\u0031123-45-6789"}`, `{"path": "C:\\n123-45-6789x"}`} {
+		if _, err := block.Input(in); err != nil {
+			t.Errorf("Input(%s) blocked: %v", in, err)
+		}
+	}
+
+	redact := set(t, []RuleSpec{r("Redact", Ident("Email"), Ident("SSN"), Ident("CreditCard")), r("Require", Ident("JSON"))})
+	tests := []struct{ in, want string }{
+		{`{"e": "\nbob@example.com"}`, `{"e": "\n[REDACTED:Email]"}`},
+		{`{"e": "\"bob@example.com\""}`, `{"e": "\"[REDACTED:Email]\""}`},
+		{`{"e": "bob\u0040example.com"}`, `{"e": "[REDACTED:Email]"}`},
+		{`{"e": "\\bob@example.com"}`, `{"e": "\\[REDACTED:Email]"}`},
+		{`{"outer": "{\"e\": \"\\nbob@example.com\"}"}`, `{"outer": "{\"e\": \"\\n[REDACTED:Email]\"}"}`},
+		{`{"card": 4111111111111111, "n": 1}`, `{"card": "[REDACTED:CreditCard]", "n": 1}`},
+		{`[4111111111111111]`, `["[REDACTED:CreditCard]"]`},
+		{"Here it is:\n```json\n{\"card\": 4111111111111111}\n```", "Here it is:\n```json\n{\"card\": \"[REDACTED:CreditCard]\"}\n```"},
+		{`{"note": "card: 4111111111111111, ok"}`, `{"note": "card: [REDACTED:CreditCard], ok"}`},
+	}
+	for _, tt := range tests {
+		res, err := redact.Output(Answer{Text: tt.in}, nil)
+		if err != nil {
+			t.Errorf("Output(%s): %v", tt.in, err)
+			continue
+		}
+		if got := redact.Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+		if !json.Valid([]byte(res.Text)) {
+			t.Errorf("Output(%s) = %s: not JSON", tt.in, res.Text)
+		}
+		if again := redact.Redact(tt.want); again != tt.want {
+			t.Errorf("Redact not idempotent on %s: %s", tt.want, again)
+		}
+	}
+	// Prose keeps its numbers as they were written.
+	if got := redact.Redact("my card: 4111111111111111, thanks"); got != "my card: [REDACTED:CreditCard], thanks" {
+		t.Errorf("prose: %q", got)
 	}
 }

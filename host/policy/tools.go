@@ -247,22 +247,19 @@ func matchAny(patterns []string, target string) bool {
 	return false
 }
 
-// validPattern accepts Tool, Tool.method, Tool.*, *.method, * and globs within a part.
+// validPattern accepts Tool, Tool.method, Tool.*, *.method, * and globs within a part. The
+// method part may hold dots, as MCP tool names may ("Git.delete.repo").
 func validPattern(p string) bool {
-	if p == "" || strings.Count(p, ".") > 1 {
-		return false
-	}
-	for _, part := range strings.Split(p, ".") {
-		if part == "" {
-			return false
-		}
-	}
-	return true
+	toolPart, method, hasDot := strings.Cut(p, ".")
+	return toolPart != "" && (!hasDot || method != "")
 }
 
-// MatchPattern reports whether a tool pattern matches a "Tool.method" target. A pattern
-// without a dot names a tool (any of its methods); `*` matches within one part and never
-// crosses the dot, so *.delete matches Files.delete but not Files.
+// MatchPattern reports whether a tool pattern matches a "Tool.method" target. Tool names
+// never hold a dot, so the first dot of each separates tool from method; a method name may
+// hold more (MCP allows letters, digits, '_', '-' and '.'). A pattern without a dot names a
+// tool (any of its methods). A `*` matches any run of characters within its part: in the
+// tool part it never reaches the method, so *.delete matches Files.delete but not Files,
+// and in the method part it matches any method name, so Git.* matches Git.delete.repo.
 func MatchPattern(pattern, target string) bool {
 	tool, method, hasMethod := strings.Cut(target, ".")
 	pt, pm, hasDot := strings.Cut(pattern, ".")
@@ -272,10 +269,11 @@ func MatchPattern(pattern, target string) bool {
 	return hasMethod && glob(pt, tool) && glob(pm, method)
 }
 
-// glob matches s against a pattern whose only metacharacter is `*`, which matches any
-// run of characters other than '.'.
+// glob matches s against a pattern whose only metacharacter is `*`, which matches any run
+// of characters.
 func glob(p, s string) bool {
-	// Iterative matching with one backtrack point, as for path.Match's star.
+	// Iterative matching with one backtrack point, as for path.Match's star: the last star
+	// seen absorbs one more character each time the rest fails.
 	px, sx := 0, 0
 	starP, starS := -1, 0
 	for sx < len(s) {
@@ -286,7 +284,7 @@ func glob(p, s string) bool {
 		case px < len(p) && p[px] == s[sx]:
 			px++
 			sx++
-		case starP >= 0 && s[starS] != '.':
+		case starP >= 0:
 			starS++
 			px, sx = starP+1, starS
 		default:

@@ -24,9 +24,22 @@ func TestMatchPattern(t *testing.T) {
 		{"*", "Anything.at_all", true},
 		{"Re*", "Repo.x", true},
 		{"*.del*", "Files.delete_all", true},
-		{"Repo.*", "Repo.a.b", false}, // * does not cross the dot
 		{"*", "Repo", true},
 		{"*.x", "Repo", false},
+		// Issue 11 item 16: MCP method names may hold dots; * after the tool name matches
+		// any method name.
+		{"Git.*", "Git.delete.repo", true},
+		{"Git", "Git.delete.repo", true},
+		{"Git.delete.repo", "Git.delete.repo", true},
+		{"Git.delete", "Git.delete.repo", false},
+		{"Git.delete.*", "Git.delete.repo", true},
+		{"Git.del*", "Git.delete.repo", true},
+		{"*.repo", "Git.delete.repo", false}, // the method is "delete.repo"
+		{"*.delete.repo", "Git.delete.repo", true},
+		{"Gi*", "Git.delete.repo", true},
+		{"G*.x", "Git.a.x", false},
+		{"Git.*", "Gitx.delete", false},
+		{"Git.*", "Git", false},
 	}
 	for _, tt := range tests {
 		if got := MatchPattern(tt.pattern, tt.target); got != tt.want {
@@ -150,5 +163,29 @@ func TestDenyArgsTimeout(t *testing.T) {
 	d := s.Decide("X.y", tool.Read, json.RawMessage(`{"v":"`+strings.Repeat("a", 40)+`!"}`))
 	if d.Verdict != Refused || !strings.Contains(d.Reason, "too long") {
 		t.Fatalf("Decide = %v %q", d.Verdict, d.Reason)
+	}
+}
+
+// Issue 11 item 16: an MCP server's dotted method names fall under Tool.* in every tool rule.
+func TestDottedMethodNames(t *testing.T) {
+	ms := []ToolMethod{{"Git.delete.repo", tool.External}, {"Git.status", tool.Read}, {"Files.read", tool.Read}}
+	s := set(t, []RuleSpec{r("AllowTools", "Git.*")})
+	got, err := s.Offered(ms)
+	if err != nil || targets(got) != "Git.delete.repo Git.status" {
+		t.Fatalf("Offered = %q, %v", targets(got), err)
+	}
+	s = set(t, []RuleSpec{r("DenyTools", "Git.*")})
+	if got, _ := s.Offered(ms); targets(got) != "Files.read" {
+		t.Fatalf("DenyTools(Git.*) left %q", targets(got))
+	}
+	if d := s.Decide("Git.delete.repo", tool.External, nil); d.Verdict != Refused {
+		t.Fatalf("a denied dotted method was %v", d.Verdict)
+	}
+	s = set(t, []RuleSpec{r("DenyArgs", "Git.*", "name", "^prod"), r("ApproveTools", "Git.delete.*")})
+	if d := s.Decide("Git.delete.repo", tool.External, json.RawMessage(`{"name": "prod-db"}`)); d.Verdict != Refused {
+		t.Fatalf("DenyArgs(Git.*) on a dotted method: %v", d.Verdict)
+	}
+	if d := s.Decide("Git.delete.repo", tool.External, json.RawMessage(`{"name": "scratch"}`)); d.Verdict != NeedsApproval {
+		t.Fatalf("ApproveTools(Git.delete.*): %v", d.Verdict)
 	}
 }

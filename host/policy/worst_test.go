@@ -29,7 +29,8 @@ func TestWorstCaseTiming(t *testing.T) {
 	units := []string{"a", "a@", "1 ", "1-", "1.", "+1 ", "%", "%25", "&amp;", "é", "\u200b", "**a",
 		"ignore ", "rm -", "sk-", "@a.", "a.", "#", "1", "(1", "&#", "٣", "aé\n", "-1", "1 1 ", "+1 1 ",
 		"a.b@c.", "a@b.c.", "x**", "__a", "```", "ignore all the ", "you are now ", "git push ", "dd ",
-		"delete from ", "{", "sk-a", "ghp_a", "AIza", "&#x", "%e2%80%8b", "\\u00", "rm -r "}
+		"delete from ", "{", "sk-a", "ghp_a", "AIza", "&#x", "%e2%80%8b", "\\u00", "rm -r ",
+		`"a",`, `"\u0041",`, `"\"`, `{"k":"`, `"\\\"`, `"aws_secret_access_key":"`, "\U000E0041", "xoxb-1-", "sk-sk-"}
 	// Time each input at two sizes, 4x apart, in CPU time, best of two runs: linear work
 	// grows about 4x, quadratic work 16x.
 	best := func(in string) time.Duration {

@@ -5,38 +5,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
+	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
+	"github.com/halo-lang/halo/host/tool"
 )
 
-// agentCall runs Agent.task(prompt parts..., tool: T, tools: [...]): one model request built
-// from the agent's system prompt, the call's prompt parts and the flowing value, with the
-// agent's input policies on the prompt and output policies on the answer. @correct(n) sends
-// a rejected answer back with the reason, in the same conversation, up to n times.
+// agentCall runs Agent.task(prompt parts..., tool: T, tools: [...]) as one conversation of
+// host/agent's tool loop: the agent's system prompt, one user message built from the call's
+// prompt parts and the flowing value, and the offered tools (none without tools:, when the
+// conversation is one model request). The agent's input policies apply to the prompt and to
+// every tool result, its tool policies to every call its model asks for, its output policies
+// to the answer; @correct(n) sends a rejected answer back in the same conversation, and
+// @retry and @timeout apply to each model request.
 func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, value any, o callOpts) (any, error) {
-	agent, task := a.Name.Name, c.Method.Name
-	target := agent + "." + task
+	agentName, task := a.Name.Name, c.Method.Name
+	target := agentName + "." + task
 	sc := rn.scope()
 	set := rn.r.policySet(a)
+	st := agentSettings(a, c)
 
 	var parts []string
-	var temp *float64
-	maxTokens := 0
-	if s := a.Setting("temp"); s != nil {
-		temp = number(s.Value)
-	}
-	if s := a.Setting("temperature"); s != nil {
-		temp = number(s.Value)
-	}
-	if s := a.Setting("max_tokens"); s != nil {
-		if n := number(s.Value); n != nil {
-			maxTokens = int(*n)
-		}
-	}
-	useTools := wantsTools(a.Setting("tools"))
 	var toolFirst *lang.ToolDecl
 	for _, arg := range c.Args {
 		if arg.Name == nil {
@@ -48,20 +42,12 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 			continue
 		}
 		switch arg.Name.Name {
-		case "tools":
-			useTools = wantsTools(arg)
+		case "tools", "temp", "temperature", "max_tokens", "max_steps", "tool_result_chars":
+			// Settings, read by agentSettings.
 		case "tool":
 			if id, ok := arg.Value.(*lang.Ident); ok {
 				toolFirst = rn.r.prog.Tool(id.Name)
 			}
-		case "temp", "temperature":
-			temp = number(arg.Value)
-		case "max_tokens":
-			if n := number(arg.Value); n != nil {
-				maxTokens = int(*n)
-			}
-		case "max_steps", "tool_result_chars":
-			// Settings of the tool loop (host/agent).
 		default:
 			v, err := sc.eval(arg.Value)
 			if err != nil {
@@ -71,13 +57,16 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		}
 	}
 	if toolFirst != nil {
-		out, err := rn.toolCall(ctx, toolFirst, "", inputArgs(value), value != nil, nil, value, o.at, agent, set)
+		// tool: T is a call the pipeline makes for the agent: its policies apply to it as
+		// to any call the agent's model chooses.
+		out, err := rn.toolCall(ctx, toolReq{td: toolFirst, pos: inputArgs(value), implicit: value != nil, input: value,
+			at: o.at, agent: agentName, set: set, police: true})
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, "Result of "+toolFirst.Name.Name+":\n"+text(out))
 	}
-	prompt := buildPrompt(parts, value, o.feedback)
+	prompt := buildPrompt(parts, value, !usesValue(c, o.valueNames), o.feedback)
 	system, err := sc.fill(stringOf(a.System))
 	if err != nil {
 		return nil, err
@@ -86,141 +75,466 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	// Input policies see the prompt before anything leaves the host, mock or not.
 	prompt, err = set.Input(prompt)
 	if err != nil {
-		rn.violation(err, agent, target, o.at)
+		rn.violation(err, agentName, target, o.at)
 		return nil, err
 	}
 
-	ref := a.Model.String()
-	mreq := MockRequest{Target: target, Agent: agent, Task: task, System: system, Prompt: prompt, Input: value, Attempt: o.attempt}
 	mocked := rn.r.cfg.Mocks.Has(target) || rn.r.cfg.MockAgents
-	if useTools && !mocked {
-		return nil, errorf(CodeToolLoop, "%s names tools:, and agents choosing their own tool calls (the tool loop) is not built yet; mock %s or call the tools as pipeline stages", target, target)
+	ref := a.Model.String()
+	offered, lazy, err := rn.offer(ctx, a, st.tools, set, mocked)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, err)
 	}
-	var prov model.Provider
+
+	step := &modelStep{rn: rn, set: set, ref: ref, agent: agentName, target: target, at: o.at,
+		retries: o.retries, timeout: o.timeout, mocked: mocked}
 	var modelID string
-	if !mocked {
-		prov, modelID, err = rn.r.cfg.Models(ref)
+	if mocked {
+		step.mock = &mockModel{rn: rn, withTools: len(st.tools) > 0,
+			req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
+		step.inner = step.mock
+	} else {
+		step.inner, modelID, err = rn.r.cfg.Models(ref)
 		if err != nil {
 			return nil, err
 		}
 	}
 
-	req := model.Request{Model: modelID, System: system, Messages: []model.Message{{Role: model.User, Text: prompt}}, Temperature: temp}
-	for k := 0; ; k++ {
-		mreq.Attempt = o.attempt + k
-		if lim, ok := set.TokenLimit(); ok && (maxTokens == 0 || lim < maxTokens) {
-			maxTokens = lim
+	cfg := agent.Config{
+		Agent:       agentName,
+		Model:       step,
+		Request:     model.Request{Model: modelID, System: system, Temperature: st.temp, MaxTokens: st.maxTokens},
+		Prompt:      prompt,
+		Tools:       offered,
+		Policies:    set,
+		MaxSteps:    st.maxSteps,
+		ResultChars: st.resultChars,
+		Corrections: o.correct,
+		Now:         rn.r.cfg.Now,
+		Run: func(ctx context.Context, call agent.Call) (any, error) {
+			toolName, method, _ := strings.Cut(call.Target, ".")
+			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, at: o.at, agent: agentName, set: set})
+			if tool.Code(err) == CodeMock {
+				// A scripted mock that ran out is the test's mistake, not the model's.
+				return nil, &agent.Fatal{Err: err}
+			}
+			return out, err
+		},
+		Approve: rn.approve,
+		Accept: func(resp model.Response) (any, error) {
+			res, verr := set.Output(policy.Answer{Text: resp.Text, CompletionTokens: resp.Usage.OutputTokens}, lookup{sc: rn.scope()})
+			if verr == nil {
+				var mockValue any
+				if step.mock != nil {
+					mockValue = step.mock.last
+				}
+				return answerValue(res, mockValue), nil
+			}
+			rn.violation(verr, agentName, target, o.at)
+			var bv *policy.Violation
+			if errors.As(verr, &bv) && bv.Rule != "MaxSpend" && bv.Phase == policy.Output {
+				return nil, &agent.Correction{Err: verr,
+					Note: fmt.Sprintf("Your answer was rejected by policy %s (%s): %s. Answer again, fixing that.", bv.Policy, bv.Rule, bv.Message)}
+			}
+			return nil, verr
+		},
+		OnTool: func(e agent.ToolEvent) {
+			rn.st.emit(Event{Type: "agent_tool", At: o.at, Agent: agentName, Target: e.Target, Args: e.Args,
+				Decision: e.Decision, Detail: e.Detail, DurationMs: e.Duration.Milliseconds()})
+		},
+		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(v, agentName, tgt, o.at) },
+	}
+	cfg.Resolve = lazy
+	conv, err := agent.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, err)
+	}
+	step.conv = conv
+	if step.mock != nil {
+		step.mock.tools = conv.Tools
+	}
+	return conv.Run(ctx)
+}
+
+// settings are an agent call's model and loop settings: the agent's brackets, overridden by
+// the call's named options.
+type settings struct {
+	temp        *float64
+	maxTokens   int
+	maxSteps    int
+	resultChars int
+	// tools are the tool names offered: nil for none.
+	tools []string
+}
+
+func agentSettings(a *lang.AgentDecl, c *lang.Call) settings {
+	var s settings
+	apply := func(arg *lang.Arg) {
+		switch arg.Name.Name {
+		case "temp", "temperature":
+			s.temp = number(arg.Value)
+		case "max_tokens":
+			if n := number(arg.Value); n != nil {
+				s.maxTokens = int(*n)
+			}
+		case "max_steps":
+			if n := number(arg.Value); n != nil {
+				s.maxSteps = int(*n)
+			}
+		case "tool_result_chars":
+			if n := number(arg.Value); n != nil {
+				s.resultChars = int(*n)
+			}
+		case "tools":
+			s.tools = toolNames(a, arg)
 		}
-		resv, err := set.Reserve(rn.budget, rn.estimate(ref, req, maxTokens))
-		if err != nil {
-			rn.violation(err, agent, target, o.at)
-			return nil, err
+	}
+	for _, arg := range a.Settings {
+		apply(arg)
+	}
+	for _, arg := range c.Args {
+		if arg.Name != nil {
+			apply(arg)
 		}
-		req.MaxTokens = resv.MaxTokens
-		start := rn.r.cfg.Now()
-		resp, mockValue, err := rn.complete(ctx, prov, req, mreq, mocked)
-		dur := rn.r.cfg.Now().Sub(start).Milliseconds()
-		settleErr := resv.Settle(resp.Cost)
-		ci := CallInfo{Kind: "llm", Target: target, Agent: agent, Model: ref, Cost: resp.Cost, DurationMs: dur, Mocked: mocked}
-		ev := Event{Type: "llm", At: o.at, Agent: agent, Target: target, Model: ref, Prompt: lastUser(req.Messages), Cost: resp.Cost, DurationMs: dur, Mocked: mocked, Attempt: mreq.Attempt}
-		if err == nil {
-			u := resp.Usage
-			ci.Usage, ev.Usage = &u, &u
+	}
+	return s
+}
+
+// toolNames reads tools: auto (every equipped tool), none, or [A, B].
+func toolNames(a *lang.AgentDecl, arg *lang.Arg) []string {
+	switch x := arg.Value.(type) {
+	case *lang.Ident:
+		if x.Name == "auto" {
+			var out []string
+			for _, id := range a.Equips {
+				out = append(out, id.Name)
+			}
+			return out
 		}
-		if err != nil {
-			ci.Error = codeOf(err)
-			ev.Error = infoOf(err, "")
-			rn.st.addCall(ci)
-			rn.st.emit(ev)
-			return nil, err
+	case *lang.ListLit:
+		var out []string
+		for _, e := range x.Elems {
+			if id, ok := e.(*lang.Ident); ok {
+				out = append(out, id.Name)
+			}
 		}
-		res, verr := set.Output(policy.Answer{Text: resp.Text, CompletionTokens: resp.Usage.OutputTokens}, lookup{sc: rn.scope()})
-		ev.Answer = res.Text
-		var bv *policy.Violation
-		if errors.As(verr, &bv) && bv.Rule == "Block" {
-			ev.Answer = "[withheld: " + bv.Message + "]"
+		return out
+	}
+	return nil
+}
+
+// offer describes the methods of the named tools and keeps those the agent's policies let
+// the model see. A tool's methods come from its provider, opened when the call starts. When
+// the agent or the tool is mocked they come, without starting anything, from the provider
+// type when it declares them (built-ins, http packages), else from the mocks of its methods
+// ("Git.list_prs"); a mocked agent's tool described by neither is opened only if the mock
+// calls one of its methods: lazy resolves those calls.
+func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set policy.Set, mocked bool) ([]agent.Tool, func(context.Context, string) (agent.Tool, bool, error), error) {
+	if len(names) == 0 {
+		return nil, nil, nil
+	}
+	var methods []agent.Method
+	var later []*lang.ToolDecl
+	for _, name := range names {
+		td := rn.r.prog.Tool(name)
+		if td == nil || !equips(a, name) {
+			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tools: names %s, which agent %s does not equip (it equips %s)", name, a.Name.Name, equipList(a))
 		}
+		var ms []tool.Method
+		ok := false
+		if mocked || rn.r.cfg.Mocks.hasTool(name) {
+			// Described without starting anything: a mocked model or tool may never need
+			// the provider.
+			if ms, ok = rn.tools.staticMethods(td); !ok {
+				ms, ok = rn.mockedMethods(td)
+			}
+			if !ok && mocked {
+				later = append(later, td)
+				continue
+			}
+		}
+		if !ok {
+			// An opened provider says exactly what this declaration offers (a read-only
+			// Workspace has no write).
+			var err error
+			if ms, err = rn.tools.describe(ctx, td); err != nil {
+				return nil, nil, err
+			}
+		}
+		n := 0
+		for _, m := range ms {
+			if !m.PipelineOnly {
+				methods = append(methods, agent.Method{Tool: name, Method: m})
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tool %s describes no methods an agent can call", name)
+		}
+	}
+	kept, err := visible(set, methods)
+	if err != nil && len(later) == 0 {
+		return nil, nil, err
+	}
+	var lazy func(context.Context, string) (agent.Tool, bool, error)
+	if len(later) > 0 {
+		lazy = func(ctx context.Context, fn string) (agent.Tool, bool, error) {
+			for _, td := range later {
+				ms, err := rn.tools.describe(ctx, td)
+				if err != nil {
+					return agent.Tool{}, false, err
+				}
+				for _, m := range ms {
+					if m.PipelineOnly || agent.FunctionName(td.Name.Name, m.Name) != fn {
+						continue
+					}
+					if vis, _ := visible(set, []agent.Method{{Tool: td.Name.Name, Method: m}}); len(vis) == 1 {
+						return agent.Offer(vis)[0], true, nil
+					}
+				}
+			}
+			return agent.Tool{}, false, nil
+		}
+	}
+	return agent.Offer(kept), lazy, nil
+}
+
+// visible keeps the methods no policy hides (AllowTools, DenyTools, AllowEffects).
+func visible(set policy.Set, methods []agent.Method) ([]agent.Method, error) {
+	tms := make([]policy.ToolMethod, len(methods))
+	for i, m := range methods {
+		tms[i] = policy.ToolMethod{Target: m.Tool + "." + m.Method.Name, Effect: m.Method.EffectOrDefault()}
+	}
+	kept, err := set.Offered(tms)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.Method, 0, len(kept))
+	k := 0
+	for _, m := range methods {
+		if k < len(kept) && kept[k].Target == m.Tool+"."+m.Method.Name {
+			out = append(out, m)
+			k++
+		}
+	}
+	return out, nil
+}
+
+// mockedMethods describes a tool by the mocks of its methods ("Tool.method" keys), for tools
+// whose provider alone knows its methods: a test that mocks them needs no server.
+func (rn *run) mockedMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
+	if rn.r.cfg.Mocks == nil {
+		return nil, false
+	}
+	var ms []tool.Method
+	prefix := td.Name.Name + "."
+	for _, k := range rn.r.cfg.Mocks.Targets() {
+		if m, ok := strings.CutPrefix(k, prefix); ok && m != "" && !strings.HasSuffix(k, "?") {
+			ms = append(ms, tool.Method{Name: m, Description: "(mocked) " + k})
+		}
+	}
+	return ms, len(ms) > 0
+}
+
+func equips(a *lang.AgentDecl, name string) bool {
+	for _, id := range a.Equips {
+		if id.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func equipList(a *lang.AgentDecl) string {
+	if len(a.Equips) == 0 {
+		return "no tools"
+	}
+	names := make([]string, len(a.Equips))
+	for i, id := range a.Equips {
+		names[i] = id.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// approve asks about a call that needs approval. Until approvals can reach a person, only
+// mocks answer: "Tool.method?" for that target, else "approval"; without one no one can be
+// asked.
+func (rn *run) approve(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+	key := req.Call.Target + "?"
+	if !rn.r.cfg.Mocks.Has(key, "approval") {
+		return agent.Approval{}, agent.ErrNoOneToAsk
+	}
+	mreq := MockRequest{Target: key, Agent: req.Agent}
+	json.Unmarshal(req.Call.Args, &mreq.Args)
+	v, _, err := rn.r.cfg.Mocks.answer(mreq, key, "approval")
+	if err != nil {
+		return agent.Approval{}, &agent.Fatal{Err: err}
+	}
+	return agent.ParseApproval(v), nil
+}
+
+// A modelStep makes one model request of a conversation: MaxSpend's check and reservation
+// with the conversation's real size, @timeout on each attempt and @retry of failures marked
+// retryable, then the llm event and context.meta.calls.
+type modelStep struct {
+	rn                 *run
+	inner              model.Provider
+	mock               *mockModel
+	conv               *agent.Conversation
+	set                policy.Set
+	ref, agent, target string
+	at                 string
+	retries            int
+	timeout            time.Duration
+	mocked             bool
+}
+
+// CanCallTools passes on what the real provider says.
+func (s *modelStep) CanCallTools() bool { return model.CanCallTools(s.inner) }
+
+func (s *modelStep) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	rn := s.rn
+	for retry := 0; ; retry++ {
+		resp, err := s.once(ctx, req, retry)
+		if err == nil || retry >= s.retries || !retryable(err) || ctx.Err() != nil {
+			return resp, err
+		}
+		wait := rn.r.cfg.RetryBackoff << retry
+		if ra := retryAfter(err); ra > wait {
+			wait = ra
+		}
+		wait = min(wait, 30*time.Second)
+		rn.r.cfg.Logger.Debug("retrying model request", "at", s.at, "target", s.target, "attempt", retry+2, "wait", wait, "error", err)
+		if err := rn.r.cfg.Sleep(ctx, wait); err != nil {
+			return model.Response{}, err
+		}
+	}
+}
+
+func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (model.Response, error) {
+	rn := s.rn
+	st := s.conv.State()
+	attempt := 1 + st.Corrections + retry
+	if lim, ok := s.set.TokenLimit(); ok && (req.MaxTokens == 0 || lim < req.MaxTokens) {
+		req.MaxTokens = lim
+	}
+	var resv *policy.Reservation
+	err := rn.shares.reserve(func(idle int) error {
+		var err error
+		resv, err = s.set.Reserve(rn.budget, rn.estimate(s.set, s.ref, req, req.MaxTokens, idle))
+		return err
+	})
+	if err != nil {
+		rn.violation(err, s.agent, s.target, s.at)
+		return model.Response{}, err
+	}
+	req.MaxTokens = resv.MaxTokens
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if s.timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, s.timeout)
+	}
+	if s.mock != nil {
+		s.mock.attempt, s.mock.step = attempt, st.Requests+1
+	}
+	start := rn.r.cfg.Now()
+	resp, err := s.inner.Complete(actx, req)
+	timedOut := s.timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
+	if err != nil {
+		resp = model.Response{}
+		if timedOut {
+			err = &Error{Code: CodeTimeout, Retryable: true, Err: err,
+				Message: fmt.Sprintf("the model request took longer than @timeout(%d)", s.timeout.Milliseconds())}
+		}
+	}
+	settleErr := resv.Settle(resp.Cost)
+	rn.shares.release()
+	ci := CallInfo{Kind: "llm", Target: s.target, Agent: s.agent, Model: s.ref, Cost: resp.Cost, DurationMs: dur, Mocked: s.mocked}
+	ev := Event{Type: "llm", At: s.at, Agent: s.agent, Target: s.target, Model: s.ref, Prompt: lastUser(req.Messages),
+		Cost: resp.Cost, DurationMs: dur, Mocked: s.mocked, Attempt: attempt, Step: st.Requests + 1}
+	if err != nil {
+		ci.Error = codeOf(err)
+		ev.Error = infoOf(err, "")
 		rn.st.addCall(ci)
 		rn.st.emit(ev)
-		if verr == nil && settleErr != nil {
-			// The call went over budget: its answer is not used.
-			verr = settleErr
-		}
-		if verr == nil {
-			return answerValue(res, mockValue), nil
-		}
-		rn.violation(verr, agent, target, o.at)
-		if k >= o.correct || !errors.As(verr, &bv) || bv.Rule == "MaxSpend" {
-			return nil, verr
-		}
-		req.Messages = append(req.Messages, resp.Message,
-			model.Message{Role: model.User, Text: fmt.Sprintf("Your answer was rejected by policy %s (%s): %s. Answer again, fixing that.", bv.Policy, bv.Rule, bv.Message)})
+		return model.Response{}, err
 	}
+	u := resp.Usage
+	ci.Usage, ev.Usage = &u, &u
+	ev.Answer = shownText(s.set, resp.Text)
+	for _, tc := range resp.ToolCalls {
+		ev.ToolCalls = append(ev.ToolCalls, tc.Name)
+	}
+	rn.st.addCall(ci)
+	rn.st.emit(ev)
+	if settleErr != nil {
+		// The request went over budget: its answer is not used.
+		rn.violation(settleErr, s.agent, s.target, s.at)
+		return model.Response{}, settleErr
+	}
+	return resp, nil
 }
 
-// complete asks the model, or the mock standing in for it.
-func (rn *run) complete(ctx context.Context, prov model.Provider, req model.Request, mreq MockRequest, mocked bool) (model.Response, any, error) {
-	if !mocked {
-		resp, err := prov.Complete(ctx, req)
-		return resp, nil, err
+// shownText is what events show of a model's text: Redact applied, withheld on a Block match.
+func shownText(set policy.Set, s string) string {
+	shown, err := set.Input(s)
+	var v *policy.Violation
+	if errors.As(err, &v) {
+		return "[withheld: " + v.Message + "]"
 	}
-	v, ok, err := rn.r.cfg.Mocks.answer(mreq, mreq.Target)
-	if err != nil {
-		return model.Response{}, nil, err
-	}
-	if !ok {
-		v = "mock answer of " + mreq.Target
-	}
-	lm, err := parseLLMMock(v)
-	if err != nil {
-		return model.Response{}, nil, err
-	}
-	t := text(lm.answer)
-	resp := model.Response{Text: t, Message: model.Message{Role: model.Assistant, Text: t}, Cost: lm.cost, StopReason: model.StopEnd, Attempts: 1}
-	if lm.usage != nil {
-		resp.Usage = model.Usage{InputTokens: lm.usage.InputTokens, OutputTokens: lm.usage.OutputTokens}
-	}
-	return resp, lm.answer, nil
+	return shown
 }
 
-// estimate prices a request for MaxSpend: the prompt at about four characters a token, and
-// each reply token at the model's output price.
-func (rn *run) estimate(ref string, req model.Request, maxTokens int) policy.Estimate {
+// estimate prices a request for MaxSpend: its input tokens at the model's input price (the
+// whole conversation, tool definitions and results included), and each reply token at its
+// output price. Under a spend limit the reply cap is the model's own output limit at most,
+// and, while idle other lines (branches of a fan-out) may still need the budget, this
+// request's share of what is left.
+func (rn *run) estimate(set policy.Set, ref string, req model.Request, maxTokens, idle int) policy.Estimate {
 	prov, id, _ := strings.Cut(ref, "/")
 	price, ok := rn.r.cfg.Prices.Lookup(prov, id)
 	if !ok {
 		return policy.Estimate{MaxTokens: maxTokens}
 	}
-	chars := len(req.System)
-	for _, m := range req.Messages {
-		chars += len(m.Text)
+	in := float64(model.EstimateInputTokens(req)) * price.Input / 1e6
+	out := price.Output / 1e6
+	if limit, limited := set.SpendLimit(); limited {
+		maxTokens = price.ClampOutput(maxTokens)
+		if maxTokens == 0 {
+			maxTokens = price.MaxOutput
+		}
+		if idle > 1 && out > 0 {
+			left := limit - rn.budget.Spent() - rn.budget.InFlight()
+			fit := math.Floor((left/float64(idle) - in) / out)
+			if fit >= 1 && (maxTokens == 0 || fit < float64(maxTokens)) {
+				maxTokens = int(fit)
+			}
+		}
 	}
-	in := float64(chars/4+1) * price.Input / 1e6
-	return policy.Estimate{InputUSD: in, OutputUSDPerToken: price.Output / 1e6, MaxTokens: maxTokens}
+	return policy.Estimate{InputUSD: in, OutputUSDPerToken: out, MaxTokens: maxTokens}
 }
 
-// lastUser is the conversation's last user text: what an llm event shows as the prompt. It
-// has been through the input policies already, so Redact rules are applied.
+// lastUser is what an llm event shows as the prompt: the last message when it is the user's
+// (the prompt, a @correct note), after the input policies.
 func lastUser(msgs []model.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.User {
-			return msgs[i].Text
-		}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.User {
+		return msgs[n-1].Text
 	}
 	return ""
 }
 
 // violation records a policy violation in context.meta.violations and emits its event.
-func (rn *run) violation(err error, agent, target, at string) {
+func (rn *run) violation(err error, agentName, target, at string) {
 	var v *policy.Violation
 	if !errors.As(err, &v) {
 		return
 	}
 	msg := v.Message
-	rn.st.addViolation(ViolationInfo{Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg, Agent: agent, Target: target})
-	rn.st.emit(Event{Type: "violation", At: at, Agent: agent, Target: target, Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg})
+	rn.st.addViolation(ViolationInfo{Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg, Agent: agentName, Target: target})
+	rn.st.emit(Event{Type: "violation", At: at, Agent: agentName, Target: target, Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg})
 	if v.Log {
-		rn.r.cfg.Logger.Warn("policy violation", "policy", v.Policy, "rule", v.Rule, "phase", v.Phase, "agent", agent, "message", v.Message)
+		rn.r.cfg.Logger.Warn("policy violation", "policy", v.Policy, "rule", v.Rule, "phase", v.Phase, "agent", agentName, "message", v.Message)
 	}
 }
 
@@ -239,15 +553,13 @@ func answerValue(res policy.Result, mockValue any) any {
 	return res.Text
 }
 
-// buildPrompt joins the call's prompt parts, then the flowing value, then a loop's feedback.
-func buildPrompt(parts []string, value any, feedback string) string {
+// buildPrompt joins the call's prompt parts, then the flowing value as "Input:" unless the
+// call already put it in the prompt (withValue false), then a loop's feedback.
+func buildPrompt(parts []string, value any, withValue bool, feedback string) string {
 	var b strings.Builder
-	joined := strings.Join(parts, "\n\n")
-	b.WriteString(joined)
-	if value != nil {
-		// The flowing value is left out when the prompt already holds it (an argument or a
-		// {{template}} put it there).
-		if v := text(value); v != "" && !strings.Contains(joined, v) {
+	b.WriteString(strings.Join(parts, "\n\n"))
+	if value != nil && withValue {
+		if v := text(value); v != "" {
 			if b.Len() > 0 {
 				b.WriteString("\n\nInput:\n")
 			}
@@ -261,25 +573,52 @@ func buildPrompt(parts []string, value any, feedback string) string {
 	return b.String()
 }
 
+// usesValue reports whether the call's prompt names the flowing value itself: an argument
+// that is one of its names (a parameter or an earlier stage's `as` name, or
+// context.data.<name>), or a {{name}} template in a string argument.
+func usesValue(c *lang.Call, names []string) bool {
+	if len(names) == 0 {
+		return false
+	}
+	is := func(n string) bool {
+		for _, x := range names {
+			if x == n {
+				return true
+			}
+		}
+		return false
+	}
+	for _, arg := range c.Args {
+		if arg.Name != nil && (arg.Name.Name == "tool" || arg.Name.Name == "tools") {
+			continue
+		}
+		switch x := arg.Value.(type) {
+		case *lang.Ident:
+			if is(x.Name) {
+				return true
+			}
+		case *lang.Path:
+			if p := x.Parts; len(p) == 3 && p[0].Name == "context" && (p[1].Name == "data" || p[1].Name == "inputs") && is(p[2].Name) {
+				return true
+			}
+		case *lang.StringLit:
+			for _, t := range x.Templates() {
+				t = strings.TrimSpace(t)
+				if is(t) || is(strings.TrimPrefix(strings.TrimPrefix(t, "context.data."), "context.inputs.")) && strings.Count(t, ".") == 2 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // inputArgs gives tool: T the flowing value as its input.
 func inputArgs(value any) []any {
 	if value == nil {
 		return nil
 	}
 	return []any{value}
-}
-
-func wantsTools(a *lang.Arg) bool {
-	if a == nil {
-		return false
-	}
-	switch x := a.Value.(type) {
-	case *lang.Ident:
-		return x.Name == "auto"
-	case *lang.ListLit:
-		return len(x.Elems) > 0
-	}
-	return false
 }
 
 func number(e lang.Expr) *float64 {

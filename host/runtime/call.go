@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
@@ -18,6 +20,84 @@ type callOpts struct {
 	feedback string // a loop's note for an agent stage it went back to
 	correct  int    // @correct(n)
 	attempt  int    // @retry attempt, from 1
+	// valueNames are the names the flowing value goes by (the start parameter, the `as`
+	// name of the stage before): an agent call whose prompt names one already has it.
+	valueNames []string
+	// retries and timeout are @retry and @timeout, for an agent call's model requests.
+	retries int
+	timeout time.Duration
+}
+
+// directedCall runs a stage's call with its directives: @retry and @timeout apply to the
+// whole call of a tool, System or pipeline, and to each model request of an agent call (so a
+// retry keeps the conversation, and @timeout does not bound its @correct turns together).
+func (rn *run) directedCall(ctx context.Context, st *lang.Stage, c *lang.Call, value any, opts callOpts) (any, error) {
+	if c.Recv != nil && rn.r.prog.Agent(c.Recv.Name) != nil {
+		opts.retries, opts.timeout = directives(st)
+		opts.attempt = 1
+		return rn.call(ctx, c, value, opts)
+	}
+	return rn.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
+		o := opts
+		o.attempt = attempt
+		return rn.call(ctx, c, value, o)
+	})
+}
+
+// atTop reports whether the run goes through its pipeline's own stages (not a branch arm's).
+func (rn *run) atTop() bool {
+	return len(rn.list) > 0 && len(rn.pd.Stages) > 0 && &rn.list[0] == &rn.pd.Stages[0]
+}
+
+// directives reads a stage's @retry(n) and @timeout(ms).
+func directives(st *lang.Stage) (retries int, timeout time.Duration) {
+	if d := st.Directive("retry"); d != nil {
+		retries = directiveInt(d)
+	}
+	if d := st.Directive("timeout"); d != nil && len(d.Args) == 1 {
+		if n, ok := d.Args[0].Value.(*lang.NumberLit); ok {
+			timeout = time.Duration(n.Value * float64(time.Millisecond))
+		}
+	}
+	return retries, timeout
+}
+
+// flowNames returns the names the value flowing into stage i goes by: the pipeline's start
+// when it is a parameter (or context.data/inputs.<name>), else the `as` names of the stages
+// whose value can arrive (the stage before, and the stage before a |? handler).
+func (rn *run) flowNames(i int) []string {
+	stages := rn.list
+	var names []string
+	for j := i - 1; j >= -1; j-- {
+		if j < 0 && !rn.atTop() {
+			// The first stage of a branch arm gets the branch's value, which goes by no
+			// name here.
+			return names
+		}
+		if j < 0 {
+			switch x := rn.pd.Start.(type) {
+			case *lang.Ident:
+				names = append(names, x.Name)
+			case *lang.Path:
+				if p := x.Parts; len(p) == 3 && p[0].Name == "context" && (p[1].Name == "data" || p[1].Name == "inputs") {
+					names = append(names, p[2].Name)
+				}
+			}
+			return names
+		}
+		st := stages[j]
+		if st.Op == lang.OpLoop {
+			continue // a loop passes its value through
+		}
+		if st.As != nil {
+			names = append(names, st.As.Name)
+		}
+		if st.Op != lang.OpFallback {
+			return names
+		}
+		// A |? handler's value or the value of the stage it handles flows on.
+	}
+	return names
 }
 
 func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (any, error) {
@@ -41,7 +121,7 @@ func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (a
 			// The flowing value is the input when no argument says otherwise.
 			pos = []any{value}
 		}
-		return rn.toolCall(ctx, td, c.Method.Name, pos, implicit, named, value, o.at, "", nil)
+		return rn.toolCall(ctx, toolReq{td: td, method: c.Method.Name, pos: pos, implicit: implicit, named: named, input: value, at: o.at})
 	}
 	return nil, errorf(CodeInternal, "%s: %s is not an agent, a tool or System", c.Pos, recv)
 }
@@ -130,12 +210,48 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 	return out, nil
 }
 
-// toolCall calls Tool.method (method "" for an agent's tool: T, which calls T's only
-// method). agent names the agent it runs for, if any; its policies, when given, apply to
-// what the tool event shows of the result (Redact replaces, a Block match withholds it).
-// implicit says pos holds only the flowing value, not arguments written in the call.
-func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, pos []any, implicit bool, named map[string]any, input any, at, agent string, set policy.Set) (any, error) {
-	name := td.Name.Name
+// A toolReq is one tool call: written as a stage, named by an agent call's tool: T, or
+// chosen by an agent's model in the tool loop.
+type toolReq struct {
+	td *lang.ToolDecl
+	// method is the method name; "" for tool: T, which calls the tool's only method.
+	method string
+	// raw is the arguments object an agent's model sent; nil for calls written in the
+	// pipeline, whose pos and named arguments are bound instead (implicit: pos holds only
+	// the flowing value).
+	raw      json.RawMessage
+	pos      []any
+	implicit bool
+	named    map[string]any
+	// input is the flowing value (mocks see it).
+	input any
+	at    string
+	// agent is the agent the call is made for, if any; set are its policies, which apply to
+	// what the tool event shows of the arguments and the result (Redact replaces, a Block
+	// match withholds).
+	agent string
+	set   policy.Set
+	// police checks the call against set before it runs (tool: T). Calls an agent's model
+	// chose were checked by the tool loop already.
+	police bool
+}
+
+// toolCall runs one tool call: a mock's answer when its target is mocked, else the
+// provider's, and records it (context.meta.calls, a tool event).
+func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
+	name := q.td.Name.Name
+	method := q.method
+	effect := tool.External
+	if ms, ok := rn.tools.staticMethods(q.td); ok {
+		if method == "" {
+			if m, ok := onlyMethod(ms); ok {
+				method = m.Name
+			}
+		}
+		if m, ok := tool.FindMethod(ms, method); ok {
+			effect = m.EffectOrDefault()
+		}
+	}
 	target := name
 	if method != "" {
 		target = name + "." + method
@@ -147,29 +263,56 @@ func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, p
 		mocked bool
 		err    error
 	)
-	mreq := MockRequest{Target: target, Input: input, Args: named}
 	targets := []string{name}
 	if method != "" {
 		targets = []string{target, name}
 	}
 	if rn.r.cfg.Mocks.Has(targets...) {
 		mocked = true
-		args = mockArgs(pos, named)
+		args = q.raw
+		if args == nil {
+			args = mockArgs(q.pos, q.named)
+		}
+		if q.police {
+			// Without the provider the method may be unknown: decide on every method of
+			// the tool.
+			decideOn := target
+			if method == "" {
+				decideOn = name + ".*"
+			}
+			if err := rn.police(ctx, q, decideOn, effect, args); err != nil {
+				return nil, err
+			}
+		}
+		mreq := MockRequest{Target: target, Agent: q.agent, Input: q.input}
 		json.Unmarshal(args, &mreq.Args)
 		out, _, err = rn.r.cfg.Mocks.answer(mreq, targets...)
 	} else {
-		out, args, err = rn.tools.call(ctx, td, method, pos, implicit, named)
+		var p prepared
+		p, err = rn.tools.prepare(ctx, q.td, q.method, q.raw, q.pos, q.implicit, q.named)
+		if err == nil {
+			target, args = name+"."+p.method.Name, p.args
+			if q.police {
+				if err := rn.police(ctx, q, target, p.method.EffectOrDefault(), args); err != nil {
+					return nil, err
+				}
+			}
+			progress := func(pr tool.Progress) {
+				rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
+			}
+			out, err = p.call(ctx, progress)
+		}
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
-	ci := CallInfo{Kind: "tool", Target: target, Agent: agent, DurationMs: dur, Mocked: mocked}
-	ev := Event{Type: "tool", At: at, Agent: agent, Target: target, Args: args, DurationMs: dur, Mocked: mocked}
+	ci := CallInfo{Kind: "tool", Target: target, Agent: q.agent, DurationMs: dur, Mocked: mocked}
+	ev := Event{Type: "tool", At: q.at, Agent: q.agent, Target: target, Args: agent.ShowArgs(q.set, args), DurationMs: dur, Mocked: mocked}
 	if err != nil {
 		ci.Error = codeOf(err)
 		ev.Error = infoOf(err, "")
 	} else {
 		ev.Output = out
-		if len(set) > 0 {
-			shown, verr := set.InputValue(out)
+		if len(q.set) > 0 {
+			shown, verr := q.set.InputValue(out)
 			ev.Output = shown
 			var v *policy.Violation
 			if errors.As(verr, &v) {
@@ -183,6 +326,48 @@ func (rn *run) toolCall(ctx context.Context, td *lang.ToolDecl, method string, p
 		return nil, fmt.Errorf("%s: %w", target, err)
 	}
 	return out, nil
+}
+
+// police checks a call the pipeline makes for an agent (tool: T) against the agent's tool
+// policies, as the tool loop checks the calls its model asks for: a refusal fails the call
+// and is a violation; a call that needs approval is put to the approval mocks.
+func (rn *run) police(ctx context.Context, q toolReq, target string, effect tool.Effect, args json.RawMessage) error {
+	d := q.set.Decide(target, effect, args)
+	switch d.Verdict {
+	case policy.Refused:
+		v := d.Violation()
+		rn.violation(v, q.agent, target, q.at)
+		return v
+	case policy.NeedsApproval:
+		a, err := rn.approve(ctx, agent.ApprovalRequest{Agent: q.agent, Call: agent.Call{Target: target, Effect: effect, Args: args},
+			Policy: d.Policy, Rule: d.Rule, Reason: d.Reason})
+		if errors.Is(err, agent.ErrNoOneToAsk) {
+			return &Error{Code: agent.CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("tool: %s calls %s, which policy %s sends to a person for approval (%s), and there is no way to ask one here", q.td.Name.Name, target, d.Policy, d.Reason)}
+		}
+		if err != nil {
+			return err
+		}
+		if !a.Approved {
+			msg := fmt.Sprintf("a person declined %s", target)
+			if a.Reason != "" {
+				msg += ": " + a.Reason
+			}
+			return &Error{Code: CodeDeclined, Message: msg}
+		}
+	}
+	return nil
+}
+
+// onlyMethod returns the one method an agent's tool: T can mean.
+func onlyMethod(ms []tool.Method) (tool.Method, bool) {
+	var found tool.Method
+	n := 0
+	for _, m := range ms {
+		if !m.PipelineOnly {
+			found, n = m, n+1
+		}
+	}
+	return found, n == 1
 }
 
 func mockArgs(pos []any, named map[string]any) json.RawMessage {

@@ -8,7 +8,7 @@
 // cmd/halo's run and resume commands use it, and so can users' own Go tests: Load a source,
 // Mock targets, Run a pipeline, and inspect the Result's output and meta.
 //
-// The agent tool loop (an agent choosing its own tool calls) belongs to host/agent; until it
-// exists, an agent call that names tools: fails with TOOL_LOOP_UNAVAILABLE unless a mock
-// answers it.
+// Every agent call is one conversation of host/agent's tool loop: the runtime hands it the
+// model provider (or a mock that answers as a model does), the offered tools, the agent's
+// policies and the function that runs a call, and turns what happens into events and meta.
 package runtime

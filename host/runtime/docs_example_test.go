@@ -48,3 +48,29 @@ func TestClerk(t *testing.T) {
 		t.Errorf("violations: %+v", res.Meta.Violations)
 	}
 }
+
+// TestClerkUsesTools is docs/agents.md's mock of an agent with tools (TestDocsGoSnippets
+// checks that the guide still shows this code): the first step reads a file, the second
+// answers.
+func TestClerkUsesTools(t *testing.T) {
+	rt, err := runtime.Load("tidy.halo", source, runtime.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Mock("Files.read", map[string]any{"text": "a\nb\n"})
+	var steps []int
+	rt.MockFunc("Clerk.work", func(r runtime.MockRequest) (any, error) {
+		steps = append(steps, r.Step)
+		if r.Step == 1 {
+			return runtime.UseTool("Files.read", map[string]any{"path": "notes.md"}), nil
+		}
+		return "Merged 2 notes.", nil
+	})
+	res, err := rt.Run(context.Background(), "Tidy", map[string]any{"task": "merge duplicates"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != runtime.Completed || res.Output != "Merged 2 notes." || len(steps) != 2 {
+		t.Fatalf("%s %v %+v, steps %v", res.Status, res.Output, res.Error, steps)
+	}
+}

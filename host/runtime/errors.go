@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
@@ -20,9 +22,11 @@ const (
 	CodeCondition = "BAD_CONDITION"
 	// CodeMock: a mocks file is malformed, or a scripted list of answers ran out.
 	CodeMock = "MOCK"
-	// CodeToolLoop: an agent call names tools:, and the tool loop that lets an agent choose
-	// its own calls is not built yet.
-	CodeToolLoop = "TOOL_LOOP_UNAVAILABLE"
+	// CodeApprovalNeeded: a call needs a person's approval and there is no way to ask one.
+	CodeApprovalNeeded = agent.CodeApprovalNeeded
+	// CodeDeclined: a person (or an approval mock) declined a call the pipeline makes for an
+	// agent (tool: T). A declined call the agent's model chose goes back to the model instead.
+	CodeDeclined = "APPROVAL_DECLINED"
 	// CodeRun: a run record cannot be found, read or resumed.
 	CodeRun = "RUN_RECORD"
 	// CodeNotPausable: a yield where a run cannot stop (inside a called pipeline, a |* each,
@@ -71,6 +75,9 @@ type ErrorInfo struct {
 	Message string `json:"message"`
 	// At is where the failing stage is written (file:line:col).
 	At string `json:"at,omitempty"`
+	// Detail is a tool's domain failure as the tool gave it (sdk.FailWith's object, an MCP
+	// error result's content): what a model would read.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 func infoOf(err error, at string) *ErrorInfo {
@@ -82,7 +89,12 @@ func infoOf(err error, at string) *ErrorInfo {
 		code = CodeInternal
 	}
 	msg := err.Error()
-	return &ErrorInfo{Code: code, Message: msg, At: at}
+	info := &ErrorInfo{Code: code, Message: msg, At: at}
+	var te *tool.Error
+	if errors.As(err, &te) && len(te.Detail) > 0 {
+		info.Detail = te.Detail
+	}
+	return info
 }
 
 // retryable reports whether @retry may run a stage again after err: tool and model failures

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/halo-lang/halo/host/lang"
@@ -21,6 +22,7 @@ type run struct {
 	st     *state
 	tools  *toolSet
 	budget *policy.Budget
+	shares *shares
 	rec    *Record
 	// where says why a stage of this run cannot pause ("in pipeline X, called from
 	// another pipeline"); empty at the top level of the pipeline the run started with.
@@ -52,8 +54,8 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  newToolSet(r, inputs),
-		budget: policy.NewBudget(),
-		loops:  map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
+		budget: policy.NewBudget(), shares: newShares(),
+		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
 }
 
@@ -65,7 +67,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	}
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, list: pd.Stages,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, list: pd.Stages,
 		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
@@ -77,7 +79,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 // its own. where says where it is, for a stage in it that would pause.
 func (rn *run) inner(where string, list []*lang.Stage) *run {
 	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm}
-	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, where: where, list: list}
+	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, where: where, list: list}
 	if list != nil {
 		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
 	}
@@ -160,6 +162,7 @@ func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) 
 			rn.st.set(st.As.Name, payload)
 		}
 		rn.stageOut[start] = payload
+		rn.stageDone(st)
 		return rn.stages(ctx, start+1, payload)
 	}
 	v, err := rn.startValue(ctx)
@@ -210,6 +213,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 				if fb.As != nil {
 					rn.st.set(fb.As.Name, out)
 				}
+				rn.stageDone(fb)
 				i += 2
 				continue
 			}
@@ -225,6 +229,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		if st.As != nil {
 			rn.st.set(st.As.Name, out)
 		}
+		rn.stageDone(st)
 		if st.Op == lang.OpEach && fb != nil {
 			// The |? after an each handled its failed items one by one; the list is the
 			// value of both.
@@ -236,6 +241,30 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		i++
 	}
 	return value, nil
+}
+
+// stageDone emits the "stage" event of a finished stage of the pipeline the run started
+// with (the stages of a called pipeline or a branch arm emit none).
+func (rn *run) stageDone(st *lang.Stage) {
+	if rn.where == "" {
+		rn.st.emit(Event{Type: "stage", At: st.Pos.String(), Target: stageTarget(st)})
+	}
+}
+
+// stageTarget names what a stage calls, for its stage event: "Agent.task", "Tool.method",
+// a pipeline's name, a fan-out's targets joined with ", ", or "branch".
+func stageTarget(st *lang.Stage) string {
+	switch {
+	case st.Call != nil:
+		return st.Call.Target()
+	case len(st.Calls) > 0:
+		names := make([]string, len(st.Calls))
+		for i, c := range st.Calls {
+			names[i] = c.Target()
+		}
+		return strings.Join(names, ", ")
+	}
+	return strings.TrimPrefix(string(st.Op), "|> ")
 }
 
 // wrapStage says which stage err comes from, unless it already does: a failure inside a
@@ -285,7 +314,7 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *
 		out, err := rn.wait(ctx, i, Interrupt{Channel: ch, Message: fmt.Sprintf("waiting for a signal on channel %q", ch), Named: map[string]any{"channel": ch}, At: st.Pos.String()}, "~> listen", nil)
 		return out, -1, err
 	case lang.OpFanOut:
-		out, err := rn.fanOut(ctx, st, value)
+		out, err := rn.fanOut(ctx, st, value, rn.flowNames(i))
 		return out, -1, err
 	case lang.OpEach:
 		out, err := rn.each(ctx, st, fb, value)
@@ -294,16 +323,12 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *
 		out, err := rn.branch(ctx, st, value)
 		return out, -1, err
 	default:
-		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String()}
+		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String(), valueNames: rn.flowNames(i)}
 		delete(rn.feedback, i)
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
 		}
-		out, err := rn.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-			o := opts
-			o.attempt = attempt
-			return rn.call(ctx, st.Call, value, o)
-		})
+		out, err := rn.directedCall(ctx, st, st.Call, value, opts)
 		return out, -1, err
 	}
 }

@@ -64,21 +64,19 @@ func stageLimit(st *lang.Stage, def int) int {
 // fanOut runs a |* { ... } stage's calls concurrently on value (at most @limit at once)
 // and gathers their outputs in order. The first failure cancels the others; fanOut returns
 // after every branch has.
-func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any) (any, error) {
+func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any, names []string) (any, error) {
 	outs := make([]any, len(st.Calls))
 	where := "inside the |* fan-out at " + st.Pos.String()
-	err := fan(ctx, len(st.Calls), stageLimit(st, len(st.Calls)), func(ctx context.Context, k int) error {
+	limit := stageLimit(st, len(st.Calls))
+	defer rn.shares.split(min(limit, len(st.Calls)))()
+	err := fan(ctx, len(st.Calls), limit, func(ctx context.Context, k int) error {
 		c := st.Calls[k]
 		in := rn.inner(where, nil)
-		opts := callOpts{at: c.Pos.String()}
+		opts := callOpts{at: c.Pos.String(), valueNames: names}
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
 		}
-		out, err := in.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-			o := opts
-			o.attempt = attempt
-			return in.call(ctx, c, value, o)
-		})
+		out, err := in.directedCall(ctx, st, c, value, opts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Target(), err)
 		}
@@ -119,21 +117,19 @@ func (rn *run) each(ctx context.Context, st *lang.Stage, fb *lang.Stage, value a
 	outs := make([]any, len(items))
 	name := st.ItemName()
 	where := "inside |* each at " + st.Pos.String()
-	opts := callOpts{at: st.Pos.String()}
+	opts := callOpts{at: st.Pos.String(), valueNames: []string{name}}
 	if d := st.Directive("correct"); d != nil {
 		opts.correct = directiveInt(d)
 	}
-	err := fan(ctx, len(items), stageLimit(st, defaultEachLimit), func(ctx context.Context, k int) error {
+	limit := stageLimit(st, defaultEachLimit)
+	defer rn.shares.split(min(limit, len(items)))()
+	err := fan(ctx, len(items), limit, func(ctx context.Context, k int) error {
 		item := items[k]
 		in := rn.inner(where, nil)
 		index := k
 		in.st.item = &index
 		in.st.data[name] = item
-		out, err := in.directed(ctx, st, func(ctx context.Context, attempt int) (any, error) {
-			o := opts
-			o.attempt = attempt
-			return in.call(ctx, st.Call, item, o)
-		})
+		out, err := in.directedCall(ctx, st, st.Call, item, opts)
 		if err != nil && fb != nil && ctx.Err() == nil {
 			in.st.set("error", map[string]any{"code": codeOf(err), "message": err.Error(), "at": st.Pos.String()})
 			out, err = in.directed(ctx, fb, func(ctx context.Context, attempt int) (any, error) {

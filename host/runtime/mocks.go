@@ -5,14 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
+
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 // A MockRequest is what a mock function is asked.
 type MockRequest struct {
-	// Target is "Agent.task", "Tool.method", or "Tool" for an agent call's tool: T.
+	// Target is "Agent.task", "Tool.method", "Tool" for an agent call's tool: T when its
+	// method is not known, or "Tool.method?" for an approval.
 	Target string
-	// Agent and Task are set for agent calls.
+	// Agent and Task are set for agent calls (Agent also for the tool calls an agent makes).
 	Agent, Task string
 	// System and Prompt are the request an agent call would send (after input policies).
 	System, Prompt string
@@ -20,9 +26,28 @@ type MockRequest struct {
 	Input any
 	// Args are a tool call's arguments.
 	Args map[string]any
-	// Attempt counts from 1 (a @correct retry or a loop pass asks again).
+	// Attempt counts from 1; a @correct or @retry asks again with the next number.
 	Attempt int
+	// Tools are the "Tool.method" targets offered to an agent with tools; Messages the
+	// conversation so far; Step the request's number in it, from 1. A mock calls tools by
+	// returning UseTool(...) or a list of them.
+	Tools    []string
+	Messages []model.Message
+	Step     int
 }
+
+// A ToolUse is a mocked model's request for one tool call (see UseTool).
+type ToolUse struct {
+	// Target is "Tool.method".
+	Target string
+	// Args are the call's arguments.
+	Args map[string]any
+}
+
+// UseTool is a mocked agent's answer that asks for a tool call instead of answering; a
+// []ToolUse asks for several in one reply. In a mocks file the same is written
+// {"$useTool": "Files.read", "args": {...}}, or a list of such objects as one scripted step.
+func UseTool(target string, args map[string]any) ToolUse { return ToolUse{Target: target, Args: args} }
 
 // A MockFunc answers a request; its result is the target's answer.
 type MockFunc func(MockRequest) (any, error)
@@ -114,6 +139,21 @@ func (m *Mocks) Has(targets ...string) bool {
 	defer m.mu.Unlock()
 	for _, t := range targets {
 		if _, ok := m.entries[t]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTool reports whether the tool or any of its methods is mocked.
+func (m *Mocks) hasTool(name string) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.entries {
+		if k == name || strings.HasPrefix(k, name+".") && !strings.HasSuffix(k, "?") {
 			return true
 		}
 	}
@@ -264,4 +304,104 @@ func text(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// CheckMocks reports the first mock key that names nothing in the program: not an agent
+// call written in a pipeline ("Agent.task"), a declared tool ("Tool"), a method of one
+// ("Tool.method", checked against the methods its provider type declares when it declares
+// them), an approval of such a method ("Tool.method?") or "approval". A typo would otherwise
+// fall through to the real model or tool. Run and Resume call it.
+func (r *Runtime) CheckMocks() error {
+	if r.cfg.Mocks == nil {
+		return nil
+	}
+	agentCalls := map[string]bool{}
+	for _, d := range r.prog.Decls() {
+		if pd, ok := d.(*lang.PipelineDecl); ok {
+			calls := lang.Calls(pd.Stages)
+			if c, ok := pd.Start.(*lang.Call); ok {
+				calls = append(calls, c)
+			}
+			for _, c := range calls {
+				if c.Recv != nil && r.prog.Agent(c.Recv.Name) != nil {
+					agentCalls[c.Target()] = true
+				}
+			}
+		}
+	}
+	var known []string
+	for k := range agentCalls {
+		known = append(known, k)
+	}
+	for _, d := range r.prog.Decls() {
+		if td, ok := d.(*lang.ToolDecl); ok {
+			known = append(known, td.Name.Name)
+		}
+	}
+	for _, key := range r.cfg.Mocks.Targets() {
+		if key == "approval" || agentCalls[key] {
+			continue
+		}
+		name, method, hasMethod := strings.Cut(strings.TrimSuffix(key, "?"), ".")
+		td := r.prog.Tool(name)
+		switch {
+		case td == nil && r.prog.Agent(name) != nil:
+			return errorf(CodeMock, "mocks: %s names no call of agent %s in this file%s", key, name, nearest(key, known))
+		case td == nil:
+			return errorf(CodeMock, "mocks: %s names no agent call, tool or method declared in this file%s", key, nearest(key, known))
+		case !hasMethod && strings.HasSuffix(key, "?"):
+			return errorf(CodeMock, "mocks: %s: an approval mock names a method, as in %s.write?", key, name)
+		case hasMethod:
+			if t, ok := r.cfg.Tools.Lookup(td.Provider.Name); ok && t.Methods != nil {
+				if _, found := tool.FindMethod(t.Methods, method); !found {
+					names := make([]string, len(t.Methods))
+					for i, m := range t.Methods {
+						names[i] = name + "." + m.Name
+					}
+					return errorf(CodeMock, "mocks: %s: tool %s (%s) has no method %s%s", key, name, td.Provider.Name, method, nearest(name+"."+method, names))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// nearest returns "; did you mean X?" for the candidate closest to key, or "".
+func nearest(key string, candidates []string) string {
+	best, bestD := "", len(key)/3+1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(c)); d < bestD || d == bestD && best != "" && c < best {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 100 || len(b) > 100 {
+		if a == b {
+			return 0
+		}
+		return 100
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

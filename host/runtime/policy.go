@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/policy"
 )
@@ -19,15 +20,7 @@ func compilePolicies(prog *lang.Program) (map[string]*compiledPolicy, error) {
 		if !ok {
 			continue
 		}
-		specs := make([]policy.RuleSpec, 0, len(pd.Rules))
-		for _, r := range pd.Rules {
-			spec := policy.RuleSpec{Name: r.Name.Name, Pos: r.Pos.String()}
-			for _, a := range r.Args {
-				spec.Args = append(spec.Args, ruleArg(a.Value))
-			}
-			specs = append(specs, spec)
-		}
-		p, err := policy.Compile(pd.Name.Name, specs)
+		p, err := policy.Compile(pd.Name.Name, check.RuleSpecs(pd))
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -38,22 +31,6 @@ func compilePolicies(prog *lang.Program) (map[string]*compiledPolicy, error) {
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return out, nil
-}
-
-func ruleArg(e lang.Expr) any {
-	switch x := e.(type) {
-	case *lang.StringLit:
-		return x.Value
-	case *lang.NumberLit:
-		return x.Value
-	case *lang.BoolLit:
-		return x.Value
-	case *lang.Ident:
-		return policy.Ident(x.Name)
-	case *lang.Path:
-		return policy.Ident(x.String())
-	}
-	return nil
 }
 
 // policySet returns the policies agent requires, in the order written.

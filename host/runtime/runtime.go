@@ -137,14 +137,7 @@ func Load(name, src string, cfg Config) (*Runtime, error) {
 // Validate runs host/check on prog with the providers of reg (nil: built-ins only) and the
 // extra System methods.
 func Validate(prog *lang.Program, reg *tool.Registry, system []string) lang.Diagnostics {
-	cfg := check.Config{}
-	if reg != nil {
-		cfg.CheckDeclaration = DeclarationChecker(reg)
-		cfg.IsProvider = reg.Has
-		for _, t := range reg.Types() {
-			cfg.Providers = append(cfg.Providers, t.Name)
-		}
-	}
+	cfg := CheckConfig(reg)
 	if len(system) > 0 {
 		cfg.IsSystemMethod = func(n string) bool {
 			for _, s := range system {
@@ -156,6 +149,29 @@ func Validate(prog *lang.Program, reg *tool.Registry, system []string) lang.Diag
 		}
 	}
 	return check.Check(prog, cfg)
+}
+
+// CheckConfig is what host/check is told about the world outside a program: the tool
+// provider types of reg (nil: built-ins only), what they declare of their methods and
+// options, and host/model's model providers.
+func CheckConfig(reg *tool.Registry) check.Config {
+	cfg := check.Config{
+		ModelProvider:  model.Canonical,
+		ModelProviders: model.Spellings(),
+		CanCallTools:   model.SupportsTools,
+	}
+	if reg != nil {
+		cfg.CheckDeclaration = DeclarationChecker(reg)
+		cfg.IsProvider = reg.Has
+		for _, t := range reg.Types() {
+			cfg.Providers = append(cfg.Providers, t.Name)
+		}
+		cfg.ToolMethods = func(provider string) ([]tool.Method, bool) {
+			t, ok := reg.Lookup(provider)
+			return t.Methods, ok && t.Methods != nil
+		}
+	}
+	return cfg
 }
 
 // DeclarationChecker adapts the registry's per-provider declaration checks (every option of
@@ -227,7 +243,11 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 	if err != nil {
 		return nil, err
 	}
+	if err := r.CheckMocks(); err != nil {
+		return nil, err
+	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = &Record{
 		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
 		Started: r.cfg.Now().UTC(),
@@ -261,6 +281,9 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	if r.cfg.Store == nil {
 		return nil, errorf(CodeRun, "resume needs a run store")
 	}
+	if err := r.CheckMocks(); err != nil {
+		return nil, err
+	}
 	if id == "last" {
 		latest, err := r.cfg.Store.Latest()
 		if err != nil {
@@ -281,6 +304,7 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		return nil, err
 	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = rec
 	rn.st.meta = rec.Meta
 	rn.st.meta.Paused = nil

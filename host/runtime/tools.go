@@ -92,17 +92,26 @@ func (ot *openTool) list(ctx context.Context) ([]tool.Method, error) {
 	return ms, nil
 }
 
-// call runs one method of td's provider. method "" (an agent's tool: T) means the
-// provider's only method. implicit says pos is only the flowing value, which a method that
-// cannot take it (no parameter for a value, no fields for an object) does not get.
-func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, pos []any, implicit bool, named map[string]any) (any, json.RawMessage, error) {
+// A prepared call is one method of an opened provider with its arguments bound.
+type prepared struct {
+	ot     *openTool
+	method tool.Method
+	args   json.RawMessage
+}
+
+// prepare opens td's provider, finds the method (method "" for an agent's tool: T means the
+// provider's only method) and binds the arguments: raw, when given, is the arguments object
+// as an agent's model sent it; otherwise pos and named are bound by tool.BindArgs. implicit
+// says pos is only the flowing value, which a method that cannot take it (no parameter for
+// a value, no fields for an object) does not get.
+func (ts *toolSet) prepare(ctx context.Context, td *lang.ToolDecl, method string, raw json.RawMessage, pos []any, implicit bool, named map[string]any) (prepared, error) {
 	ot, err := ts.provider(ctx, td)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, err
 	}
 	methods, err := ot.list(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)
+		return prepared{}, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)
 	}
 	if method == "" {
 		var callable []string
@@ -112,7 +121,7 @@ func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, p
 			}
 		}
 		if len(callable) != 1 {
-			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", td.Name.Name, len(callable), strings.Join(callable, ", "))
+			return prepared{}, tool.Errorf(tool.CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", td.Name.Name, len(callable), strings.Join(callable, ", "))
 		}
 		method = callable[0]
 	}
@@ -123,21 +132,56 @@ func (ts *toolSet) call(ctx context.Context, td *lang.ToolDecl, method string, p
 			names[i] = x.Name
 		}
 		sort.Strings(names)
-		return nil, nil, tool.Errorf(tool.CodeUnknownMethod, "%s has no method %s (it has: %s)", td.Name.Name, method, strings.Join(names, ", "))
+		return prepared{}, tool.Errorf(tool.CodeUnknownMethod, "%s has no method %s (it has: %s)", td.Name.Name, method, strings.Join(names, ", "))
+	}
+	if raw != nil {
+		return prepared{ot: ot, method: m, args: raw}, nil
 	}
 	if implicit && len(pos) == 1 && !takesValue(m, pos[0]) {
 		pos = nil
 	}
 	args, err := tool.BindArgs(m, pos, named)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, err
 	}
-	raw, err := ot.p.Call(ctx, tool.Request{Method: method, Args: args})
+	return prepared{ot: ot, method: m, args: args}, nil
+}
+
+// call runs a prepared call and decodes its result. progress, when not nil, receives the
+// call's progress reports.
+func (p prepared) call(ctx context.Context, progress func(tool.Progress)) (any, error) {
+	raw, err := p.ot.p.Call(ctx, tool.Request{Method: p.method.Name, Args: p.args, Progress: progress})
 	if err != nil {
-		return nil, args, err
+		return nil, err
 	}
-	v, err := decodeResult(raw)
-	return v, args, err
+	return decodeResult(raw)
+}
+
+// staticMethods describes td without running anything when that is possible: the methods its
+// provider type declares (built-ins, http packages). ok is false when only the provider
+// itself can say (MCP servers, module packages).
+func (ts *toolSet) staticMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
+	t, ok := ts.r.cfg.Tools.Lookup(td.Provider.Name)
+	if !ok || t.Methods == nil {
+		return nil, false
+	}
+	return t.Methods, true
+}
+
+// describe lists td's methods, opening its provider.
+func (ts *toolSet) describe(ctx context.Context, td *lang.ToolDecl) ([]tool.Method, error) {
+	ot, err := ts.provider(ctx, td)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := ot.list(ctx)
+	if err != nil {
+		if tool.Code(err) == "" {
+			return nil, &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("tool %s cannot describe its methods: %v", td.Name.Name, err), Err: err}
+		}
+		return nil, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)
+	}
+	return ms, nil
 }
 
 // close closes every provider the run opened, in the order they were opened.

@@ -43,13 +43,30 @@ func lower(c byte) byte {
 	return c
 }
 
+// Hides are the categories whose matches the scan steps over: nothing else is looked for
+// inside a number, an address or a key. A match of the others (a phrase, a heading) hides
+// nothing, so an e-mail inside "# Contact bob@example.com" is still found and redacted.
+const Hides = PII | APIKey | IPAddress
+
+// Reach bounds how far past a match's start a detector reads to decide it. Only the phrase
+// patterns of PromptInjection and DestructiveOps read across a line break; every other
+// detector reads its own line only. So a change on another line, and more than Reach bytes
+// away, neither makes nor unmakes a match.
+const Reach = 2 * phraseWindow
+
 // scan calls emit for each match of cats in s, stopping when emit returns false.
 func scan(s string, cats Category, emit func(Match) bool) {
-	words := cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0
 	var kws *keywordTable
-	if words {
+	if cats&(PromptInjection|DestructiveOps|Profanity|APIKey) != 0 {
 		kws = keywords()
 	}
+	scanWith(s, cats, kws, emit)
+}
+
+// scanWith is scan with the keyword table given (nil when cats needs none): a walk over many
+// small JSON values looks it up once.
+func scanWith(s string, cats Category, kws *keywordTable, emit func(Match) bool) {
+	words := kws != nil
 	numbers := cats&(SSN|CreditCard|Phone|IPAddress) != 0
 	n := len(s)
 	i := 0
@@ -72,7 +89,7 @@ func scan(s string, cats Category, emit func(Match) bool) {
 						if !emit(m) {
 							return
 						}
-						if m.End > j {
+						if m.End > j && m.Cat&Hides != 0 {
 							j = m.End
 						}
 					}
@@ -104,7 +121,7 @@ func scan(s string, cats Category, emit func(Match) bool) {
 		case cl&clsPlus != 0:
 			if cats&Phone != 0 && (i == 0 || !isAlnum(s[i-1])) {
 				if end, ok := phone(s, i); ok {
-					if !emit(Match{i, end, Phone}) {
+					if !emit(Match{Start: i, End: end, Cat: Phone}) {
 						return
 					}
 					i = end
@@ -114,16 +131,34 @@ func scan(s string, cats Category, emit func(Match) bool) {
 		case cl&clsMark != 0:
 			if cats&Markdown != 0 {
 				if end, ok := markdown(s, i); ok {
-					if !emit(Match{i, end, Markdown}) {
+					if !emit(Match{Start: i, End: end, Cat: Markdown}) {
 						return
 					}
-					i = end
-					continue
 				}
 			}
 		}
 		i++
 	}
+}
+
+// inert marks the bytes that neither start a detector nor change under folding: a text made
+// of them alone holds no match.
+var inert = func() (t [256]bool) {
+	for c := 0; c < 0x80; c++ {
+		t[c] = class[c] == 0 && c != '%' && c != '&'
+	}
+	return t
+}()
+
+// isInert reports whether s holds no match: every byte is inert, as the quotes, colons, commas
+// and spaces between the values of JSON are.
+func isInert(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !inert[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // continuesNumber reports whether the digits at i continue a number before them
@@ -145,22 +180,22 @@ func continuesNumber(s string, i int) bool {
 func checkNumber(s string, i int, cats Category) (Match, bool) {
 	if cats&SSN != 0 {
 		if end, ok := ssn(s, i); ok {
-			return Match{i, end, SSN}, true
+			return Match{Start: i, End: end, Cat: SSN}, true
 		}
 	}
 	if cats&CreditCard != 0 {
 		if end, ok := creditCard(s, i); ok {
-			return Match{i, end, CreditCard}, true
+			return Match{Start: i, End: end, Cat: CreditCard}, true
 		}
 	}
 	if cats&IPAddress != 0 {
 		if end, ok := ipv4(s, i); ok {
-			return Match{i, end, IPAddress}, true
+			return Match{Start: i, End: end, Cat: IPAddress}, true
 		}
 	}
 	if cats&Phone != 0 {
 		if end, ok := phone(s, i); ok {
-			return Match{i, end, Phone}, true
+			return Match{Start: i, End: end, Cat: Phone}, true
 		}
 	}
 	return Match{}, false
@@ -296,7 +331,8 @@ func ipv4(s string, i int) (int, bool) {
 			v = v*10 + int(s[k]-'0')
 			k++
 		}
-		if k == j || k-j > 3 || v > 255 {
+		// A leading zero ("010") reads as octal to some parsers and is no address here.
+		if k == j || k-j > 3 || v > 255 || k-j > 1 && s[j] == '0' {
 			return 0, false
 		}
 		j = k
@@ -326,11 +362,16 @@ func phone(s string, i int) (int, bool) {
 	return nanp(s, j)
 }
 
+// nanp matches a North American number: area code and exchange code each of the form NXX
+// (N is 2 to 9: a code starting with 0 or 1 is never assigned), the area code not an N11
+// service code, then four digits.
 func nanp(s string, j int) (int, bool) {
 	if j >= len(s) {
 		return 0, false
 	}
+	area := j
 	if s[j] == '(' {
+		area = j + 1
 		k, ok := digitsExact(s, j+1, 3)
 		if !ok || k >= len(s) || s[k] != ')' {
 			return 0, false
@@ -348,6 +389,9 @@ func nanp(s string, j int) (int, bool) {
 	}
 	k, ok := digitsExact(s, j, 3)
 	if !ok || k >= len(s) || !isPhoneSep(s[k]) {
+		return 0, false
+	}
+	if !nanpCodes(s[area:area+3], s[j:j+3]) {
 		return 0, false
 	}
 	end, ok := digitsExact(s, k+1, 4)
@@ -394,10 +438,37 @@ func intlPhone(s string, i int) (int, bool) {
 		}
 		break
 	}
-	if nd < 8 || nd > 15 || end < len(s) && isAlnum(s[end]) {
-		return 0, false
+	if nd < 8 || nd > 15 || end < len(s) && isAlnum(s[end]) || s[i+1] == '0' {
+		return 0, false // no country code starts with 0
+	}
+	if s[i+1] == '1' {
+		// +1 is the North American plan: 10 digits after it, with its rules.
+		var d [11]byte
+		n := 0
+		for k := i + 1; k < end && n <= 11; k++ {
+			if isDigit(s[k]) {
+				if n < 11 {
+					d[n] = s[k]
+				}
+				n++
+			}
+		}
+		if n != 11 || !nanpCodes(string(d[1:4]), string(d[4:7])) {
+			return 0, false
+		}
 	}
 	return end, true
+}
+
+// nanpCodes reports whether an area code and an exchange code can be assigned: both NXX, N
+// from 2 to 9, and neither an N11 service code.
+func nanpCodes(area, exchange string) bool {
+	for _, c := range [2]string{area, exchange} {
+		if c[0] < '2' || c[1] == '1' && c[2] == '1' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkEmail matches local@domain.tld around the '@' at i.
@@ -444,7 +515,7 @@ func checkEmail(s string, at int) (Match, bool) {
 			return Match{}, false
 		}
 	}
-	return Match{start, end, Email}, true
+	return Match{Start: start, End: end, Cat: Email}, true
 }
 
 func isLocalChar(c byte) bool {
@@ -550,17 +621,20 @@ var keywords = sync.OnceValue(func() *keywordTable {
 	// Word-started patterns. A *regexp.Regexp is safe for concurrent use.
 	reIgnore := regexp.MustCompile(`(?i)^(?:ignore|disregard|forget|override|bypass|skip)\s+(?:(?:the|of|my|any|these|those|all|everything|what)\s+)*(?:(?:all|previous|prior|above|earlier|preceding|system|your|original|initial|developer)\b(?:\s+[a-z]+){0,2}?\s+(?:instructions?|prompts?|rules|directions|guidelines|directives|messages?|context)\b|(?:above|before)\b)`)
 	reReveal := regexp.MustCompile(`(?i)^(?:reveal|show|print|repeat|output|tell|display|leak|dump|give|share|expose)\s+(?:(?:me|us|the|your|all|of|full|entire|exact|hidden|secret)\s+)*(?:(?:system|initial|hidden|secret|original|developer)\s+(?:prompt|instructions|message)|(?:your\s+)?(?:prompt|instructions)\s+(?:verbatim|above))`)
-	reYouAre := regexp.MustCompile(`(?i)^you\s+are\s+(?:now\s+(?:DAN\b|in\s+(?:developer|god|jailbreak)\s+mode|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b|jailbroken|free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions))|DAN\b)`)
+	reYouAre := regexp.MustCompile(`(?i)^you\s+are\s+(?:now\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b|jailbroken|free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions))|(?:now\s+)?in\s+(?:developer|god|jailbreak|DAN)\s+mode\b|DAN\b)`)
 	reActAs := regexp.MustCompile(`(?i)^(?:act|pretend|behave)\s+(?:as|like|to\s+be|you\s+are)\s+(?:DAN\b|an?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\b)`)
 	reDoAny := regexp.MustCompile(`(?i)^do\s+anything\s+now\b`)
-	reMode := regexp.MustCompile(`(?i)^(?:enable|enter|activate|switch\s+to)\s+(?:developer|god|DAN|jailbreak)\s+mode\b|^(?:developer|god|DAN|jailbreak)\s+mode\s+(?:enabled|activated|on)\b`)
+	// "Enable developer mode" is also how Android and Chrome documentation talk; a developer
+	// mode that is "enabled" or "activated" is the jailbreak prompts' wording.
+	reMode := regexp.MustCompile(`(?i)^(?:enable|enter|activate|switch\s+to)\s+(?:god|DAN|jailbreak)\s+mode\b|^(?:developer|god|DAN|jailbreak)\s+mode\s+(?:enabled|activated|on)\b`)
 	reNewInst := regexp.MustCompile(`(?i)^new\s+(?:system\s+)?instructions\s*:`)
 
 	reDrop := regexp.MustCompile(`(?i)^drop\s+(?:table|database|schema)\b`)
 	reTruncate := regexp.MustCompile(`(?i)^truncate\s+(?:table\s+[\w."` + "`" + `\[\]]+|[\w."` + "`" + `\[\]]+\s*;)`)
 	reDelete := regexp.MustCompile(`(?im)^delete\s+from\s+[\w."` + "`" + `\[\]]+(?:\s+where\b|\s*;|\s*$)`)
-	reGitPush := regexp.MustCompile(`(?i)^git\s+push\b[^;&|\n]*?\s(?:--force(?:-with-lease)?|-f)\b`)
-	reMkfs := regexp.MustCompile(`(?i)^mkfs(?:\.\w+)?\b`)
+	reGitPush := regexp.MustCompile(`(?i)^git\s+push\b[^;&|\n]*?\s(?:--?force(?:-with-lease|-if-includes)?|-f)\b|^git\s+push\b[^;&|\n]*?\s\+[A-Za-z_][\w./-]*`)
+	// mkfs destroys what is on the device it is given; a mention of mkfs is no command.
+	reMkfs := regexp.MustCompile(`(?i)^mkfs(?:\.\w+)?(?:\s+-[\w-]+(?:\s+[^\s/-]\S*)?)*\s+/dev/`)
 	reDD := regexp.MustCompile(`(?i)^dd\s+[^;&|\n]*\bof=/dev/`)
 
 	k := map[string]keyword{}
@@ -579,7 +653,7 @@ var keywords = sync.OnceValue(func() *keywordTable {
 	}
 	set("ignore disregard forget override bypass skip", inj(reIgnore, "all previous prior above earlier preceding system your original initial developer before"))
 	set("reveal show print repeat output tell display leak dump give share expose", inj(reReveal, "system initial hidden secret original developer prompt instructions"))
-	set("you", inj(reYouAre, "now dan"))
+	set("you", inj(reYouAre, "now dan mode"))
 	set("act pretend behave", inj(reActAs, "dan unrestricted unfiltered uncensored jailbroken"))
 	set("do", inj(reDoAny, "anything"))
 	set("enable enter activate switch developer god dan jailbreak", inj(reMode, "mode"))
@@ -587,8 +661,8 @@ var keywords = sync.OnceValue(func() *keywordTable {
 	set("drop", des(reDrop, "table database schema"))
 	set("truncate", des(reTruncate, ""))
 	set("delete", des(reDelete, "from"))
-	set("git", func(kw *keyword) { kw.destructive, kw.need, kw.near = reGitPush, "-f", []string{"push"} })
-	set("mkfs", des(reMkfs, ""))
+	set("git", func(kw *keyword) { kw.destructive, kw.near = reGitPush, []string{"push"} })
+	set("mkfs", func(kw *keyword) { kw.destructive, kw.need = reMkfs, "/dev/" })
 	set("dd", func(kw *keyword) { kw.destructive, kw.need = reDD, "of=/dev/" })
 	set("rm", func(kw *keyword) { kw.rm = true })
 	set(`fuck fucks fucking fucked fucker fuckers motherfucker shit shits shitty bullshit bitch bitches
@@ -611,13 +685,13 @@ func checkWord(kws *keywordTable, s string, i, j int, cats Category) (Match, boo
 		switch s[i] {
 		case 's', 'A', 'g', 'x':
 			if end, ok := apiKey(s, i, j); ok {
-				return Match{i, end, APIKey}, true
+				return Match{Start: i, End: end, Cat: APIKey}, true
 			}
 		}
 		switch s[i] {
 		case 'a', 'A', 'h':
 			if start, end, ok := apiKeyInContext(s, i); ok {
-				return Match{start, end, APIKey}, true
+				return Match{Start: start, End: end, Cat: APIKey}, true
 			}
 		}
 	}
@@ -639,28 +713,28 @@ func checkWord(kws *keywordTable, s string, i, j int, cats Category) (Match, boo
 	}
 	if len(kw.near) > 0 && !wordNear(s, j, kw.near) {
 		if cats&Profanity != 0 && kw.profane {
-			return Match{i, j, Profanity}, true
+			return Match{Start: i, End: j, Cat: Profanity}, true
 		}
 		return Match{}, false
 	}
 	if cats&PromptInjection != 0 && kw.injection != nil {
 		if loc := kw.injection.FindStringIndex(window(s, i, phraseWindow)); loc != nil {
-			return Match{i, i + loc[1], PromptInjection}, true
+			return Match{Start: i, End: i + loc[1], Cat: PromptInjection}, true
 		}
 	}
 	if cats&DestructiveOps != 0 {
 		if kw.rm {
 			if end, ok := rmRecursiveForce(s, j); ok {
-				return Match{i, end, DestructiveOps}, true
+				return Match{Start: i, End: end, Cat: DestructiveOps}, true
 			}
 		} else if win := window(s, i, 2*phraseWindow); kw.destructive != nil && (kw.need == "" || containsFold(win, kw.need)) {
 			if loc := kw.destructive.FindStringIndex(win); loc != nil {
-				return Match{i, i + loc[1], DestructiveOps}, true
+				return Match{Start: i, End: i + loc[1], Cat: DestructiveOps}, true
 			}
 		}
 	}
 	if cats&Profanity != 0 && kw.profane {
-		return Match{i, j, Profanity}, true
+		return Match{Start: i, End: j, Cat: Profanity}, true
 	}
 	return Match{}, false
 }
@@ -683,17 +757,18 @@ func rmRecursiveForce(s string, j int) (int, bool) {
 			t++
 		}
 		flag := s[k:t]
-		switch {
-		case flag == "--recursive":
+		// A long option may come with one dash: an em dash folds to one ("rm —force").
+		switch long := strings.TrimLeft(flag, "-"); {
+		case equalFold(long, "recursive"):
 			recursive = true
-		case flag == "--force":
+		case equalFold(long, "force"):
 			force = true
 		case len(flag) > 1 && flag[1] != '-':
 			for x := 1; x < len(flag); x++ {
 				switch flag[x] {
 				case 'r', 'R':
 					recursive = true
-				case 'f':
+				case 'f', 'F': // in capitals, RM -RF means what rm -rf does
 					force = true
 				}
 			}
@@ -704,62 +779,6 @@ func rmRecursiveForce(s string, j int) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// apiKey matches the key formats of OpenAI, Anthropic, AWS, GitHub, Slack and Google at
-// the word s[i:j]. Prefixes are case-sensitive, as the providers issue them.
-func apiKey(s string, i, j int) (int, bool) {
-	w := s[i:j]
-	switch {
-	case w == "sk" && j < len(s) && s[j] == '-':
-		// sk-ant-…, sk-proj-…, sk-svcacct-…, sk-admin-…, sk-… (legacy)
-		k := keyRun(s, j+1, true)
-		if k-(j+1) >= 32 {
-			return k, true
-		}
-	case len(w) == 20 && (hasPrefix(w, "AKIA") || hasPrefix(w, "ASIA") || hasPrefix(w, "ABIA") || hasPrefix(w, "ACCA")):
-		for k := 4; k < 20; k++ {
-			if c := w[k]; !(c >= 'A' && c <= 'Z' || isDigit(c)) {
-				return 0, false
-			}
-		}
-		return j, true
-	case len(w) == 3 && w[0] == 'g' && w[1] == 'h' && (w[2] == 'p' || w[2] == 'o' || w[2] == 'u' || w[2] == 's' || w[2] == 'r') && j < len(s) && s[j] == '_':
-		k := j + 1
-		for k < len(s) && isAlnum(s[k]) {
-			k++
-		}
-		if k-(j+1) >= 36 {
-			return k, true
-		}
-	case w == "github" && hasPrefix(s[j:], "_pat_"):
-		k := j + 5
-		for k < len(s) && (isAlnum(s[k]) || s[k] == '_') {
-			k++
-		}
-		if k-(j+5) >= 22 {
-			return k, true
-		}
-	case len(w) == 4 && hasPrefix(w, "xox") && (w[3] == 'b' || w[3] == 'a' || w[3] == 'p' || w[3] == 'r' || w[3] == 's') && j < len(s) && s[j] == '-':
-		k := keyRun(s, j+1, true)
-		if k-(j+1) >= 10 {
-			return k, true
-		}
-	case len(w) >= 4 && hasPrefix(w, "AIza"):
-		k := keyRun(s, i+4, true)
-		if k-(i+4) == 35 {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
-// keyRun returns the end of a run of key characters: letters, digits, '_' and '-'.
-func keyRun(s string, k int, dash bool) int {
-	for k < len(s) && (isAlnum(s[k]) || s[k] == '_' || dash && s[k] == '-') {
-		k++
-	}
-	return k
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
@@ -777,6 +796,9 @@ func containsFold(s, sub string) bool {
 	}
 	return false
 }
+
+// equalFold reports whether s is the lower-case ASCII word w in any case.
+func equalFold(s, w string) bool { return len(s) == len(w) && containsFold(s, w) }
 
 // apiKeyInContext matches the two formats that have no prefix of their own: an AWS secret
 // access key after its variable name (only the 40-character value is the match) and a
@@ -804,15 +826,56 @@ func apiKeyInContext(s string, i int) (int, int, bool) {
 			return start, k, true
 		}
 	case hasPrefix(s[i:], hook):
+		// hooks.slack.com/services/T{workspace}/B{channel}/{24}
 		k := i + len(hook)
-		for k < len(s) && (isAlnum(s[k]) || s[k] == '/' || s[k] == '_') {
-			k++
+		for _, p := range [...]part{{isUpperAlnum, 8, 12}, {isUpperAlnum, 8, 12}, {isAlnum, 24, 24}} {
+			if k > i+len(hook) {
+				if k >= len(s) || s[k] != '/' {
+					return 0, 0, false
+				}
+				k++
+			}
+			e := k
+			for e < len(s) && e-k <= p.max && p.class(s[e]) {
+				e++
+			}
+			if e-k < p.min || e-k > p.max {
+				return 0, 0, false
+			}
+			k = e
 		}
-		if k-(i+len(hook)) >= 20 {
-			return i, k, true
+		if !endsToken(s, k) {
+			return 0, 0, false
 		}
+		return i, k, true
 	}
 	return 0, 0, false
+}
+
+// keyedValue matches a JSON string value by the key that names it: the 40-character secret of
+// an "aws_secret_access_key" (any case, any prefix such as "AWS_").
+func keyedValue(key, value string) (Match, bool) {
+	const awsName = "aws_secret_access_key"
+	if len(key) < len(awsName) || !containsFold(key[len(key)-len(awsName):], awsName) {
+		return Match{}, false
+	}
+	start := 0
+	for start < len(value) && (value[start] == ' ' || value[start] == '\t') {
+		start++
+	}
+	k := start
+	for k < len(value) && (isAlnum(value[k]) || value[k] == '/' || value[k] == '+') {
+		k++
+	}
+	if k-start != 40 || !endsKey(value, k) {
+		return Match{}, false
+	}
+	return Match{Start: start, End: k, Cat: APIKey}, true
+}
+
+// endsKey reports whether a key ending at k really ends there.
+func endsKey(s string, k int) bool {
+	return k >= len(s) || !(isAlnum(s[k]) || s[k] == '_' || s[k] == '-' || s[k] == '/' || s[k] == '+')
 }
 
 // nearWords is how many words after a keyword wordNear reads: the longest phrase puts its

@@ -79,13 +79,32 @@ func Needed(s string, o Options) bool { return Index(s, o) >= 0 }
 // Index returns the offset of the first byte of s where folding may change something,
 // or -1.
 func Index(s string, o Options) int {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	if !o.JSONEscapes {
+		// Eight bytes at a time: none has its high bit set, none is '%' or '&'.
+		for ; i+8 <= len(s); i += 8 {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if x&hi8 != 0 || hasZeroByte(x^(lo8*'%')) || hasZeroByte(x^(lo8*'&')) {
+				break
+			}
+		}
+	}
+	for ; i < len(s); i++ {
 		if trigger[s[i]] || o.JSONEscapes && s[i] == '\\' {
 			return i
 		}
 	}
 	return -1
 }
+
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// hasZeroByte reports whether one of the eight bytes of x is zero (for bytes below 0x80).
+func hasZeroByte(x uint64) bool { return (x-lo8)&^x&hi8 != 0 }
 
 // String folds s.
 func String(s string, o Options) Text {

@@ -126,7 +126,11 @@ func Open(spec *pkgmgr.Provider, d tool.Declaration, client *http.Client) (*Prov
 	if err != nil || u.Host == "" {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%s: base URL %q is not valid", d.Provider, base)
 	}
-	p := &Provider{tool: d.Name, spec: spec, base: u, client: client, methods: Methods(spec)}
+	p := &Provider{tool: d.Name, spec: spec, base: u, methods: Methods(spec)}
+	// The provider's own copy of the client: the same transport, with its redirect rule.
+	c := *client
+	c.CheckRedirect = p.checkRedirect
+	p.client = &c
 	if p.tool == "" {
 		p.tool = d.Provider
 	}
@@ -214,6 +218,10 @@ func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage,
 	}
 	resp, err := p.client.Do(hreq)
 	if err != nil {
+		var refused *redirectError
+		if errors.As(err, &refused) {
+			return nil, &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("%s: %s %s: %v", label, hreq.Method, redact(hreq.URL), refused), Err: refused}
+		}
 		if ctx.Err() != nil {
 			return nil, &tool.Error{Code: tool.CodeTimeout, Message: label + ": " + ctx.Err().Error(), Err: ctx.Err(), Retryable: errors.Is(ctx.Err(), context.DeadlineExceeded)}
 		}
@@ -240,6 +248,37 @@ func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage,
 	return json.Marshal(string(trimmed))
 }
 
+// under reports whether u is the base URL or below it, with the same scheme and host.
+func (p *Provider) under(u *url.URL) bool {
+	clean := path.Clean("/" + u.Path)
+	baseClean := path.Clean("/" + p.base.Path)
+	return u.Scheme == p.base.Scheme && u.Host == p.base.Host &&
+		(clean == baseClean || strings.HasPrefix(clean, strings.TrimSuffix(baseClean, "/")+"/"))
+}
+
+// maxRedirects bounds the redirects of one call, as net/http's default does.
+const maxRedirects = 10
+
+// checkRedirect follows a redirect only when it stays under the base URL, with the same
+// scheme: otherwise the key would go with it (net/http forwards custom headers to any host,
+// and a query-string key is in the Location the server chose or in the Referer). No hop
+// sends a Referer, which would carry the previous URL's query (a query key) along.
+func (p *Provider) checkRedirect(req *http.Request, via []*http.Request) error {
+	req.Header.Del("Referer")
+	if len(via) >= maxRedirects {
+		return &redirectError{msg: fmt.Sprintf("stopped after %d redirects", maxRedirects)}
+	}
+	if !p.under(req.URL) {
+		return &redirectError{msg: fmt.Sprintf("the server redirected to %s, which is not under %s; Halo does not follow it, so the key is not sent there", redact(req.URL), p.base)}
+	}
+	return nil
+}
+
+// A redirectError is a redirect the provider refused to follow.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
+
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -248,10 +287,10 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// redact drops the query, which can hold a key (auth type query).
+// redact drops the query, which can hold a key (auth type query), and any user info.
 func redact(u *url.URL) string {
 	c := *u
-	c.RawQuery = ""
+	c.RawQuery, c.User = "", nil
 	return c.String()
 }
 
@@ -316,9 +355,7 @@ func (p *Provider) build(ctx context.Context, label string, m *pkgmgr.HTTPMethod
 		return nil, tool.Errorf(tool.CodeToolArgument, "%s: bad URL: %v", label, err)
 	}
 	// However the arguments were written, the request stays under the base URL.
-	clean := path.Clean("/" + u.Path)
-	baseClean := path.Clean("/" + p.base.Path)
-	if u.Scheme != p.base.Scheme || u.Host != p.base.Host || (clean != baseClean && !strings.HasPrefix(clean, strings.TrimSuffix(baseClean, "/")+"/")) {
+	if !p.under(u) {
 		return nil, tool.Errorf(tool.CodeToolArgument, "%s: the request would leave %s", label, p.base)
 	}
 	query := url.Values{}

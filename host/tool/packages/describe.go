@@ -97,19 +97,32 @@ func describeIn(ctx context.Context, pkg *pkgmgr.Package, dir string, cfg Config
 	return d, nil
 }
 
-// describedMethods returns the methods the installed package's description lists for the
-// provider name, or nil when there is no usable description. They are shown by halo tools;
-// calls always use what the running plugin says.
-func describedMethods(ip *pkgmgr.InstalledPackage, name string) []tool.Method {
-	d := pkgmgr.ReadDescription(ip.Dir, ip.Entry.SHA256)
-	if d == nil {
+// Described returns, for halo tools, the methods of every module provider installed in the
+// project at dir as its plugin described them at halo add or halo install, by provider name.
+// It starts nothing. It is for display only: the description sits in the project's .halo
+// folder, which a repository can ship, so a run never takes methods or effects from it
+// (calls and policies use what the running plugin says).
+func Described(dir string) map[string][]tool.Method {
+	lock, err := pkgmgr.ReadLock(dir)
+	if err != nil {
 		return nil
 	}
-	var p described
-	if raw, ok := d.Providers[name]; !ok || json.Unmarshal(raw, &p) != nil || p.Methods == nil {
-		return nil
+	pr := &pkgmgr.Project{Dir: dir}
+	out := map[string][]tool.Method{}
+	for _, name := range lock.Names() {
+		e := lock.Tools[name]
+		d := pkgmgr.ReadDescription(pr.PackageDir(name), e.SHA256)
+		if d == nil {
+			continue
+		}
+		for _, prov := range e.Providers {
+			var p described
+			if raw, ok := d.Providers[prov]; ok && json.Unmarshal(raw, &p) == nil && p.Methods != nil {
+				out[prov] = p.Methods
+			}
+		}
 	}
-	return p.Methods
+	return out
 }
 
 // moduleCommand is the plugin command of the executable rel in the unpacked package folder

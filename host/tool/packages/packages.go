@@ -36,6 +36,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Platform is the GOOS/GOARCH whose module executable runs; "" means this one.
 	Platform string
+	// TrustFile is the user's trust file (pkgmgr.Project.TrustFile); empty trusts nothing.
+	TrustFile string
+	// Warn receives warnings about the project's packages; nil drops them.
+	Warn func(msg string)
 	// Executable is the halo binary. Set, it turns the sandbox on: module plugins start
 	// confined to their package folder (ModulePolicy), from a confined thread of the host
 	// (the binary is no longer re-executed as a wrapper for them). Empty means they start
@@ -67,7 +71,7 @@ func Register(reg *tool.Registry, dir string, cfg Config) error {
 // Types verifies the project's packages and returns their provider types.
 func Types(ctx context.Context, dir string, reserved func(string) bool, cfg Config) ([]tool.Type, error) {
 	cfg = cfg.withDefaults()
-	pr := &pkgmgr.Project{Dir: dir, Reserved: reserved}
+	pr := &pkgmgr.Project{Dir: dir, Reserved: reserved, TrustFile: cfg.TrustFile, Warn: cfg.Warn}
 	installed, err := pr.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -148,9 +152,6 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 	cmd.Getenv = nil // each declaration's, below
 	return tool.Type{
 		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
-		// What the plugin served when halo add or halo install described it, for halo tools;
-		// nil (methods come from the plugin when declared) when there is no description.
-		Methods: describedMethods(ip, name),
 		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
 			c := cmd
 			c.Getenv = d.Getenv

@@ -50,11 +50,15 @@ type rewrite func(*http.Request) (*http.Response, error)
 
 func (f rewrite) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// userTrust is the trust file of the user who installed the project in dir: one per test,
+// beside its projects, keyed by project inside.
+func userTrust(dir string) string { return filepath.Join(filepath.Dir(dir), "trust.json") }
+
 // installFirstParty installs first-party packages from registry/src into a fresh project.
 func installFirstParty(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	pr := &pkgmgr.Project{Dir: dir}
+	pr := &pkgmgr.Project{Dir: dir, TrustFile: userTrust(dir)}
 	for _, n := range names {
 		src, _ := filepath.Abs(filepath.Join("..", "..", "..", "registry", "src", n))
 		if _, err := pr.Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); err != nil {
@@ -67,7 +71,7 @@ func installFirstParty(t *testing.T, names ...string) string {
 func open(t *testing.T, dir string, client *http.Client, d tool.Declaration) tool.Provider {
 	t.Helper()
 	reg := tool.NewRegistry()
-	if err := Register(reg, dir, Config{HTTPClient: client}); err != nil {
+	if err := Register(reg, dir, Config{TrustFile: userTrust(dir), HTTPClient: client}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := reg.Open(context.Background(), d)
@@ -143,7 +147,7 @@ func TestJiraRequests(t *testing.T) {
 	}
 	// The site comes only from the declaration, and only in its safe alphabet.
 	reg := tool.NewRegistry()
-	Register(reg, dir, Config{HTTPClient: client})
+	Register(reg, dir, Config{TrustFile: userTrust(dir), HTTPClient: client})
 	if _, err := reg.Open(ctx, tool.Declaration{Name: "T", Provider: "Jira", Named: map[string]any{"site": "evil.com/x"}, Getenv: env(map[string]string{"JIRA_EMAIL": "a", "JIRA_API_TOKEN": "b"})}); tool.Code(err) != tool.CodeToolConfig {
 		t.Fatalf("a hostile site: %v", err)
 	}
@@ -176,12 +180,12 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 	dir := installFirstParty(t, "stripe", "github-mcp")
 	reg := tool.NewRegistry()
 	reg.Add(tool.Type{Name: "Stripe", Kind: tool.KindBuiltin})
-	err := Register(reg, dir, Config{})
+	err := Register(reg, dir, Config{TrustFile: userTrust(dir)})
 	if pkgmgr.Code(err) != pkgmgr.CodeConflict || !strings.Contains(err.Error(), "[PACKAGE_CONFLICT]") {
 		t.Fatalf("a package taking a built-in's name: %v", err)
 	}
 	reg = tool.NewRegistry()
-	if err := Register(reg, dir, Config{}); err != nil {
+	if err := Register(reg, dir, Config{TrustFile: userTrust(dir)}); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -206,8 +210,10 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An installed folder edited by hand is put back before anything loads.
-	os.WriteFile(filepath.Join(dir, ".halo", "tools", "stripe", "halo-tool.json"), []byte(`{}`), 0o644)
-	if err := Register(tool.NewRegistry(), dir, Config{}); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".halo", "tools", "stripe", "halo-tool.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(tool.NewRegistry(), dir, Config{TrustFile: userTrust(dir)}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".halo", "tools", "stripe", "halo-tool.json")); !strings.Contains(string(b), "api.stripe.com") {
@@ -219,18 +225,26 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 func TestModuleOtherPlatform(t *testing.T) {
 	dir := t.TempDir()
 	src := t.TempDir()
-	os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"plan9/amd64":"bin/clock"}}}}`), 0o644)
-	// plan9 is not a platform a manifest may name: the manifest is refused outright.
-	if _, err := (&pkgmgr.Project{Dir: dir}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); pkgmgr.Code(err) != pkgmgr.CodeInvalid {
-		t.Fatalf("unknown platform: %v", err)
-	}
-	os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"freebsd/amd64":"bin/clock"}}}}`), 0o644)
-	os.MkdirAll(filepath.Join(src, "bin"), 0o755)
-	os.WriteFile(filepath.Join(src, "bin", "clock"), []byte("#!/bin/sh\n"), 0o755)
-	if _, err := (&pkgmgr.Project{Dir: dir}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"plan9/amd64":"bin/clock"}}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	types, err := Types(context.Background(), dir, nil, Config{Platform: "linux/amd64"})
+	// plan9 is not a platform a manifest may name: the manifest is refused outright.
+	if _, err := (&pkgmgr.Project{Dir: dir, TrustFile: userTrust(dir)}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); pkgmgr.Code(err) != pkgmgr.CodeInvalid {
+		t.Fatalf("unknown platform: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"freebsd/amd64":"bin/clock"}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(src, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "bin", "clock"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&pkgmgr.Project{Dir: dir, TrustFile: userTrust(dir)}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); err != nil {
+		t.Fatal(err)
+	}
+	types, err := Types(context.Background(), dir, nil, Config{Platform: "linux/amd64", TrustFile: userTrust(dir)})
 	if err != nil || len(types) != 1 || types[0].Kind != tool.KindModule {
 		t.Fatalf("%v %v", types, err)
 	}

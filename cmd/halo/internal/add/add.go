@@ -13,6 +13,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
@@ -37,7 +38,9 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 SPEC is a registry package (stripe, stripe@1.0.0), a package folder (./my-tool), a packed
 file (my-tool-1.0.0.halotool) or an https:// URL of one (plain http:// only on localhost).
 A package that runs code (a module, or an mcp command) needs --trust, which records its
-sha256 in .halo/trust.json. Nothing changes on disk when anything fails.`,
+sha256 for this project folder in your own trust file ($XDG_CONFIG_HOME/halo/trust.json, by
+default ~/.config/halo/trust.json), never in the project. Nothing changes on disk when
+anything fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec, opts.ctx = args[0], cmd.Context()
@@ -47,7 +50,7 @@ sha256 in .halo/trust.json. Nothing changes on disk when anything fails.`,
 			return addRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 on this machine")
+	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 in this project folder (kept in your own trust file)")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "registry index for a name: a path or an https URL")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
@@ -87,8 +90,9 @@ func addRun(opts *Options) error {
 	if err != nil {
 		var pe *pkgmgr.Error
 		if errors.As(err, &pe) && pe.Permissions != nil {
-			fmt.Fprintf(f.IO.ErrOut, "✗ %s was not installed. What it can reach:\n", opts.Spec)
-			pkgcmd.PrintPermissions(f.IO.ErrOut, *pe.Permissions, "    ")
+			ew := termsafe.Writer(f.IO.ErrOut) // hosts and variables come from the package
+			fmt.Fprintf(ew, "✗ %s was not installed. What it can reach:\n", opts.Spec)
+			pkgcmd.PrintPermissions(ew, *pe.Permissions, "    ")
 		}
 		return pkgcmd.Coded(err)
 	}
@@ -99,18 +103,18 @@ func addRun(opts *Options) error {
 	}
 	e := ip.Entry
 	trusted := false
-	if t, err := pkgmgr.ReadTrust(pr.Dir); err == nil {
+	if t, err := pr.Trust(); err == nil {
 		trusted = e.Permissions.NeedsTrust() && t.Trusts(ip.Name, e.SHA256)
 	}
 	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: trusted}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
-	w := f.IO.Out
+	w := termsafe.Writer(f.IO.Out) // names, hosts and variables come from the package
 	fmt.Fprintf(w, "✓ %s@%s → %s\n", ip.Name, e.Version, pkgcmd.Declarations(ip.Package.Manifest))
 	pkgcmd.PrintPermissions(w, e.Permissions, "    ")
 	if res.Trusted {
-		fmt.Fprintf(w, "    trusted on this machine: sha256 %s\n", e.SHA256)
+		fmt.Fprintf(w, "    trusted by you in this project: sha256 %s\n", e.SHA256)
 	}
 	return nil
 }

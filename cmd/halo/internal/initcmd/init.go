@@ -79,7 +79,7 @@ pipeline Hello(name: String) -> Result:
   name |> Greeter.greet("Say hello to {{name}}.")
 `
 
-// Gitignore is what init puts in .gitignore: .halo/ holds runs, installed tools and trust.
+// Gitignore is what init puts in .gitignore: .halo/ holds runs and installed tools.
 const Gitignore = ".halo/\n"
 
 var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })

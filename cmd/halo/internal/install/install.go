@@ -11,6 +11,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
@@ -31,9 +32,12 @@ func NewCmdInstall(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 		Short: "Install every package halo.lock pins",
 		Long: `Make .halo/tools match halo.lock: every package at its pinned version and sha256, fetched
 again from its source when the installed copy is missing or differs, unpacked afresh when
-its files were edited. A package that runs code must be trusted on this machine for the
-checksum the lock pins: --trust trusts every such package in the lock, so read the lock's
-permissions and sources first. Nothing changes on disk when anything fails.`,
+its files were edited. Folders of packages no longer in the lock are deleted, but only when
+they hold a package Halo installed; anything else is left alone, with a warning. A .halo or
+.halo/tools that is a symbolic link is refused (STATE_DIR_UNSAFE), never followed. A package
+that runs code must be trusted by you, in this folder, at the checksum the lock pins: --trust
+trusts every such package in the lock, so read the lock's permissions and sources first.
+Nothing changes on disk when anything fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ctx = cmd.Context()
@@ -51,6 +55,9 @@ permissions and sources first. Nothing changes on disk when anything fails.`,
 // Result is the --json output.
 type Result struct {
 	Packages []Package `json:"packages"`
+	// Kept lists folders in .halo/tools that are not in halo.lock and were left alone,
+	// because they do not hold a package Halo installed.
+	Kept []string `json:"kept,omitempty"`
 }
 
 // A Package is one installed package.
@@ -81,13 +88,16 @@ func installRun(opts *Options) error {
 		}
 		return false
 	}
-	// trusted is whether this machine trusts the package at its pinned checksum now, whether
-	// this install or an earlier one recorded it.
-	trust, err := pkgmgr.ReadTrust(pr.Dir)
+	// trusted is whether you trust the package at its pinned checksum now, whether this
+	// install or an earlier command recorded it.
+	trust, err := pr.Trust()
 	if err != nil {
 		return pkgcmd.Coded(err)
 	}
-	res := Result{Packages: []Package{}}
+	res := Result{Packages: []Package{}, Kept: rep.Kept}
+	for _, k := range rep.Kept {
+		fmt.Fprintf(f.IO.ErrOut, "halo: warning: left .halo/tools/%s alone: it is not in halo.lock, and it does not hold a package Halo installed\n", termsafe.String(k))
+	}
 	for _, p := range rep.Packages {
 		res.Packages = append(res.Packages, Package{
 			Name: p.Name, Version: p.Entry.Version, SHA256: p.Entry.SHA256,
@@ -109,7 +119,7 @@ func installRun(opts *Options) error {
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
-	w := f.IO.Out
+	w := termsafe.Writer(f.IO.Out) // names and versions come from halo.lock
 	if len(res.Packages) == 0 {
 		fmt.Fprintln(w, "halo.lock pins no packages")
 		return nil
@@ -122,7 +132,7 @@ func installRun(opts *Options) error {
 		case p.Rewritten:
 			how = "restored"
 		}
-		if p.Trusted {
+		if in(rep.Trusted, p.Name) { // trusted by this command
 			how += ", trusted"
 		}
 		fmt.Fprintf(w, "✓ %s@%s (%s)\n", p.Name, p.Version, how)

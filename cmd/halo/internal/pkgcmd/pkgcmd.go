@@ -1,7 +1,8 @@
 // Package pkgcmd holds what the package commands (search, add, remove, install, pack,
 // publish) share: choosing the registry (--registry, then HALO_REGISTRY, then "registry" in
 // halo.json, then the one that ships with Halo), building the pkgmgr.Project with the CLI's
-// HTTP client and environment, the names of built-in providers, and printing permissions.
+// HTTP client, environment and the user's trust file, the names of built-in providers, and
+// printing permissions.
 package pkgcmd
 
 import (
@@ -13,10 +14,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool/builtin"
 	"github.com/halo-lang/halo/host/tool/mcp"
 	"github.com/halo-lang/halo/host/tool/sandbox"
@@ -70,7 +73,42 @@ func NewProject(f *cmdutil.Factory, registryLoc string) (*pkgmgr.Project, error)
 		Registries: pkgmgr.RegistryOptions{Client: HTTPClient(), Default: def},
 		Reserved:   Reserved(),
 		Build:      pkgmgr.GoBuilder("go", f.Env.List()),
+		TrustFile:  TrustFile(f.Env),
+		Warn:       Warn(f),
 	}, nil
+}
+
+// TrustFile is the user's trust file: halo/trust.json in the user's config folder, found as
+// os.UserConfigDir does but from the environment handed in ($XDG_CONFIG_HOME, else
+// $HOME/.config on Linux and BSD; $HOME/Library/Application Support on macOS; %AppData% on
+// Windows). "" when the environment names none: nothing is trusted then.
+func TrustFile(env cmdutil.Env) string {
+	dir := ""
+	switch runtime.GOOS {
+	case "windows":
+		dir = env.Get("AppData")
+	case "darwin", "ios":
+		if h := env.Get("HOME"); h != "" {
+			dir = filepath.Join(h, "Library", "Application Support")
+		}
+	default:
+		dir = env.Get("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(dir) {
+			dir = ""
+			if h := env.Get("HOME"); h != "" {
+				dir = filepath.Join(h, ".config")
+			}
+		}
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
+		return ""
+	}
+	return filepath.Join(dir, "halo", "trust.json")
+}
+
+// Warn returns how package code warns the user: a line on stderr.
+func Warn(f *cmdutil.Factory) func(msg string) {
+	return func(msg string) { fmt.Fprintf(f.IO.ErrOut, "halo: warning: %s\n", termsafe.String(msg)) }
 }
 
 // OpenRegistry opens the registry at loc for reading its index.
@@ -141,9 +179,11 @@ func PrintPermissions(w io.Writer, p pkgmgr.Permissions, indent string) {
 	}
 }
 
-// WriteJSON writes v indented, for --json.
+// WriteJSON writes v indented, for --json, through termsafe: control characters JSON leaves
+// raw (DEL, C1, bidirectional controls) are written as \uXXXX escapes, which decode to the
+// same value.
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.Writer(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

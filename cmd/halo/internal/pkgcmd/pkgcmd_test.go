@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -17,7 +18,9 @@ func TestRegistryLocationPrecedence(t *testing.T) {
 	if loc, err := RegistryLocation(f, ""); err != nil || loc != "" {
 		t.Fatalf("default: %q %v", loc, err)
 	}
-	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"registry": "https://json.example/index.json", "other": 1}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"registry": "https://json.example/index.json", "other": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if loc, _ := RegistryLocation(f, ""); loc != "https://json.example/index.json" {
 		t.Fatalf("halo.json: %q", loc)
 	}
@@ -28,7 +31,9 @@ func TestRegistryLocationPrecedence(t *testing.T) {
 	if loc, _ := RegistryLocation(f, "./flag/index.json"); loc != "./flag/index.json" {
 		t.Fatalf("flag: %q", loc)
 	}
-	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	delete(f.Env, "HALO_REGISTRY")
 	if _, err := RegistryLocation(f, ""); err == nil || !strings.Contains(err.Error(), "halo.json") {
 		t.Fatalf("bad halo.json: %v", err)
@@ -64,5 +69,26 @@ func TestDeclarations(t *testing.T) {
 	}
 	if got := Declarations(m); got != `tool X : Acct(...), tool X : Zone(zone: "...", env: "...")` {
 		t.Fatalf("%s", got)
+	}
+}
+
+// Trust lives in the user's config folder, found from the environment handed in.
+func TestTrustFile(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
+		t.Skipf("the XDG layout below is Linux's and the BSDs'; %s uses its own folder", runtime.GOOS)
+	}
+	for _, c := range []struct {
+		env  cmdutil.Env
+		want string
+	}{
+		{cmdutil.Env{"HOME": "/home/u"}, "/home/u/.config/halo/trust.json"},
+		{cmdutil.Env{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"}, "/cfg/halo/trust.json"},
+		{cmdutil.Env{"HOME": "/home/u", "XDG_CONFIG_HOME": "relative"}, "/home/u/.config/halo/trust.json"},
+		{cmdutil.Env{"HOME": "relative"}, ""},
+		{cmdutil.Env{}, ""},
+	} {
+		if got := TrustFile(c.env); got != c.want {
+			t.Errorf("%v: %q, want %q", c.env, got, c.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ package providers
 
 import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/builtin"
 	"github.com/halo-lang/halo/host/tool/mcp"
@@ -35,7 +36,7 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 		return nil, err
 	}
 	// Installed packages add their providers here (host/tool's package glue).
-	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b)}); err != nil {
+	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f)}); err != nil {
 		return nil, err
 	}
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil

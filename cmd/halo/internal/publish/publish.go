@@ -11,6 +11,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -81,7 +82,7 @@ func publishRun(opts *Options) error {
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
-	fmt.Fprintf(f.IO.Out, "✓ published %s@%s to %s (latest: %s)\n    sha256: %s\n", res.Name, res.Version, res.Index, res.Latest, v.SHA256)
+	fmt.Fprintf(termsafe.Writer(f.IO.Out), "✓ published %s@%s to %s (latest: %s)\n    sha256: %s\n", res.Name, res.Version, res.Index, res.Latest, v.SHA256)
 	return nil
 }
 

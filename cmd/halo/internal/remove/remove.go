@@ -1,5 +1,5 @@
 // Package remove implements `halo remove NAME`: uninstall a package and drop it from
-// halo.lock and .halo/trust.json.
+// halo.lock and from the user's trust in the project.
 package remove
 
 import (
@@ -10,6 +10,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 )
 
 // Options are `halo remove`'s inputs.
@@ -58,6 +59,6 @@ func removeRun(opts *Options) error {
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, Result{Name: opts.Name, Version: e.Version, Providers: e.Providers})
 	}
-	fmt.Fprintf(f.IO.Out, "✓ removed %s@%s (%s)\n", opts.Name, e.Version, strings.Join(e.Providers, ", "))
+	fmt.Fprintf(termsafe.Writer(f.IO.Out), "✓ removed %s@%s (%s)\n", opts.Name, e.Version, strings.Join(e.Providers, ", "))
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -102,13 +103,13 @@ func refused(opts *Options, err error) error {
 		return err
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.F.IO.Out)
+		enc := json.NewEncoder(termsafe.Writer(opts.F.IO.Out))
 		enc.SetIndent("", "  ")
 		if werr := enc.Encode(Refusal{RunID: opts.RunID, Error: &runtime.ErrorInfo{Code: code, Message: err.Error()}}); werr != nil {
 			return werr
 		}
 	}
-	fmt.Fprintf(opts.F.IO.ErrOut, "halo: %s [%s]\n", err, code)
+	fmt.Fprintf(opts.F.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
 	return cmdutil.Silent(cmdutil.ExitFailed)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
+	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
 	plugincmd "github.com/halo-lang/halo/cmd/halo/internal/plugin"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
@@ -29,6 +30,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -44,6 +46,7 @@ func ProcessSystem() *cmdutil.Factory {
 			In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 			InTTY:  isatty.IsTerminal(os.Stdin.Fd()),
 			OutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+			ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		},
 		Env:        cmdutil.EnvFromList(os.Environ()),
 		Now:        time.Now,
@@ -67,7 +70,7 @@ func Main(args []string, f *cmdutil.Factory) int {
 	if err != nil {
 		var ee *cmdutil.ExitError
 		if !errors.As(err, &ee) || ee.Err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "halo: %s\n", err)
+			fmt.Fprintf(f.IO.ErrOut, "halo: %s\n", termsafe.String(err.Error()))
 		}
 		if !errors.As(err, &ee) && isUsageError(err) {
 			status = cmdutil.ExitUsage
@@ -103,11 +106,13 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 			if level == hclog.NoLevel {
 				return cmdutil.FlagError("--log-level %q: want trace, debug, info, warn, error or off", logLevel)
 			}
+			// Plugins' and MCP servers' stderr lines reach the log, so it is written through
+			// termsafe; colour is off, as termsafe would escape hclog's own colour codes too.
 			f.Logger = hclog.New(&hclog.LoggerOptions{
 				Name:       "halo",
 				Level:      level,
-				Output:     f.IO.ErrOut,
-				Color:      colorOption(f),
+				Output:     termsafe.Writer(f.IO.ErrOut),
+				Color:      hclog.ColorOff,
 				TimeFormat: "15:04:05.000",
 			})
 			return nil
@@ -141,11 +146,5 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return plugincmd.NewCmdPlugin(f) },
-}
-
-func colorOption(f *cmdutil.Factory) hclog.ColorOption {
-	if _, ok := f.Env.Lookup("NO_COLOR"); ok {
-		return hclog.ColorOff
-	}
-	return hclog.AutoColor
+	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 }

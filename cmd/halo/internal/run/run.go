@@ -14,11 +14,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -134,10 +137,14 @@ type Session struct {
 	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	Runtime     *runtime.Runtime
 	closeEvents func() error
+	spinner     *spinner
 }
 
-// Close flushes the events file.
+// Close stops the progress line and flushes the events file.
 func (s *Session) Close() error {
+	if s.spinner != nil {
+		s.spinner.close()
+	}
 	if s.closeEvents != nil {
 		return s.closeEvents()
 	}
@@ -211,22 +218,36 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			return cerr
 		}
 	}
+	if f.IO.ErrTTY {
+		// Tools that report progress get a line on the terminal while they run.
+		sp := newSpinner(f.IO.ErrOut, spinnerEvery)
+		toFile := cfg.OnEvent
+		cfg.OnEvent = func(e runtime.Event) {
+			sp.event(e)
+			if toFile != nil {
+				toFile(e)
+			}
+		}
+		s.spinner = sp
+	}
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
-		if s.closeEvents != nil {
-			s.closeEvents()
-		}
+		s.Close()
 		return nil, err
 	}
 	s.Runtime = rt
 	return &s, nil
 }
 
+// printDiags writes diagnostics, which quote the .halo files (a cloned repository's text).
 func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
 	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, d.String())
+		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
 	}
 }
+
+// spinnerEvery is how often the progress line is redrawn.
+const spinnerEvery = 100 * time.Millisecond
 
 // Output is the --json shape of a run.
 type Output struct {
@@ -238,10 +259,13 @@ type Output struct {
 }
 
 // Report prints res and returns the error that sets the exit status: nil for completed,
-// ExitFailed for failed, ExitPaused for paused.
+// ExitFailed for failed, ExitPaused for paused. The output, the question and the error come
+// from models and tools, so they are written through termsafe (--json losslessly: JSON
+// escapes decode to the same value).
 func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) error {
+	out, errOut := termsafe.Writer(f.IO.Out), termsafe.Writer(f.IO.ErrOut)
 	if asJSON {
-		enc := json.NewEncoder(f.IO.Out)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(Output{Status: res.Status, Output: res.Output, RunID: res.RunID, Meta: res.Meta, Error: res.Error}); err != nil {
 			return err
@@ -250,20 +274,20 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 	switch res.Status {
 	case runtime.Completed:
 		if !asJSON {
-			printValue(f.IO.Out, res.Output)
+			printValue(out, res.Output)
 		}
 		return nil
 	case runtime.Paused:
 		p := res.Meta.Paused
 		if p != nil && p.WaitingFor != runtime.ChannelYield {
-			fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
+			fmt.Fprintf(errOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
 			return cmdutil.Silent(cmdutil.ExitPaused)
 		}
 		q := ""
 		if p != nil {
 			q = textOf(p.Question)
 		}
-		fmt.Fprintf(f.IO.ErrOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
+		fmt.Fprintf(errOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
 		return cmdutil.Silent(cmdutil.ExitPaused)
 	default:
 		if res.Error != nil {
@@ -271,10 +295,54 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 			if res.Error.At != "" {
 				at = res.Error.At + ": "
 			}
-			fmt.Fprintf(f.IO.ErrOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
+			fmt.Fprintf(errOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
+			if d := detailText(res.Error); d != "" {
+				fmt.Fprintf(errOut, "  detail: %s\n", d)
+			}
 		}
 		return cmdutil.Silent(cmdutil.ExitFailed)
 	}
+}
+
+// maxDetail bounds the failure detail printed on stderr, in bytes; --json and the run record
+// have all of it.
+const maxDetail = 2000
+
+// detailText is a tool failure's detail for stderr, when it says more than the message: the
+// object sdk.FailWith returned, say, rather than the {"error": message} of a plain failure.
+// It is compact JSON, cut at maxDetail bytes; stderr's writer (termsafe) shows what a terminal
+// would act on as escapes.
+func detailText(info *runtime.ErrorInfo) string {
+	if len(info.Detail) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(info.Detail, &v) != nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(info.Message, x) {
+			return ""
+		}
+	case map[string]any:
+		if msg, ok := x["error"].(string); ok && len(x) == 1 && strings.Contains(info.Message, msg) {
+			return ""
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, info.Detail) != nil {
+		return ""
+	}
+	s := buf.String()
+	if len(s) > maxDetail {
+		cut := maxDetail
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 func printValue(w io.Writer, v any) {

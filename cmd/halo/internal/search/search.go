@@ -13,6 +13,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -115,7 +116,7 @@ func searchRun(opts *Options) error {
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
-	w := f.IO.Out
+	w := termsafe.Writer(f.IO.Out) // everything below comes from the registry
 	if len(res.Packages) == 0 {
 		if opts.Term != "" {
 			fmt.Fprintf(w, "no package in registry %s matches %q\n", reg.Source, opts.Term)

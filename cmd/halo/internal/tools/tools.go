@@ -17,7 +17,9 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
@@ -33,7 +35,10 @@ type Options struct {
 	// Servers lists the methods of declared tools whose methods come from a server (MCP);
 	// nil lists none.
 	Servers func(ctx context.Context, reg *tool.Registry) []Declared
-	Ctx     context.Context
+	// Described returns the methods of installed module providers as halo add or halo install
+	// described them (shown only; nothing runs with them); nil lists none.
+	Described func() map[string][]tool.Method
+	Ctx       context.Context
 }
 
 // A Declared is one tool declared in the project's .halo files whose methods were asked of
@@ -64,6 +69,7 @@ The last line says what the plugin sandbox enforces on this system.`,
 			opts.Dir = f.Dir
 			opts.Ctx = cmd.Context()
 			opts.Build = func() (*providers.Set, error) { return providers.Build(f, f.Dir) }
+			opts.Described = func() map[string][]tool.Method { return packages.Described(f.Dir) }
 			opts.Servers = func(ctx context.Context, reg *tool.Registry) []Declared {
 				return declaredServers(ctx, f, reg, 10*time.Second)
 			}
@@ -93,6 +99,9 @@ type Provider struct {
 	Methods     []tool.Method `json:"methods"`
 	// FromServer is set for types whose methods come from a server when a tool is declared.
 	FromServer bool `json:"fromServer,omitempty"`
+	// Described is set for module types whose methods are what the plugin said when the
+	// package was installed (FromServer is then false).
+	Described bool `json:"described,omitempty"`
 }
 
 func toolsRun(opts *Options) error {
@@ -105,8 +114,16 @@ func toolsRun(opts *Options) error {
 		ctx = context.Background()
 	}
 	l := Listing{Sandbox: set.Sandbox, Providers: []Provider{}}
+	var described map[string][]tool.Method
+	if opts.Described != nil {
+		described = opts.Described()
+	}
 	for _, t := range set.Registry.Types() {
 		p := Provider{Name: t.Name, Kind: t.Kind, Package: t.Package, Description: t.Description, Methods: t.Methods, FromServer: t.Methods == nil}
+		if ms, ok := described[t.Name]; ok && t.Methods == nil && t.Kind == tool.KindModule {
+			p.Methods = append([]tool.Method(nil), ms...)
+			p.FromServer, p.Described = false, true
+		}
 		if p.Methods == nil {
 			p.Methods = []tool.Method{}
 		}
@@ -119,7 +136,7 @@ func toolsRun(opts *Options) error {
 		l.Declared = opts.Servers(ctx, set.Registry)
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.Out)
+		enc := json.NewEncoder(termsafe.Writer(opts.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(l)
 	}
@@ -137,7 +154,10 @@ const (
 	reset = "\x1b[0m"
 )
 
+// printListing writes the listing for a person. Names, descriptions, parameters and errors
+// come from packages and MCP servers, so each goes through termsafe before it is painted.
 func printListing(w io.Writer, l Listing, color bool) {
+	clean := termsafe.String
 	paint := func(code, s string) string {
 		if !color {
 			return s
@@ -152,9 +172,9 @@ func printListing(w io.Writer, l Listing, color bool) {
 		if p.Package != "" {
 			origin = "package " + p.Package
 		}
-		fmt.Fprintf(w, "%s %s\n", paint(bold, p.Name), paint(dim, "("+origin+")"))
+		fmt.Fprintf(w, "%s %s\n", paint(bold, clean(p.Name)), paint(dim, "("+clean(origin)+")"))
 		if p.Description != "" {
-			fmt.Fprintf(w, "  %s\n", p.Description)
+			fmt.Fprintf(w, "  %s\n", clean(p.Description))
 		}
 		if p.FromServer {
 			fmt.Fprintf(w, "  methods come from the server; declare a tool with it in a .halo file to list them here\n")
@@ -162,9 +182,9 @@ func printListing(w io.Writer, l Listing, color bool) {
 		printMethods(w, p.Methods, paint)
 	}
 	for _, d := range l.Declared {
-		fmt.Fprintf(w, "\n%s %s\n", paint(bold, d.Tool), paint(dim, "(declared : "+d.Provider+location(d.File)+")"))
+		fmt.Fprintf(w, "\n%s %s\n", paint(bold, clean(d.Tool)), paint(dim, clean("(declared : "+d.Provider+location(d.File)+")")))
 		if d.Error != "" {
-			fmt.Fprintf(w, "  cannot list methods: %s\n", d.Error)
+			fmt.Fprintf(w, "  cannot list methods: %s\n", clean(d.Error))
 			continue
 		}
 		printMethods(w, d.Methods, paint)
@@ -187,13 +207,13 @@ func printMethods(w io.Writer, methods []tool.Method, paint func(code, s string)
 	sigs := make([]string, len(methods))
 	width := 0
 	for i, m := range methods {
-		sigs[i] = m.Name + "(" + strings.Join(signature(m.Params), ", ") + ")"
+		sigs[i] = termsafe.String(m.Name + "(" + strings.Join(signature(m.Params), ", ") + ")")
 		width = max(width, len(sigs[i]))
 	}
 	for i, m := range methods {
 		e := m.EffectOrDefault()
 		effect := fmt.Sprintf("%-8s", e)
-		fmt.Fprintf(w, "  %-*s  %s  %s\n", width, sigs[i], paint(effectColor[e], effect), firstSentence(m.Description))
+		fmt.Fprintf(w, "  %-*s  %s  %s\n", width, sigs[i], paint(effectColor[e], termsafe.String(effect)), termsafe.String(firstSentence(m.Description)))
 	}
 }
 

@@ -14,11 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/builtin"
 	"github.com/halo-lang/halo/host/tool/mcp"
+	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // Options are `halo validate`'s inputs.
@@ -77,16 +80,21 @@ func validateRun(opts *Options) error {
 		known[p] = true
 	}
 	// Declarations are checked by their provider types where those can check without
-	// loading anything: MCP(...)'s options. Package providers are only names here.
+	// loading anything: MCP(...)'s options, the built-ins' methods (an agent's tool: T is
+	// checked against its policies). Package providers are only names here.
 	checks := tool.NewRegistry()
 	if err := checks.Add(mcp.Type(nil)); err != nil {
 		return err
 	}
-	diags = append(diags, check.Check(prog, check.Config{
-		IsProvider:       func(name string) bool { return known[name] },
-		Providers:        providers,
-		CheckDeclaration: runtime.DeclarationChecker(checks),
-	})...)
+	for _, t := range builtin.New(builtin.Config{Status: &sandbox.Status{}}).Types() {
+		if err := checks.Add(t); err != nil {
+			return err
+		}
+	}
+	cfg := runtime.CheckConfig(checks)
+	cfg.IsProvider = func(name string) bool { return known[name] }
+	cfg.Providers = providers
+	diags = append(diags, check.Check(prog, cfg)...)
 	diags.Sort()
 
 	res := Result{Files: []string{}, Diagnostics: diags}
@@ -112,14 +120,14 @@ func validateRun(opts *Options) error {
 	}
 
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
+		enc := json.NewEncoder(termsafe.Writer(opts.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
 	} else {
 		for _, d := range res.Diagnostics {
-			fmt.Fprintln(opts.IO.ErrOut, d.String())
+			fmt.Fprintln(opts.IO.ErrOut, termsafe.String(d.String())) // quotes the files' text
 		}
 		if res.Valid {
 			fmt.Fprintf(opts.IO.Out, "ok: %d %s valid%s\n", len(res.Files), plural(len(res.Files), "file"), warnText(res.Warnings))

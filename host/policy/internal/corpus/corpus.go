@@ -39,9 +39,9 @@ var Secrets = []string{
 	"123-45-6789",
 	"4111 1111 1111 1111",
 	"(415) 555-2671",
-	"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+	Keys().OpenAIProject,
 	"AKIAIOSFODNN7EXAMPLE",
-	"ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+	Keys().GitHub,
 }
 
 // Build returns about n bytes of mixed text from seed; with secrets, every Secret is
@@ -71,4 +71,14 @@ func Build(n int, seed uint64, secrets bool) string {
 		}
 	}
 	return b.String()
+}
+
+// Chunks returns n texts of about size bytes each, mixed prose, code and JSON, every one
+// with the Secrets planted: what a tool loop feeds the policy engine.
+func Chunks(size, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = Build(size, uint64(100+i), true)
+	}
+	return out
 }

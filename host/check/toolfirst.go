@@ -1,0 +1,103 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/policy"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// RuleSpecs turns a policy declaration into the RuleSpecs host/policy compiles: the one
+// translation the checker and the runtime share.
+func RuleSpecs(pd *lang.PolicyDecl) []policy.RuleSpec {
+	specs := make([]policy.RuleSpec, 0, len(pd.Rules))
+	for _, r := range pd.Rules {
+		spec := policy.RuleSpec{Name: r.Name.Name, Pos: r.Pos.String()}
+		for _, a := range r.Args {
+			spec.Args = append(spec.Args, ruleArg(a.Value))
+		}
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
+func ruleArg(e lang.Expr) any {
+	switch x := e.(type) {
+	case *lang.StringLit:
+		return x.Value
+	case *lang.NumberLit:
+		return x.Value
+	case *lang.BoolLit:
+		return x.Value
+	case *lang.Ident:
+		return policy.Ident(x.Name)
+	case *lang.Path:
+		return policy.Ident(x.String())
+	}
+	return nil
+}
+
+// policySet compiles the policies agent a requires; a policy with errors (reported where it
+// is declared) is left out.
+func (c *checker) policySet(a *lang.AgentDecl) policy.Set {
+	if c.compiled == nil {
+		c.compiled = map[string]*policy.Policy{}
+	}
+	var set policy.Set
+	for _, id := range a.Requires {
+		pd, ok := c.decls[id.Name].(*lang.PolicyDecl)
+		if !ok {
+			continue
+		}
+		p, seen := c.compiled[id.Name]
+		if !seen {
+			p, _ = policy.Compile(pd.Name.Name, RuleSpecs(pd))
+			c.compiled[id.Name] = p
+		}
+		if p != nil {
+			set = append(set, p)
+		}
+	}
+	return set
+}
+
+// checkToolFirst checks an agent call's tool: T: the tool must have one method an agent can
+// call, and the agent's tool policies must not refuse it (AllowTools, DenyTools,
+// AllowEffects), since the runtime checks the call as it checks any call the agent makes.
+// Only tools whose provider type declares its methods can be checked before a run.
+func (c *checker) checkToolFirst(a *lang.AgentDecl, id *lang.Ident) {
+	td, ok := c.decls[id.Name].(*lang.ToolDecl)
+	if !ok || c.cfg.ToolMethods == nil {
+		return
+	}
+	ms, ok := c.cfg.ToolMethods(td.Provider.Name)
+	if !ok {
+		return
+	}
+	var callable []tool.Method
+	for _, m := range ms {
+		if !m.PipelineOnly {
+			callable = append(callable, m)
+		}
+	}
+	if len(callable) != 1 {
+		names := make([]string, len(callable))
+		for i, m := range callable {
+			names[i] = m.Name
+		}
+		c.errorf(id.Pos, lang.CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", id.Name, len(callable), strings.Join(names, ", "))
+		return
+	}
+	m := callable[0]
+	target := id.Name + "." + m.Name
+	set := c.policySet(a)
+	if _, err := set.Offered([]policy.ToolMethod{{Target: target, Effect: m.EffectOrDefault()}}); err == nil {
+		return
+	}
+	// Offered hid it; Decide checks the same rules first and says which refused.
+	d := set.Decide(target, m.EffectOrDefault(), []byte(`{}`))
+	reason := fmt.Sprintf("policy %s: %s", d.Policy, d.Reason)
+	c.errorf(id.Pos, lang.CodeToolConfig, "tool: %s calls %s, which agent %s's policies refuse (%s)", id.Name, target, a.Name.Name, reason)
+}
