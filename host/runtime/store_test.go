@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 )
 
 func TestStoreSaveLoad(t *testing.T) {
@@ -29,12 +29,12 @@ func TestStoreSaveLoad(t *testing.T) {
 		t.Errorf("the folder holds %d files, want only the record (no temporary file left)", len(entries))
 	}
 	for _, bad := range []string{"../x", "", "a/b", "nope"} {
-		if _, err := s.Load(bad); tool.Code(err) != runtime.CodeRun {
+		if _, err := s.Load(bad); errcode.Code(err) != runtime.CodeRun {
 			t.Errorf("load %q: %v, want RUN_RECORD", bad, err)
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{"), 0o644)
-	if _, err := s.Load("broken"); tool.Code(err) != runtime.CodeRun {
+	if _, err := s.Load("broken"); errcode.Code(err) != runtime.CodeRun {
 		t.Errorf("a broken record: %v", err)
 	}
 }

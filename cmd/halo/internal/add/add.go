@@ -94,7 +94,7 @@ func addRun(opts *Options) error {
 			fmt.Fprintf(ew, "✗ %s was not installed. What it can reach:\n", opts.Spec)
 			pkgcmd.PrintPermissions(ew, *pe.Permissions, "    ")
 		}
-		return pkgcmd.Coded(err)
+		return err
 	}
 	if desc != nil {
 		if err := pkgmgr.WriteDescription(ip.Dir, desc); err != nil {

@@ -78,7 +78,7 @@ func installRun(opts *Options) error {
 	}
 	rep, err := pr.Install(opts.ctx, pkgmgr.InstallOptions{Trust: opts.Trust})
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	in := func(list []string, n string) bool {
 		for _, x := range list {
@@ -92,7 +92,7 @@ func installRun(opts *Options) error {
 	// install or an earlier command recorded it.
 	trust, err := pr.Trust()
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	res := Result{Packages: []Package{}, Kept: rep.Kept}
 	for _, k := range rep.Kept {

@@ -72,12 +72,12 @@ func packRun(opts *Options) error {
 	f := opts.Factory
 	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List()), Platforms: opts.Platforms})
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	// A module must run here and serve the providers its manifest names: start its plugin
 	// (sandboxed, as a run would) before anything is written.
 	if _, err := packages.Describe(opts.ctx, pkg, providers.ModuleConfig(f)); err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	out := opts.Out
 	if out == "" {

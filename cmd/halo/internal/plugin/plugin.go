@@ -205,7 +205,7 @@ func initRun(opts *InitOptions) error {
 	}
 	// The manifest must be one halo pack accepts: check it before anything is written.
 	if _, err := pkgmgr.ParseManifest(rendered[3]); err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	// Written into a temporary sibling and renamed, so a failure leaves no half-made folder.
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
