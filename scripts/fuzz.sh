@@ -26,6 +26,7 @@ targets=(
   "./host/runtime FuzzParseMocks"
   "./host/agent FuzzToolCall"
   "./host/agent FuzzDecodeArgs"
+  "./host/serve FuzzLinkToken"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

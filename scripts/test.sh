@@ -22,6 +22,12 @@ for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
 echo "== go test -race"
 for m in "${modules[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m ./...); done
 
+echo "== package init budgets, without the race detector (startup.txtar)"
+go test -count=1 -run '^TestScripts$/^startup$' ./cmd/halo/
+
+echo "== halo serve load test: 500 runs from 32 clients against each run store"
+go test -count=1 -run '^TestLoad$' -v ./host/serve/ -args -load
+
 echo "== generated protobuf code matches plugin.proto (regenerates with the pinned buf)"
 (cd proto && HALO_PROTO_REGEN=1 go test -count=1 -run '^TestGeneratedCodeIsFresh$' ./...)
 

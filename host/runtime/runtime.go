@@ -43,8 +43,10 @@ type Config struct {
 	// MockAgents makes every agent call that no mock answers return a fixed text without
 	// calling a model (halo run --mock).
 	MockAgents bool
-	// Store saves run records; nil means runs are not saved (and cannot be resumed).
-	Store *Store
+	// Store saves run records (a *Store keeps them in a folder); nil means runs are not
+	// saved (and cannot be resumed). A store that is also a Tracker is told as runs start
+	// and continue.
+	Store RunStore
 	// OnEvent receives every event as it happens (halo run --events). It is called from
 	// the goroutine that made the event, one call at a time.
 	OnEvent func(Event)
@@ -81,6 +83,9 @@ type Runtime struct {
 func New(prog *lang.Program, cfg Config) (*Runtime, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if s, ok := cfg.Store.(*Store); ok && s == nil {
+		cfg.Store = nil
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = newID
@@ -237,6 +242,12 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 		Started: r.cfg.Now().UTC(),
 	}
 	defer rn.close()
+	if t, ok := r.cfg.Store.(Tracker); ok {
+		rn.rec.Status, rn.rec.Meta, rn.rec.Updated = Running, rn.st.meta, rn.rec.Started
+		if ctx, err = t.Begin(ctx, rn.rec); err != nil {
+			return nil, err
+		}
+	}
 	res := rn.exec(ctx, 0, nil, false)
 	return res, rn.save(res)
 }
@@ -286,6 +297,11 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	pd, in, err := r.resumable(rec, channel)
 	if err != nil {
 		return nil, err
+	}
+	if t, ok := r.cfg.Store.(Tracker); ok {
+		if ctx, err = t.Begin(ctx, rec); err != nil {
+			return nil, err
+		}
 	}
 	rn := r.newRun(pd, in)
 	rn.traced(ctx)

@@ -6,6 +6,7 @@ package resume
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -79,6 +81,11 @@ Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused aga
 }
 
 func resumeRun(ctx context.Context, opts *Options) error {
+	// A halo serve that has this folder's runs continues them itself: a resume beside it
+	// could continue a run it continues too.
+	if busy, _ := runstore.FolderInUse(filepath.Join(opts.F.Dir, ".halo", "runs")); busy {
+		return Refused(opts.F, opts.RunID, opts.JSON, runstore.Errorf(runstore.CodeBusy, "a halo serve is serving this folder's runs: answer run %s through it (POST /api/runs/%s/signal, or its approval link)", opts.RunID, opts.RunID))
+	}
 	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
+	"github.com/halo-lang/halo/cmd/halo/internal/serve"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
@@ -195,4 +196,5 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return plugincmd.NewCmdPlugin(f) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
 }
