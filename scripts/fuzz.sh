@@ -31,5 +31,8 @@ targets=(
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }
   echo "-- fuzz $pkg $name ($t)"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg"
+  # A package of the sdk module is fuzzed from that module's folder (sdk/go.mod).
+  dir=.
+  case $pkg in ./sdk | ./sdk/*) dir=sdk pkg=.${pkg#./sdk} ;; esac
+  (cd "$dir" && go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg")
 done
