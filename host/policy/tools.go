@@ -129,29 +129,43 @@ func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Dec
 		decodeErr error
 		decodedOK bool
 	)
-	for _, p := range s {
-		if p == nil {
-			continue
+	for _, ref := range s.argRules(target) {
+		p, r := ref.p, ref.r
+		if !decodedOK {
+			decoded, decodeErr = decodeArgs(args)
+			decodedOK = true
 		}
-		for _, r := range p.rules {
-			if r.kind != kDenyArgs || !matchAny(r.patterns, target) {
-				continue
-			}
-			if !decodedOK {
-				decoded, decodeErr = decodeArgs(args)
-				decodedOK = true
-			}
-			refuse := func(reason string) Decision {
-				return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
-			}
-			if decodeErr != nil {
-				return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
-			}
-			if reason := denyArgs(r, decoded); reason != "" {
-				return refuse(reason)
-			}
+		refuse := func(reason string) Decision {
+			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
+		}
+		if decodeErr != nil {
+			return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
+		}
+		if reason := denyArgs(r, decoded); reason != "" {
+			return refuse(reason)
 		}
 	}
+	if d, ok := s.approval(target, effect); ok {
+		return d
+	}
+	return Decision{Verdict: Allowed}
+}
+
+// argRules returns the DenyArgs rules that check target's arguments, in the order written.
+func (s Set) argRules(target string) []ruleRef {
+	var out []ruleRef
+	s.each(kDenyArgs, func(p *Policy, r *rule) bool {
+		if matchAny(r.patterns, target) {
+			out = append(out, ruleRef{p, r})
+		}
+		return true
+	})
+	return out
+}
+
+// approval returns the first ApproveTools or ApproveEffects rule that puts a call to target
+// up for a person's approval.
+func (s Set) approval(target string, effect tool.Effect) (Decision, bool) {
 	for _, p := range s {
 		if p == nil {
 			continue
@@ -159,13 +173,13 @@ func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Dec
 		for _, r := range p.rules {
 			switch {
 			case r.kind == kApproveTools && matchAny(r.patterns, target):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos}
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos}, true
 			case r.kind == kApproveEffects && hasEffect(r.effects, effect):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos}
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos}, true
 			}
 		}
 	}
-	return Decision{Verdict: Allowed}
+	return Decision{}, false
 }
 
 func decodeArgs(args json.RawMessage) (any, error) {
