@@ -28,6 +28,7 @@ var importRules = []struct {
 	{"host/tool/...", []string{"host/tool/...", "proto/...", "sdk/...", "plugins/...", "pkgmgr/..."}}, // host/tool/builtin serves and describes plugins/workspace and plugins/bash
 	{"host/agent/...", []string{"host/agent/...", "host/tool", "host/model/...", "host/policy/..."}},  // the loop knows models, policies and the tool contract, not pipelines
 	{"host/runtime/...", []string{"host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
+	{"host/plan/...", []string{"host/plan/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/..."}}, // halo plan reads what the runtime reads (agents, tool descriptions, policies, prices) and never runs anything, so it stands beside host/runtime without importing it
 	{"host/mcpserver/...", []string{"host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/serve/...", []string{"host/serve/...", "host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"registry/...", []string{"registry/...", "pkgmgr/..."}},

@@ -39,7 +39,7 @@ func TestExplain(t *testing.T) {
 	for _, tt := range tests {
 		e := s.Explain(tt.target, tt.effect)
 		if e.Hidden != nil {
-			if !strings.Contains(e.Hidden.Reason, tt.hidden) || tt.hidden == "" {
+			if e.Hidden.Ref().Text != tt.hidden || !strings.Contains(e.Hidden.Reason, tt.hidden) {
 				t.Errorf("%s: hidden %q, want %q", tt.target, e.Hidden.Reason, tt.hidden)
 			}
 		} else if tt.hidden != "" {
@@ -52,7 +52,7 @@ func TestExplain(t *testing.T) {
 		if e.Approval != nil {
 			approval = e.Approval.Reason
 		}
-		if !strings.Contains(approval, tt.approval) || (approval == "") != (tt.approval == "") {
+		if e.Approval != nil && e.Approval.Ref().Text != tt.approval || !strings.Contains(approval, tt.approval) || (approval == "") != (tt.approval == "") {
 			t.Errorf("%s: approval %q, want %q", tt.target, approval, tt.approval)
 		}
 

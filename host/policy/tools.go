@@ -100,9 +100,13 @@ type Decision struct {
 	// Reason says why a call was refused or needs approval.
 	Reason string
 
-	pos string
-	log bool
+	pos  string
+	text string // the rule as written
+	log  bool
 }
+
+// Ref names the deciding rule; the zero RuleRef for Allowed.
+func (d Decision) Ref() RuleRef { return RuleRef{Policy: d.Policy, Rule: d.Rule, Text: d.text} }
 
 // Violation returns the refusal as a *Violation (phase tool), or nil when the call was not
 // refused. A call waiting for approval is not a violation.
@@ -122,7 +126,7 @@ func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Dec
 		effect = tool.External
 	}
 	if p, r, reason := s.hidden(target, effect); r != nil {
-		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
+		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
 	}
 	var (
 		decoded   any
@@ -136,7 +140,7 @@ func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Dec
 			decodedOK = true
 		}
 		refuse := func(reason string) Decision {
-			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
+			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
 		}
 		if decodeErr != nil {
 			return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
@@ -173,9 +177,9 @@ func (s Set) approval(target string, effect tool.Effect) (Decision, bool) {
 		for _, r := range p.rules {
 			switch {
 			case r.kind == kApproveTools && matchAny(r.patterns, target):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos}, true
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos, text: r.text}, true
 			case r.kind == kApproveEffects && hasEffect(r.effects, effect):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos}, true
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos, text: r.text}, true
 			}
 		}
 	}

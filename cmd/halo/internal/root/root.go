@@ -21,6 +21,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
+	"github.com/halo-lang/halo/cmd/halo/internal/plan"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
 	"github.com/halo-lang/halo/cmd/halo/internal/remove"
@@ -143,4 +144,5 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return plan.NewCmdPlan(f, nil) },
 }
