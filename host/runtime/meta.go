@@ -72,7 +72,8 @@ type PauseInfo struct {
 // fields are set depends on Type: "llm" (a model request), "tool" (a tool call),
 // "agent_tool" (a call an agent's model asked for, after it finished or was refused),
 // "progress" (a running tool call's report; live only, never in the run record),
-// "violation" (a policy violation), "loop", "branch" (a branch chose an arm, or none),
+// "violation" (a policy violation), "stage" (a stage of the pipeline the run started with
+// finished: At and Target say which), "loop", "branch" (a branch chose an arm, or none),
 // "answered" (an interrupt handler answered a stage that waits), "paused", "run" (the run
 // ended).
 type Event struct {

@@ -247,6 +247,7 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 		return nil, err
 	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = &Record{
 		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
 		Started: r.cfg.Now().UTC(),
@@ -303,6 +304,7 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		return nil, err
 	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = rec
 	rn.st.meta = rec.Meta
 	rn.st.meta.Paused = nil
