@@ -31,6 +31,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/test"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -146,5 +147,6 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return plan.NewCmdPlan(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return test.NewCmdTest(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 }
