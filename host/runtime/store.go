@@ -33,6 +33,10 @@ type Record struct {
 	Mocks   map[string]int `json:"mocks,omitempty"`
 	Started time.Time      `json:"started"`
 	Updated time.Time      `json:"updated"`
+
+	// Recording is what the run's models answered, its tools returned and its people said,
+	// unredacted, for halo replay (Runtime.Replay).
+	Recording *Recording `json:"recording,omitempty"`
 }
 
 // A ResumePoint is where a paused run stopped.
@@ -46,6 +50,9 @@ type ResumePoint struct {
 	// loops going back (and the answer their feedback quotes).
 	Inputs  map[int]any `json:"inputs,omitempty"`
 	Outputs map[int]any `json:"outputs,omitempty"`
+	// Agent, for a run waiting for approval, is the agent call that waits: its conversation
+	// so far and the call put to a person. Stage is that call's stage.
+	Agent *AgentPause `json:"agent,omitempty"`
 }
 
 // A Store keeps run records as JSON files in one folder (.halo/runs).
@@ -144,6 +151,29 @@ func (s *Store) Latest() (string, error) {
 	}
 	if best == "" {
 		return "", errorf(CodeRun, "no paused run in %s", s.Dir)
+	}
+	return best, nil
+}
+
+// Newest returns the id of the most recently updated run of any status, for `halo replay
+// FILE last`. Unreadable records are passed over.
+func (s *Store) Newest() (string, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
+	}
+	best, bestTime := "", time.Time{}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !runIDPattern().MatchString(id) {
+			continue
+		}
+		if rec, err := s.Load(id); err == nil && (best == "" || rec.Updated.After(bestTime)) {
+			best, bestTime = id, rec.Updated
+		}
+	}
+	if best == "" {
+		return "", errorf(CodeRun, "no run in %s", s.Dir)
 	}
 	return best, nil
 }
