@@ -392,7 +392,7 @@ func (pl *planner) call(s *Stage, c *lang.Call, st *lang.Stage, n, fb int64, sta
 	}
 	recv := c.Recv.Name
 	if a := pl.prog.Agent(recv); a != nil {
-		ac := pl.agentCall(s, a, c, n, fb, retry, correct)
+		ac := pl.agentCall(s, a, c, n, fb, retry, correct, st != nil)
 		s.Agents = append(s.Agents, ac)
 		s.Cost = s.Cost.Add(ac.Cost)
 		return
@@ -469,8 +469,9 @@ func (pl *planner) policySet(a *lang.AgentDecl) policy.Set {
 	return s
 }
 
-// agentCall plans Agent.task(...) made n times, fb of them with a loop's feedback.
-func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb int64, retry, correct int) *AgentCall {
+// agentCall plans Agent.task(...) made n times, fb of them with a loop's feedback; flowing
+// says a value flows into it (every stage; not a pipeline's start value).
+func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb int64, retry, correct int, flowing bool) *AgentCall {
 	set := pl.policySet(a)
 	st := agentSettings(a, c)
 	pl.agents[a.Name.Name] = true
@@ -479,7 +480,10 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 		Retry: retry, Correct: correct}
 
 	// tool: T is a call the pipeline makes for the agent; the agent's policies check it.
-	values := int64(1) // the flowing value
+	values := int64(0)
+	if flowing {
+		values = 1 // the flowing value
+	}
 	if arg := c.Named("tool"); arg != nil {
 		if id, ok := arg.Value.(*lang.Ident); ok {
 			if td := pl.prog.Tool(id.Name); td != nil {

@@ -406,3 +406,24 @@ pipeline Flow(xs: List) -> Result:
 		}
 	}
 }
+
+// TestFanOutStartAndFallback: a start value that calls an agent, every call of a fan-out,
+// and a |? handler (counted as if the stage before failed) all count.
+func TestFanOutStartAndFallback(t *testing.T) {
+	p := planOf(t, `
+tool F : Fake()
+agent S [openai/small]
+pipeline P(x: String) -> Result:
+  S.first("a") |* { S.one("b"), S.two("c"), F.get() } |? S.three("d") @retry(1)
+`, "P", plan.Config{ValueTokens: 10})
+	if len(p.Stages) != 3 || p.Stages[0].Op != "start" || len(p.Stages[1].Agents) != 2 || len(p.Stages[1].Tools) != 1 {
+		t.Fatalf("stages %+v", p.Stages)
+	}
+	if tc := p.Stages[1].Tools[0]; tc.Target != "F.get" || tc.Effect != "read" || tc.For != "" {
+		t.Errorf("fan-out tool call %+v", tc)
+	}
+	// Each call: 15 in, 20 out ($0.000035), but the start value's, which no value flows
+	// into: 5 in. Start 1, fan-out 2, the handler 1 sent twice: 5 requests,
+	// 5 + 30 + 30 = 65 in, 100 out, $0.000165.
+	wantCost(t, "total", p.Total, 5, 65, 100, 0.000165)
+}

@@ -203,14 +203,9 @@ func testRun(ctx context.Context, opts *Options) error {
 				continue
 			}
 		}
-		if !mocks.Has("approval") {
-			// halo test approves every call a policy puts up for approval; a case that
-			// mocks "approval" or "Tool.method?" answers its own.
-			mocks.Set("approval", "approve")
-		}
 		rt, err := runtime.New(p.prog, runtime.Config{
 			Tools: reg, Env: f.Env, Dir: filepath.Dir(c.abs), File: c.File, Mocks: mocks, MockAgents: true,
-			Now: f.Now, Logger: f.Logger,
+			OnInterrupt: approveAll, Now: f.Now, Logger: f.Logger,
 		})
 		if err != nil {
 			bad(CodeTestCase, "%v", err)
@@ -294,6 +289,16 @@ func testRun(ctx context.Context, opts *Options) error {
 		}
 	}
 	return report(f, res, opts.JSON)
+}
+
+// approveAll approves every call a policy puts up for approval (a case whose mocks answer
+// "Tool.method?" or "approval" is answered by them first); a yield or listen is left
+// unanswered, so the run pauses there.
+func approveAll(_ context.Context, in runtime.Interrupt) (any, bool, error) {
+	if in.Channel != runtime.ChannelApproval {
+		return nil, false, nil
+	}
+	return "approve", true, nil
 }
 
 // caseWhere is "case N: " for a case of a list, "" for a file of one case.

@@ -14,6 +14,13 @@ import (
 // not touched when nothing changes. It reports whether it wrote.
 func updateFile(dir, path string, outputs map[int]any) (bool, error) {
 	full := abs(dir, path)
+	if st, err := os.Lstat(full); err != nil {
+		return false, err
+	} else if !st.Mode().IsRegular() {
+		// Renaming over a symbolic link would replace the link, and writing through it would
+		// change a file elsewhere: neither is what --update is for.
+		return false, fmt.Errorf("%s is not a regular file (a symbolic link?); --update writes only regular files", path)
+	}
 	data, err := readLimited(full)
 	if err != nil {
 		return false, err
