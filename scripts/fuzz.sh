@@ -26,6 +26,8 @@ targets=(
   "./host/runtime FuzzParseMocks"
   "./host/agent FuzzToolCall"
   "./host/agent FuzzDecodeArgs"
+  "./host/plan FuzzPlan"
+  "./cmd/halo/internal/test FuzzCaseFile"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

@@ -14,7 +14,9 @@
 // what its most expensive arm does; a fan-out, a |? fallback and a called pipeline cost all
 // they can. Each request resends the conversation, which grows after every request by a full
 // reply (the reply cap: max_tokens, MaxTokens(n), or the model's output limit) and, after a
-// request that asked for tools, by one tool result cut at tool_result_chars.
+// request that asked for tools, by one tool result cut at tool_result_chars. A call the
+// planner does not reach (lang.Calls lists every call a pipeline makes) makes the worst case
+// unknown rather than smaller.
 //
 // cmd/halo's plan command prints what Pipeline returns.
 package plan
@@ -22,6 +24,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -263,7 +266,7 @@ func Pipeline(prog *lang.Program, name string, cfg Config) (*Plan, error) {
 	if cfg.ValueTokens <= 0 {
 		cfg.ValueTokens = DefaultValueTokens
 	}
-	pl := &planner{prog: prog, cfg: cfg, policies: pols, items: int64(items), models: map[string]ModelPrice{}, agents: map[string]bool{}}
+	pl := &planner{prog: prog, cfg: cfg, policies: pols, items: int64(items), models: map[string]ModelPrice{}, agents: map[string]bool{}, seen: map[*lang.Call]bool{}}
 	out := &Plan{Pipeline: pd.Name.Name, At: pd.Pos.String(), Items: items, PerItem: perItem, ValueTokens: cfg.ValueTokens}
 	out.Stages, out.Total = pl.pipeline(pd, 1, []string{pd.Name.Name})
 	for _, m := range pl.models {
@@ -282,6 +285,10 @@ type planner struct {
 	models   map[string]ModelPrice
 	// agents are the agents the run may call; limits their MaxSpend, where they have one.
 	agents map[string]bool
+	// seen are the calls planned, so that a call the planner does not reach (a construct
+	// added to the language and not to the plan) makes the worst case unknown instead of
+	// leaving it out.
+	seen map[*lang.Call]bool
 }
 
 // pipeline plans pd's start value and stages, run times times.
@@ -295,7 +302,14 @@ func (pl *planner) pipeline(pd *lang.PipelineDecl, times int64, stack []string) 
 		total = total.Add(st.Cost)
 	}
 	more, cost := pl.stages(pd.Stages, times, stack)
-	return append(stages, more...), total.Add(cost)
+	total = total.Add(cost)
+	for _, c := range lang.Calls(pd.Stages) {
+		if !pl.seen[c] {
+			total = total.Add(Cost{RequestsUnknown: true, TokensUnknown: true, USDUnknown: true,
+				Unknown: []string{fmt.Sprintf("halo plan cannot count the call %s at %s", c.Target(), c.Pos)}})
+		}
+	}
+	return append(stages, more...), total
 }
 
 // stages plans a list of stages (a pipeline's, or a branch arm's) that runs times times.
@@ -338,8 +352,10 @@ func (pl *planner) stages(list []*lang.Stage, times int64, stack []string) ([]*S
 		case lang.OpLoop:
 			s.Text = callText(st.Call)
 			s.Loop = loops[i]
+			pl.seen[st.Call] = true
 		case lang.OpYield, lang.OpListen:
 			s.Text = callText(st.Call)
+			pl.seen[st.Call] = true
 		case lang.OpFanOut:
 			var parts []string
 			for _, c := range st.Calls {
@@ -373,8 +389,10 @@ func (pl *planner) stages(list []*lang.Stage, times int64, stack []string) ([]*S
 			}
 			pl.call(s, st.Call, st, s.Runs, feedback[i], stack)
 		default:
-			s.Text = callText(st.Call)
-			pl.call(s, st.Call, st, runs, feedback[i], stack)
+			if st.Call != nil {
+				s.Text = callText(st.Call)
+				pl.call(s, st.Call, st, runs, feedback[i], stack)
+			}
 		}
 		out = append(out, s)
 		total = total.Add(s.Cost)
@@ -385,6 +403,7 @@ func (pl *planner) stages(list []*lang.Stage, times int64, stack []string) ([]*S
 // call plans one call c of stage s (st is the stage as written, nil for a start value),
 // made n times; fb of them may carry a loop's feedback.
 func (pl *planner) call(s *Stage, c *lang.Call, st *lang.Stage, n, fb int64, stack []string) {
+	pl.seen[c] = true
 	retry, correct := directives(st)
 	if c.Recv == nil {
 		pl.callPipeline(s, c, satMul(n, int64(1+retry)), stack)
@@ -671,19 +690,24 @@ func conversation(prompt, reply, result, steps, requests, attempts int64, price 
 		return c.checked()
 	}
 	// Request k (from 1) sends prompt plus what the k-1 requests before it added: g(j) =
-	// reply+result for j <= steps, reply after. The sum over k of what came before is
-	// sum over j of g(j)*(requests-j).
-	var in, grown int64
-	for k := int64(1); k <= requests; k++ {
-		in = satAdd(in, satAdd(prompt, grown))
-		g := reply
-		if k <= steps {
-			g = satAdd(reply, result)
-		}
-		grown = satAdd(grown, g)
-		if in == math.MaxInt64 {
-			break
-		}
+	// reply+result for j <= steps, reply after. Summed over k, what came before is
+	// sum over j < requests of g(j)*(requests-j); with a = min(steps, requests-1):
+	//   (reply+result) * (a*requests - a(a+1)/2) + reply * (requests-1-a)(requests-a)/2.
+	// Big integers keep a huge max_steps exact; a sum past int64 is too large to hold.
+	S, P := big.NewInt(requests), big.NewInt(prompt)
+	a := big.NewInt(min(steps, requests-1))
+	one := big.NewInt(1)
+	sum := new(big.Int).Mul(S, P)
+	t1 := new(big.Int).Mul(a, S)
+	t1.Sub(t1, new(big.Int).Rsh(new(big.Int).Mul(a, new(big.Int).Add(a, one)), 1))
+	sum.Add(sum, t1.Mul(t1, big.NewInt(satAdd(reply, result))))
+	rest := new(big.Int).Sub(S, a) // requests - a
+	t2 := new(big.Int).Mul(new(big.Int).Sub(rest, one), rest)
+	t2.Rsh(t2, 1)
+	sum.Add(sum, t2.Mul(t2, big.NewInt(reply)))
+	in := int64(math.MaxInt64)
+	if sum.IsInt64() {
+		in = sum.Int64()
 	}
 	c.InputTokens = satMul(in, attempts)
 	c.OutputTokens = satMul(satMul(reply, requests), attempts)

@@ -174,6 +174,14 @@ func readCaseFile(dir, path string) ([]*Case, []Problem) {
 	if err != nil {
 		return nil, prob("%v", err)
 	}
+	return parseCaseFile(dir, path, data)
+}
+
+// parseCaseFile reads the text of the case file at path.
+func parseCaseFile(dir, path string, data []byte) ([]*Case, []Problem) {
+	prob := func(format string, args ...any) []Problem {
+		return []Problem{{File: path, Message: fmt.Sprintf(format, args...), Code: CodeTestCase}}
+	}
 	trimmed := bytes.TrimSpace(data)
 	var raws []json.RawMessage
 	list := len(trimmed) > 0 && trimmed[0] == '['
