@@ -123,7 +123,6 @@ type Failure struct {
 type program struct {
 	prog  *lang.Program
 	diags lang.Diagnostics
-	err   error
 }
 
 func testRun(ctx context.Context, opts *Options) error {
@@ -244,7 +243,7 @@ func testRun(ctx context.Context, opts *Options) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[k] = runCase(ctx, f, cases[i], runtimes[i])
+			results[k] = runCase(ctx, cases[i], runtimes[i])
 		}()
 	}
 	wg.Wait()
@@ -321,7 +320,7 @@ func buildRegistry(opts *Options) (*tool.Registry, error) {
 }
 
 // runCase runs one case and checks its run against its expect.
-func runCase(ctx context.Context, f *cmdutil.Factory, c *Case, rt *runtime.Runtime) *CaseResult {
+func runCase(ctx context.Context, c *Case, rt *runtime.Runtime) *CaseResult {
 	r := &CaseResult{ID: c.ID(), CaseFile: c.CaseFile, Name: c.Name, File: c.File, Pipeline: c.Pipeline}
 	start := time.Now()
 	res, err := rt.Run(ctx, c.Pipeline, c.Inputs)
