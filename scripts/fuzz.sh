@@ -28,6 +28,7 @@ targets=(
   "./host/agent FuzzDecodeArgs"
   "./host/plan FuzzPlan"
   "./cmd/halo/internal/test FuzzCaseFile"
+  "./host/serve FuzzLinkToken"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

@@ -61,3 +61,16 @@ if ! cmp -s host/policy/testdata/npm/package-lock.json "$peer_npm_dir/package-lo
   cp host/policy/testdata/npm/package.json host/policy/testdata/npm/package-lock.json "$peer_npm_dir/"
   npm ci --prefix "$peer_npm_dir" --no-audit --no-fund --loglevel=error
 fi
+
+# halo serve's PostgreSQL run store is tested against a real server: internal/pgtest starts a
+# throwaway cluster from Debian's postgresql package (initdb and postgres, run as the user
+# postgres when the tests run as root, on a Unix socket only). Install it when missing.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup-test-deps: the PostgreSQL tests need Debian's postgresql package: run this script as root, or apt-get install -y postgresql" >&2
+    exit 1
+  fi
+  echo "-- apt-get install postgresql"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi

@@ -56,6 +56,9 @@ type guard struct {
 
 func newGuard(cfg HTTPConfig) (*guard, error) {
 	g := &guard{addr: cfg.Addr}
+	if h, _, err := net.SplitHostPort(cfg.Addr); err == nil && (h == "" || isUnspecified(h)) {
+		g.addr = "" // listening on every address: each connection's own local address counts
+	}
 	if cfg.Token != "" {
 		g.token, g.hasTok = sha256.Sum256([]byte(cfg.Token)), true
 	}
@@ -75,25 +78,59 @@ func newGuard(cfg HTTPConfig) (*guard, error) {
 // address the server listens on, or publicUrl's host (against DNS rebinding); so is a POST
 // that is not Content-Type application/json (a form a web page could send). Then, when a
 // token is set, a request without it gets 401 (compared in constant time). halo serve's
-// other endpoints can share these checks.
+// other endpoints make the same checks through a Checker.
 func Guard(cfg HTTPConfig, next http.Handler) (http.Handler, error) {
 	g, err := newGuard(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if status, code, msg := g.check(r); status != 0 {
-			if status == http.StatusUnauthorized {
+		if ref := g.check(r, CheckOptions{}); ref != nil {
+			if ref.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
 			}
-			writeRefusal(w, status, nil, mcp.INVALID_REQUEST, msg+" ["+code+"]")
+			writeRefusal(w, ref.Status, nil, mcp.INVALID_REQUEST, ref.Message+" ["+ref.Code+"]")
 			return
 		}
 		next.ServeHTTP(w, r)
 	}), nil
 }
 
-func (g *guard) check(r *http.Request) (status int, code, msg string) {
+// A Checker makes Guard's checks for handlers that answer refusals their own way: halo
+// serve's API and approval pages share /mcp's browser checks and token through it.
+type Checker struct{ g *guard }
+
+// NewChecker makes the checks of cfg.
+func NewChecker(cfg HTTPConfig) (*Checker, error) {
+	g, err := newGuard(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Checker{g: g}, nil
+}
+
+// CheckOptions loosen Guard's checks for one kind of request.
+type CheckOptions struct {
+	// Form also lets a POST be an HTML form (application/x-www-form-urlencoded): an
+	// approval page's buttons, whose link is the capability.
+	Form bool
+	// NoToken skips the token check, for requests that carry a capability of their own.
+	NoToken bool
+}
+
+// A Refusal is a request the checks refused: its status (403 or 401), a stable code and a
+// message.
+type Refusal struct {
+	Status        int
+	Code, Message string
+}
+
+// Check returns the first check r fails, or nil.
+func (c *Checker) Check(r *http.Request, opts CheckOptions) *Refusal {
+	return c.g.check(r, opts)
+}
+
+func (g *guard) check(r *http.Request, opts CheckOptions) *Refusal {
 	local := g.addr
 	if local == "" {
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
@@ -103,22 +140,22 @@ func (g *guard) check(r *http.Request) (status int, code, msg string) {
 	_, localPort, _ := net.SplitHostPort(local)
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
 		if len(origins) > 1 || !g.originAllowed(origins[0], local, localPort) {
-			return http.StatusForbidden, CodeForbiddenOrigin, fmt.Sprintf("requests from origin %q are refused: only pages of this server may call it", truncate(strings.Join(origins, ", "), 200))
+			return &Refusal{http.StatusForbidden, CodeForbiddenOrigin, fmt.Sprintf("requests from origin %q are refused: only pages of this server may call it", truncate(strings.Join(origins, ", "), 200))}
 		}
 	}
 	if !g.hostAllowed(r.Host, local) {
-		return http.StatusForbidden, CodeForbiddenHost, fmt.Sprintf("Host %q is not this server's name: use localhost, the address it listens on, or publicUrl", truncate(r.Host, 200))
+		return &Refusal{http.StatusForbidden, CodeForbiddenHost, fmt.Sprintf("Host %q is not this server's name: use localhost, the address it listens on, or publicUrl", truncate(r.Host, 200))}
 	}
 	if r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || mt != "application/json" {
-			return http.StatusForbidden, CodeForbiddenContentType, "a POST must be Content-Type: application/json"
+		if err != nil || (mt != "application/json" && (!opts.Form || mt != "application/x-www-form-urlencoded")) {
+			return &Refusal{http.StatusForbidden, CodeForbiddenContentType, "a POST must be Content-Type: application/json"}
 		}
 	}
-	if g.hasTok && !g.tokenOK(r) {
-		return http.StatusUnauthorized, CodeUnauthorized, "this server needs its API token: Authorization: Bearer <token> (or ?token=)"
+	if !opts.NoToken && g.hasTok && !g.tokenOK(r) {
+		return &Refusal{http.StatusUnauthorized, CodeUnauthorized, "this server needs its API token: Authorization: Bearer <token> (or ?token=)"}
 	}
-	return 0, "", ""
+	return nil
 }
 
 func (g *guard) tokenOK(r *http.Request) bool {
@@ -192,7 +229,7 @@ func (g *guard) hostAllowed(hostHeader, local string) bool {
 }
 
 func isUnspecified(h string) bool {
-	ip := net.ParseIP(h)
+	ip := net.ParseIP(strings.Trim(h, "[]"))
 	return ip != nil && ip.IsUnspecified()
 }
 

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/plan"
 	"github.com/halo-lang/halo/host/runtime"
@@ -29,7 +28,7 @@ func FuzzPlan(f *testing.F) {
 			return
 		}
 		prog := &lang.Program{Files: []*lang.File{file}}
-		if check.Check(prog, runtime.CheckConfig(registry())).HasErrors() {
+		if runtime.Validate(prog, registry()).HasErrors() {
 			return
 		}
 		for _, d := range prog.Decls() {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/plan"
@@ -52,7 +51,7 @@ func program(t *testing.T, src string) *lang.Program {
 		t.Fatal(err)
 	}
 	prog := &lang.Program{Files: []*lang.File{f}}
-	if diags := check.Check(prog, runtime.CheckConfig(registry())); diags.HasErrors() {
+	if diags := runtime.Validate(prog, registry()); diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
 	return prog

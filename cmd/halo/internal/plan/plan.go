@@ -105,7 +105,7 @@ func planRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if diags := runtime.Validate(prog, reg, nil); diags.HasErrors() {
+	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
 		printDiags(f, diags)
 		return cmdutil.Silent(cmdutil.ExitFailed)
 	}

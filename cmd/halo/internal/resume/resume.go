@@ -6,13 +6,15 @@ package resume
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -79,6 +81,11 @@ Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused aga
 }
 
 func resumeRun(ctx context.Context, opts *Options) error {
+	// A halo serve that has this folder's runs continues them itself: a resume beside it
+	// could continue a run it continues too.
+	if busy, _ := runstore.FolderInUse(filepath.Join(opts.F.Dir, ".halo", "runs")); busy {
+		return Refused(opts.F, opts.RunID, opts.JSON, runstore.Errorf(runstore.CodeBusy, "a halo serve is serving this folder's runs: answer run %s through it (POST /api/runs/%s/signal, or its approval link)", opts.RunID, opts.RunID))
+	}
 	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
 	if err != nil {
 		return err
@@ -102,10 +109,10 @@ type Refusal struct {
 	Error *runtime.ErrorInfo `json:"error"`
 }
 
-// Refused reports a run that could not be resumed (or replayed): its code on stderr (and
-// as JSON on stdout with --json), exit status 1.
+// Refused reports a run that could not be resumed (or replayed): with --json as JSON on
+// stdout too; the error, with its code, is printed by the root command (exit status 1).
 func Refused(f *cmdutil.Factory, runID string, asJSON bool, err error) error {
-	code := tool.Code(err)
+	code := errcode.Code(err)
 	if code == "" {
 		return err
 	}
@@ -116,8 +123,7 @@ func Refused(f *cmdutil.Factory, runID string, asJSON bool, err error) error {
 			return werr
 		}
 	}
-	fmt.Fprintf(f.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
-	return cmdutil.Silent(cmdutil.ExitFailed)
+	return err
 }
 
 // Payload reads an answer: JSON when it is JSON, else the text.

@@ -24,6 +24,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -171,7 +172,7 @@ func testRun(ctx context.Context, opts *Options) error {
 			p = &program{}
 			p.prog, p.diags = lang.Load(f.Dir, []string{c.File})
 			if !p.diags.HasErrors() {
-				p.diags = append(p.diags, runtime.Validate(p.prog, reg, nil)...)
+				p.diags = append(p.diags, runtime.Validate(p.prog, reg)...)
 			}
 			programs[c.abs] = p
 		}
@@ -198,7 +199,7 @@ func testRun(ctx context.Context, opts *Options) error {
 		mocks := runtime.NewMocks()
 		if len(c.Mocks) > 0 {
 			if mocks, err = runtime.ParseMocks(c.Mocks); err != nil {
-				bad(tool.Code(err), "%v", err)
+				bad(errcode.Code(err), "%v", err)
 				continue
 			}
 		}
@@ -211,7 +212,7 @@ func testRun(ctx context.Context, opts *Options) error {
 			continue
 		}
 		if err := rt.CheckMocks(); err != nil {
-			bad(tool.Code(err), "%v", err)
+			bad(errcode.Code(err), "%v", err)
 			continue
 		}
 		runtimes[i] = rt
@@ -336,7 +337,7 @@ func runCase(ctx context.Context, c *Case, rt *runtime.Runtime) *CaseResult {
 }
 
 func codeOr(err error) string {
-	if c := tool.Code(err); c != "" {
+	if c := errcode.Code(err); c != "" {
 		return c
 	}
 	return "INTERNAL"

@@ -1,0 +1,319 @@
+// Package serve implements `halo serve [files or folders]`: the HTTP API, approval links and
+// metrics of host/serve for the pipelines of the files, with runs kept in .halo/runs or, for
+// several replicas, in PostgreSQL (--store postgres://...).
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/version"
+	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/runstore"
+	"github.com/halo-lang/halo/host/runstore/postgres"
+	"github.com/halo-lang/halo/host/runtime"
+	hserve "github.com/halo-lang/halo/host/serve"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// DefaultAddr is where halo serve listens unless told otherwise: loopback only.
+const DefaultAddr = "127.0.0.1:8080"
+
+// Options are `halo serve`'s inputs.
+type Options struct {
+	F *cmdutil.Factory
+	// Paths are the .halo files and folders; none means the current folder.
+	Paths []string
+	// Addr is --addr; AddrSet says it was given.
+	Addr    string
+	AddrSet bool
+	// Store is --store (or HALO_STORE): "" for .halo/runs, or a postgres:// URL.
+	Store string
+	// Grace is how long running runs get to finish when the server stops.
+	Grace time.Duration
+	// Lease is how long a PostgreSQL store holds a run for a replica that stops renewing.
+	Lease time.Duration
+	// Mock is --mock; Mocks is --mocks FILE.
+	Mock  bool
+	Mocks string
+	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
+	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+}
+
+// NewCmdServe builds `halo serve`. runF, when not nil, replaces serveRun (tests).
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "serve [FILE|FOLDER]...",
+		Short: "Serve pipelines over HTTP: an API, approval links, metrics and /mcp",
+		Long: `Serve every pipeline of the files (the default is the .halo files of the current
+folder) over HTTP: start, list, watch, signal and cancel runs through the API under /api,
+answer paused runs through signed approval links, read metrics at /metrics, and call the
+pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Every file must
+validate. Logs go to stderr, one line per request. See docs/serve.md.
+
+HALO_SERVE_TOKEN sets the API token (Authorization: Bearer, or ?token=). Without a token
+anything that can reach the port can run the pipelines: halo serve then listens on
+127.0.0.1 unless --addr is given, and says so. HALO_SERVE_SECRET keys approval links;
+without it a key is made once and kept in .halo/serve.key (or in the PostgreSQL store).
+halo.json may set publicUrl (where people reach the server: links start with it) and
+notify.webhook (a URL every approval link is POSTed to, as Slack takes it).
+
+Runs are kept in .halo/runs, for one server; --store postgres://... (or HALO_STORE) keeps
+them in PostgreSQL, where several halo serve replicas behind a load balancer share them.
+
+SIGINT or SIGTERM stops the server: no new runs; running ones get --grace to finish and
+are then saved as interrupted; paused runs stay paused.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			opts.AddrSet = cmd.Flags().Changed("addr")
+			if !cmd.Flags().Changed("store") {
+				opts.Store = f.Env.Get("HALO_STORE")
+			}
+			if !cmd.Flags().Changed("log-level") && f.Env.Get("HALO_LOG_LEVEL") == "" && f.Logger != nil {
+				f.Logger.SetLevel(hclog.Info) // one line per request is what a server logs
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "`host:port` to listen on")
+	fl.StringVar(&opts.Store, "store", "", "where runs are kept: empty for .halo/runs, or a postgres:// `URL` (env HALO_STORE)")
+	fl.DurationVar(&opts.Grace, "grace", 30*time.Second, "how long running runs get to finish when the server stops")
+	fl.DurationVar(&opts.Lease, "lease", postgres.DefaultLease, "with a PostgreSQL store: how long a replica that stops answering holds its runs before another fails them (HOST_LOST)")
+	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
+	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	return cmd
+}
+
+// projectConfig is what halo serve reads from halo.json.
+type projectConfig struct {
+	PublicURL string
+	Webhook   string
+	MCP       bool
+}
+
+// readConfig reads halo.json in dir: publicUrl, notify.webhook, and mcp (as halo mcp reads
+// it). No file means none, and /mcp on.
+func readConfig(dir string) (projectConfig, error) {
+	on, err := mcpcmd.HTTPEnabled(dir)
+	if err != nil {
+		return projectConfig{}, err
+	}
+	cfg := projectConfig{MCP: on}
+	b, err := os.ReadFile(filepath.Join(dir, "halo.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("halo.json: %w", err)
+	}
+	var raw struct {
+		PublicURL *string `json:"publicUrl"`
+		Notify    *struct {
+			Webhook *string `json:"webhook"`
+		} `json:"notify"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return cfg, fmt.Errorf("halo.json: %v (publicUrl and notify.webhook are strings)", err)
+	}
+	if raw.PublicURL != nil {
+		cfg.PublicURL = *raw.PublicURL
+	}
+	if raw.Notify != nil && raw.Notify.Webhook != nil {
+		cfg.Webhook = *raw.Notify.Webhook
+		if !strings.HasPrefix(cfg.Webhook, "https://") && !strings.HasPrefix(cfg.Webhook, "http://") {
+			return cfg, fmt.Errorf("halo.json: notify.webhook %q: want an http:// or https:// URL", cfg.Webhook)
+		}
+	}
+	return cfg, nil
+}
+
+// load reads and validates the files and makes the tool registry and mocks.
+func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, error) {
+	paths := opts.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	var rc runtime.Config
+	prog, diags := lang.Load(f.Dir, paths)
+	if diags.HasErrors() {
+		printDiags(f, diags)
+		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
+	}
+	if len(prog.Files) == 0 {
+		return nil, rc, fmt.Errorf("%s: no .halo file", strings.Join(paths, ", "))
+	}
+	build := opts.Registry
+	if build == nil {
+		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
+			set, err := providers.Build(f, dir)
+			if err != nil {
+				return nil, err
+			}
+			return set.Registry, nil
+		}
+	}
+	reg, err := build(f, f.Dir)
+	if err != nil {
+		return nil, rc, err
+	}
+	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
+		printDiags(f, diags)
+		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
+	}
+	has := false
+	for _, d := range prog.Decls() {
+		if _, ok := d.(*lang.PipelineDecl); ok {
+			has = true
+		}
+	}
+	if !has {
+		return nil, rc, fmt.Errorf("%s: no pipeline to serve", strings.Join(paths, ", "))
+	}
+	var mocks *runtime.Mocks
+	if opts.Mocks != "" {
+		b, err := os.ReadFile(f.Abs(opts.Mocks))
+		if err != nil {
+			return nil, rc, fmt.Errorf("--mocks: %w", err)
+		}
+		if mocks, err = runtime.ParseMocks(b); err != nil {
+			return nil, rc, fmt.Errorf("--mocks %s: %w", opts.Mocks, err)
+		}
+	}
+	file := ""
+	if len(paths) == 1 {
+		file = paths[0]
+	}
+	rc = runtime.Config{Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
+	return prog, rc, nil
+}
+
+func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
+	for _, d := range diags {
+		fmt.Fprintln(f.IO.ErrOut, d.String())
+	}
+}
+
+// openStore opens the run store --store names.
+func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore.Store, string, error) {
+	switch {
+	case opts.Store == "":
+		s, err := runstore.OpenFolder(filepath.Join(f.Dir, ".halo", "runs"), runstore.FolderOptions{Now: f.Now})
+		return s, ".halo/runs", err
+	case strings.HasPrefix(opts.Store, "postgres://"), strings.HasPrefix(opts.Store, "postgresql://"):
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		s, err := postgres.Open(ctx, opts.Store, postgres.Options{Lease: opts.Lease, Logger: f.Logger.Named("store"), Now: f.Now})
+		return s, "PostgreSQL", err
+	}
+	return nil, "", cmdutil.FlagError("--store %q: want a postgres:// URL, or nothing for .halo/runs", redactURL(opts.Store))
+}
+
+// withCode adds an error's stable code to its message, as halo prints errors.
+func withCode(err error) error {
+	if c := errcode.Code(err); c != "" && !strings.HasSuffix(err.Error(), "]") {
+		return fmt.Errorf("%w [%s]", err, c)
+	}
+	return err
+}
+
+// redactURL hides a URL's password.
+func redactURL(s string) string {
+	if i := strings.Index(s, "@"); i > 0 {
+		if j := strings.Index(s, "://"); j > 0 && j < i {
+			return s[:j+3] + "…" + s[i:]
+		}
+	}
+	return s
+}
+
+func serveRun(ctx context.Context, opts *Options) error {
+	f := opts.F
+	log := f.Logger.Named("serve")
+	token := f.Env.Get("HALO_SERVE_TOKEN")
+	addr := opts.Addr
+	pcfg, err := readConfig(f.Dir)
+	if err != nil {
+		return err
+	}
+	prog, rc, err := load(f, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", addr, err)
+	}
+	defer ln.Close()
+	store, where, err := openStore(ctx, f, opts)
+	if err != nil {
+		return withCode(err)
+	}
+	defer store.Close()
+	actual := ln.Addr().String()
+	interval := hserve.DefaultInterval
+	if opts.Store != "" {
+		interval = max(opts.Lease/3, 100*time.Millisecond)
+	}
+	srv, err := hserve.New(ctx, hserve.Config{
+		Program: prog, Runtime: rc, Store: store, Token: token, PublicURL: pcfg.PublicURL, Addr: actual,
+		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
+		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
+	})
+	if err != nil {
+		return withCode(err)
+	}
+	srv.Start()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	host, _, _ := net.SplitHostPort(actual)
+	loopback := net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
+	log.Info("listening", "url", "http://"+actual, "pipelines", len(srv.Runtime().Pipelines()), "store", where)
+	switch {
+	case token == "" && loopback:
+		log.Warn("no HALO_SERVE_TOKEN: only programs on this machine can reach the server, and every one of them can run the pipelines")
+	case token == "":
+		log.Warn("no HALO_SERVE_TOKEN, and --addr listens beyond this machine: anyone who can reach the port can run the pipelines; set HALO_SERVE_TOKEN")
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		log.Info("stopping", "grace", opts.Grace)
+		closed := make(chan struct{})
+		go func() { srv.Close(opts.Grace); close(closed) }()
+		sctx, cancel := context.WithTimeout(context.Background(), opts.Grace+10*time.Second)
+		hs.Shutdown(sctx)
+		cancel()
+		<-closed
+		<-served
+		log.Info("stopped")
+		return nil
+	}
+	srv.Close(opts.Grace)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

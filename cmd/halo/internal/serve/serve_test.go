@@ -1,0 +1,325 @@
+package serve_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/root"
+	"github.com/halo-lang/halo/internal/pgtest"
+)
+
+// TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which
+// are halo re-executed), and stops the PostgreSQL cluster the tests started.
+func TestMain(m *testing.M) {
+	testscript.Main(stopAfter{m}, map[string]func(){
+		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
+	})
+}
+
+// stopAfter runs the tests, then stops the cluster they started (testscript.Main exits the
+// process itself once they have run).
+type stopAfter struct{ m *testing.M }
+
+func (s stopAfter) Run() int {
+	code := s.m.Run()
+	pgtest.Stop()
+	return code
+}
+
+const flows = `
+agent A [openai/gpt-4o]
+tool Sh : Bash(cwd: ".", timeout_ms: 120000)
+
+pipeline Ask(x: String) -> Result:
+  x |> A.draft("Draft.") as draft |! yield("Approve {{draft}}?") as answer |> System.Value({ d: draft, a: answer })
+
+pipeline Slow(x: String) -> Result:
+  x |> A.one("One.") |> Sh.run(command: "sleep 60")
+
+pipeline Three(x: String) -> Result:
+  x |> A.one("One.") |> A.two("Two.") |> A.three("Three.")
+`
+
+const mocks = `{"A.draft": "a draft", "A.one": "one", "A.two": "two", "A.three": "three"}`
+
+func project(t *testing.T) string {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"flows.halo": flows, "mocks.json": mocks} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// A proc is a running `halo serve`.
+type proc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	errb bytes.Buffer
+	done chan struct{}
+}
+
+func (p *proc) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.errb.String()
+}
+
+var listening = regexp.MustCompile(`listening: url=(http://\S+)`)
+
+// startServe starts `halo serve --addr 127.0.0.1:0 ARGS` in dir, in a process group of its
+// own, and waits until it listens.
+func startServe(t *testing.T, dir string, env []string, args ...string) *proc {
+	t.Helper()
+	halo, err := exec.LookPath("halo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(halo, append([]string{"serve", "--addr", "127.0.0.1:0", "--mocks", "mocks.json", "--grace", "2s"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), append([]string{"NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}, env...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.errb.WriteString(line + "\n")
+			p.mu.Unlock()
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case urls <- m[1]:
+				default:
+				}
+			}
+		}
+		cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+			t.Errorf("halo serve did not stop on SIGTERM:\n%s", p.stderr())
+		}
+	})
+	select {
+	case p.url = <-urls:
+	case <-p.done:
+		t.Fatalf("halo serve exited: %s", p.stderr())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("halo serve did not listen in 60s: %s", p.stderr())
+	}
+	return p
+}
+
+// do sends a JSON request and decodes the answer.
+func (p *proc) do(method, path, body string) (int, map[string]any) {
+	p.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, p.url+path, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v\n%s", method, path, err, p.stderr())
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &m); err != nil {
+		p.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return resp.StatusCode, m
+}
+
+// waitFor polls GET /api/runs/{id} on p until cond holds.
+func (p *proc) waitFor(id string, limit time.Duration, cond func(map[string]any) bool) map[string]any {
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		status, m := p.do("GET", "/api/runs/"+id, "")
+		if status == 200 && cond(m) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("run %s: %v after %s\n%s", id, m, limit, p.stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// One halo serve with the folder store: it serves, logs one line per request, and stops on
+// SIGTERM with exit status 0, its runs saved.
+func TestServeAndStop(t *testing.T) {
+	dir := project(t)
+	p := startServe(t, dir, nil)
+	status, m := p.do("POST", "/api/runs?wait=20s", `{"pipeline": "Three", "inputs": {"x": "a"}}`)
+	if status != 200 || m["status"] != "completed" || m["output"] != "three" {
+		t.Fatalf("%d %v", status, m)
+	}
+	id := m["runId"].(string)
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %d\n%s", code, p.stderr())
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".halo", "runs", id+".json")); err != nil {
+		t.Errorf("record: %v", err)
+	}
+	log := p.stderr()
+	if !strings.Contains(log, "request: method=POST path=/api/runs status=200") || !strings.Contains(log, "no HALO_SERVE_TOKEN") {
+		t.Errorf("log:\n%s", log)
+	}
+	// A second server on the same folder is refused while the first runs.
+	q := startServe(t, dir, nil)
+	halo, _ := exec.LookPath("halo")
+	second := exec.Command(halo, "serve", "--addr", "127.0.0.1:0", "--mock")
+	second.Dir = dir
+	out, err := second.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another process") {
+		t.Errorf("a second halo serve on one folder: %v %s", err, out)
+	}
+	// halo resume beside it is refused: the server continues its runs itself.
+	_, m = q.do("POST", "/api/runs?wait=20s", `{"pipeline": "Ask", "inputs": {"x": "a"}}`)
+	paused := m["runId"].(string)
+	resume := exec.Command(halo, "resume", "flows.halo", paused, "--payload", "yes", "--mocks", "mocks.json")
+	resume.Dir = dir
+	out, err = resume.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "[STORE_BUSY]") {
+		t.Errorf("halo resume beside halo serve: %v %s", err, out)
+	}
+	if _, got := q.do("GET", "/api/runs/"+paused, ""); got["status"] != "paused" {
+		t.Errorf("the run after a refused resume: %v", got)
+	}
+}
+
+// Two halo serve processes on one PostgreSQL database: a run paused on A, signalled on A
+// and B at once, continues exactly once; B reads and lists A's runs.
+func TestReplicasSignalOnce(t *testing.T) {
+	url := pgtest.DB(t)
+	a := startServe(t, project(t), nil, "--store", url)
+	b := startServe(t, project(t), nil, "--store", url)
+	status, m := a.do("POST", "/api/runs?wait=20s", `{"pipeline": "Ask", "inputs": {"x": "a"}}`)
+	if status != 200 || m["status"] != "paused" {
+		t.Fatalf("%d %v", status, m)
+	}
+	id := m["runId"].(string)
+	if _, got := b.do("GET", "/api/runs/"+id, ""); got["status"] != "paused" {
+		t.Fatalf("B reads %v", got)
+	}
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int32
+	for i := range 10 {
+		p := []*proc{a, b}[i%2]
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", p.url+"/api/runs/"+id+"/signal", strings.NewReader(fmt.Sprintf(`{"channel": "yield", "payload": %d}`, i)))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			switch resp.StatusCode {
+			case 202:
+				ok.Add(1)
+			case 409:
+				refused.Add(1)
+			default:
+				t.Errorf("signal: %d", resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 1 || refused.Load() != 9 {
+		t.Fatalf("%d signals continued the run, %d were refused; want 1 and 9", ok.Load(), refused.Load())
+	}
+	done := b.waitFor(id, 20*time.Second, func(m map[string]any) bool { return m["status"] == "completed" })
+	_, evs := b.do("GET", "/api/runs/"+id+"/events", "")
+	completions := 0
+	for _, e := range evs["events"].([]any) {
+		if e := e.(map[string]any); e["type"] == "run" && e["status"] == "completed" {
+			completions++
+		}
+	}
+	if completions != 1 {
+		t.Errorf("%d completions: %v", completions, done)
+	}
+	if _, list := b.do("GET", "/api/runs", ""); len(list["runs"].([]any)) != 1 {
+		t.Errorf("B lists %v", list)
+	}
+}
+
+// kill -9 a replica mid-run: the other fails the run HOST_LOST within the lease (and the
+// interval it looks at), with the events it had.
+func TestKilledReplica(t *testing.T) {
+	url := pgtest.DB(t)
+	const lease = 2 * time.Second
+	a := startServe(t, project(t), nil, "--store", url, "--lease", lease.String())
+	b := startServe(t, project(t), nil, "--store", url, "--lease", lease.String())
+	status, m := a.do("POST", "/api/runs", `{"pipeline": "Slow", "inputs": {"x": "a"}}`)
+	if status != 202 {
+		t.Fatalf("%d %v", status, m)
+	}
+	id := m["runId"].(string)
+	b.waitFor(id, 20*time.Second, func(m map[string]any) bool { return m["status"] == "running" && m["events"].(float64) >= 1 })
+	killed := time.Now()
+	syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	<-a.done
+	got := b.waitFor(id, 20*time.Second, func(m map[string]any) bool { return m["status"] != "running" })
+	took := time.Since(killed)
+	t.Logf("the run was failed %s after the kill (lease %s)", took.Round(time.Millisecond), lease)
+	if got["status"] != "failed" || got["error"].(map[string]any)["code"] != "HOST_LOST" {
+		t.Fatalf("lost run: %v", got)
+	}
+	// Renewals come every lease/3: the lease runs out at most `lease` after the kill, and B
+	// looks every lease/3; allow as much again for a loaded machine.
+	if took > 2*lease+lease/3 {
+		t.Errorf("the run was failed %s after the kill, more than the lease (%s) and B's interval", took, lease)
+	}
+	_, evs := b.do("GET", "/api/runs/"+id+"/events", "")
+	list := evs["events"].([]any)
+	if len(list) < 2 || list[0].(map[string]any)["type"] != "llm" || list[len(list)-1].(map[string]any)["error"].(map[string]any)["code"] != "HOST_LOST" {
+		t.Errorf("events of the lost run: %v", list)
+	}
+}

@@ -1,0 +1,191 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/host/runstore"
+	"github.com/halo-lang/halo/host/runstore/postgres"
+	"github.com/halo-lang/halo/host/runstore/runstoretest"
+	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func open(t *testing.T, url string, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var urls = map[runstore.Store]string{}
+
+func TestContract(t *testing.T) {
+	runstoretest.Run(t, runstoretest.Config{
+		Open: func(t *testing.T) runstore.Store {
+			url := pgtest.DB(t)
+			s := open(t, url, postgres.Options{Owner: "a"})
+			urls[s] = url
+			return s
+		},
+		Peer: func(t *testing.T, s runstore.Store) runstore.Store {
+			return open(t, urls[s], postgres.Options{Owner: "b"})
+		},
+	})
+}
+
+// Opening migrates once; opening again (another replica, a restart) changes nothing; a
+// schema from a newer halo is refused.
+func TestMigrations(t *testing.T) {
+	url := pgtest.DB(t)
+	a := open(t, url, postgres.Options{})
+	a.Close()
+	b := open(t, url, postgres.Options{})
+	defer b.Close()
+	if err := b.Save(runstoretest.NewRecord("r1", runtime.Completed)); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, url, postgres.Options{})
+	if _, err := c.Load("r1"); err != nil {
+		t.Errorf("a record did not survive opening again: %v", err)
+	}
+	c.Close()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `INSERT INTO halo_schema (version) VALUES (99)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Open(context.Background(), url, postgres.Options{}); errcode.Code(err) != runstore.CodeStore {
+		t.Errorf("a schema from a newer halo: %v, want %s", err, runstore.CodeStore)
+	}
+}
+
+// A run whose replica stops renewing its lease is failed HOST_LOST by another, with the
+// events it had so far; the lost replica's late save is refused.
+func TestLeaseExpires(t *testing.T) {
+	url := pgtest.DB(t)
+	ctx := context.Background()
+	a := open(t, url, postgres.Options{Owner: "a", Lease: 300 * time.Millisecond})
+	defer a.Close()
+	b := open(t, url, postgres.Options{Owner: "b", Lease: 300 * time.Millisecond})
+	defer b.Close()
+	rec := runstoretest.NewRecord("r1", runtime.Running)
+	if err := a.Start(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := a.AppendEvent(ctx, "r1", i, runtime.Event{Type: "tool", RunID: "r1", Attempt: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lost, err := b.Expire(ctx); err != nil || len(lost) != 0 {
+		t.Fatalf("expired a fresh lease: %v %v", lost, err)
+	}
+	// a renews: still held after the first lease would have run out.
+	for range 4 {
+		time.Sleep(100 * time.Millisecond)
+		if _, err := a.Keep(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lost, err := b.Expire(ctx); err != nil || len(lost) != 0 {
+		t.Fatalf("expired a renewed lease: %v %v", lost, err)
+	}
+	time.Sleep(400 * time.Millisecond) // a stops renewing
+	lost, err := b.Expire(ctx)
+	if err != nil || len(lost) != 1 || lost[0] != "r1" {
+		t.Fatalf("expired %v %v, want r1", lost, err)
+	}
+	got, err := b.Load("r1")
+	if err != nil || got.Status != runtime.Failed || got.Error.Code != runstore.CodeHostLost || len(got.Events) != 4 || got.Events[2].Attempt != 3 {
+		t.Fatalf("lost run: %+v %v", got, err)
+	}
+	rec.Status = runtime.Completed
+	if err := a.Save(rec); errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("the lost replica's late save: %v, want %s", err, runstore.CodeTaken)
+	}
+}
+
+// Cancelling a run held by another replica reaches it: as a note, and through Keep.
+func TestCancelReachesHolder(t *testing.T) {
+	url := pgtest.DB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := open(t, url, postgres.Options{Owner: "a"})
+	defer a.Close()
+	b := open(t, url, postgres.Options{Owner: "b"})
+	defer b.Close()
+	notes := make(chan runstore.Note, 16)
+	done := make(chan struct{})
+	go func() { a.Listen(ctx, func(n runstore.Note) { notes <- n }); close(done) }()
+	defer func() { cancel(); <-done }()
+	// Listen says so (a note for every run) once it listens: only then is a NOTIFY heard.
+	select {
+	case n := <-notes:
+		if n.RunID != "" {
+			t.Fatalf("first note %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not start")
+	}
+	if err := a.Start(ctx, runstoretest.NewRecord("r1", runtime.Running)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RequestCancel(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for got := false; !got; {
+		select {
+		case n := <-notes:
+			got = n.RunID == "r1" && n.Kind == runstore.NoteCancel
+		case <-timeout:
+			t.Fatal("no cancel note")
+		}
+	}
+	ids, err := a.Keep(ctx)
+	if err != nil || len(ids) != 1 || ids[0] != "r1" {
+		t.Errorf("keep: %v %v", ids, err)
+	}
+	if err := b.RequestCancel(ctx, "nope"); err == nil {
+		t.Errorf("cancel of an unknown run accepted")
+	}
+}
+
+// A record whose text holds a NUL escape (a model may answer one) is saved and read back.
+func TestNULInRecord(t *testing.T) {
+	s := open(t, pgtest.DB(t), postgres.Options{})
+	defer s.Close()
+	rec := runstoretest.NewRecord("r1", runtime.Completed)
+	rec.Output = "a\x00b"
+	if err := s.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("r1")
+	if err != nil || got.Output != "a\x00b" {
+		t.Fatalf("%+v %v", got, err)
+	}
+}
+
+// A URL that is not PostgreSQL's, or a server that is not there, is a STORE error.
+func TestOpenErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, url := range []string{"postgres://%zz", "postgres://nobody@/x?host=/nonexistent&connect_timeout=2"} {
+		if _, err := postgres.Open(ctx, url, postgres.Options{}); errcode.Code(err) != runstore.CodeStore {
+			t.Errorf("%s: %v, want %s", url, err, runstore.CodeStore)
+		}
+	}
+}

@@ -1,0 +1,313 @@
+// Package runstoretest checks a runstore.Store against the contract halo serve relies on:
+// records saved and loaded whole, exactly one claim of a paused run among concurrent ones
+// (in one process and, for a shared store, in two), lists newest first by cursor, events,
+// the approval key and used links. host/runstore and host/runstore/postgres run it.
+package runstoretest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/host/runstore"
+	"github.com/halo-lang/halo/host/runtime"
+)
+
+// Config says how to get stores to check.
+type Config struct {
+	// Open returns a new, empty store; the test closes it.
+	Open func(t *testing.T) runstore.Store
+	// Peer, when set, returns a second store on the same data as s, as another process
+	// would open it (a shared store); nil for a store one process uses alone.
+	Peer func(t *testing.T, s runstore.Store) runstore.Store
+}
+
+// Run runs every check as a subtest of t.
+func Run(t *testing.T, cfg Config) {
+	t.Run("StartSaveLoad", func(t *testing.T) { startSaveLoad(t, cfg) })
+	t.Run("ClaimOnce", func(t *testing.T) { claimOnce(t, cfg) })
+	t.Run("ClaimStale", func(t *testing.T) { claimStale(t, cfg) })
+	t.Run("List", func(t *testing.T) { list(t, cfg) })
+	t.Run("NotFound", func(t *testing.T) { notFound(t, cfg) })
+	t.Run("Events", func(t *testing.T) { events(t, cfg) })
+	t.Run("Secret", func(t *testing.T) { secret(t, cfg) })
+	t.Run("UseLink", func(t *testing.T) { useLink(t, cfg) })
+	if cfg.Peer != nil {
+		t.Run("PeerFenced", func(t *testing.T) { peerFenced(t, cfg) })
+	}
+}
+
+var clock atomic.Int64
+
+// now is a clock that moves forward a millisecond a call, so records are told apart.
+func now() time.Time {
+	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(clock.Add(1)) * time.Millisecond)
+}
+
+// NewRecord returns a record of pipeline P with status st.
+func NewRecord(id string, st runtime.Status) *runtime.Record {
+	t := now()
+	rec := &runtime.Record{RunID: id, Pipeline: "P", Status: st, Inputs: map[string]any{"x": "y"},
+		Meta: runtime.Meta{RunID: id, Calls: []runtime.CallInfo{}, Violations: []runtime.ViolationInfo{}}, Started: t, Updated: t}
+	if st == runtime.Paused {
+		rec.Meta.Paused = &runtime.PauseInfo{WaitingFor: "yield", Question: "ok?"}
+		rec.Resume = &runtime.ResumePoint{Stage: 1}
+		rec.Events = []runtime.Event{{Type: "paused", RunID: id, Channel: "yield", Time: t}}
+	}
+	return rec
+}
+
+func open(t *testing.T, cfg Config) runstore.Store {
+	t.Helper()
+	s := cfg.Open(t)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func startSaveLoad(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	rec := NewRecord("run1", runtime.Running)
+	if err := s.Start(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("run1")
+	if err != nil || got.Status != runtime.Running || got.Inputs["x"] != "y" {
+		t.Fatalf("load a started run: %+v %v", got, err)
+	}
+	if err := s.Start(ctx, NewRecord("run1", runtime.Running)); err == nil {
+		t.Errorf("a second Start of one run id was accepted")
+	}
+	rec.Status, rec.Output, rec.Updated = runtime.Completed, map[string]any{"n": 1.0}, now()
+	rec.Events = []runtime.Event{{Type: "run", RunID: "run1", Status: runtime.Completed}}
+	if err := s.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Load("run1")
+	if err != nil || got.Status != runtime.Completed || fmt.Sprint(got.Output) != "map[n:1]" || len(got.Events) != 1 {
+		t.Fatalf("load a completed run: %+v %v", got, err)
+	}
+	p := NewRecord("run2", runtime.Paused)
+	if err := s.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Latest(); err != nil || id != "run2" {
+		t.Errorf("latest: %q %v", id, err)
+	}
+}
+
+func claimOnce(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	stores := []runstore.Store{s}
+	if cfg.Peer != nil {
+		peer := cfg.Peer(t, s)
+		t.Cleanup(func() { peer.Close() })
+		stores = append(stores, peer)
+	}
+	ctx := context.Background()
+	if err := s.Save(NewRecord("p1", runtime.Paused)); err != nil {
+		t.Fatal(err)
+	}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 16 {
+		st := stores[i%len(stores)]
+		wg.Go(func() {
+			rec, err := st.Load("p1")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if rec.Status != runtime.Paused {
+				return // another claim already took it: that is the refusal too
+			}
+			err = st.Claim(ctx, rec, runstore.Signal{Channel: "yield", Payload: "ok", Via: "test"})
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errcode.Code(err) != runstore.CodeTaken:
+				t.Errorf("a losing claim: %v, want %s", err, runstore.CodeTaken)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d claims succeeded, want exactly 1", wins.Load())
+	}
+	got, err := s.Load("p1")
+	if err != nil || got.Status != runtime.Running {
+		t.Errorf("a claimed run loads as %+v %v, want running", got, err)
+	}
+}
+
+func claimStale(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	if err := s.Save(NewRecord("p2", runtime.Paused)); err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.Load("p2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := s.Load("p2")
+	if err := s.Claim(ctx, fresh, runstore.Signal{Channel: "yield"}); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Status, fresh.Updated = runtime.Paused, now() // it paused again, further on
+	if err := s.Save(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Claim(ctx, old, runstore.Signal{Channel: "yield"}); errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("a claim of a record that changed since it was loaded: %v, want %s", err, runstore.CodeTaken)
+	}
+	if err := s.Claim(ctx, NewRecord("nope", runtime.Paused), runstore.Signal{}); err == nil {
+		t.Errorf("a claim of an unknown run was accepted")
+	}
+}
+
+func list(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	var want []string
+	for i := range 7 {
+		st := []runtime.Status{runtime.Completed, runtime.Failed, runtime.Paused}[i%3]
+		rec := NewRecord(fmt.Sprintf("l%d", i), st)
+		if i == 6 {
+			rec.Pipeline = "Q"
+		}
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{rec.RunID}, want...)
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		p, err := s.List(ctx, runstore.Query{Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Runs) > 3 || pages > 5 {
+			t.Fatalf("page of %d runs (page %d)", len(p.Runs), pages)
+		}
+		for _, r := range p.Runs {
+			got = append(got, r.RunID)
+		}
+		if p.Next == "" {
+			break
+		}
+		cursor = p.Next
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("paged list %v, want %v (newest first)", got, want)
+	}
+	p, err := s.List(ctx, runstore.Query{Status: runtime.Paused})
+	if err != nil || len(p.Runs) != 2 || p.Runs[0].RunID != "l5" || p.Runs[0].Waiting != "yield" {
+		t.Errorf("paused runs: %+v %v", p, err)
+	}
+	p, err = s.List(ctx, runstore.Query{Pipeline: "Q"})
+	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "l6" {
+		t.Errorf("runs of Q: %+v %v", p, err)
+	}
+	if _, err := s.List(ctx, runstore.Query{Cursor: "not-a-cursor"}); errcode.Code(err) != runstore.CodeCursor {
+		t.Errorf("a forged cursor: %v, want %s", err, runstore.CodeCursor)
+	}
+}
+
+func notFound(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	for _, id := range []string{"nope", "../etc/passwd", ""} {
+		_, err := s.Load(id)
+		if errcode.Code(err) != runtime.CodeRun {
+			t.Errorf("load %q: %v, want %s", id, err, runtime.CodeRun)
+		}
+	}
+	if _, err := s.Load("nope"); !runstore.IsNotFound(err) {
+		t.Errorf("an unknown run is not IsNotFound: %v", err)
+	}
+	if _, _, err := s.Events(context.Background(), "nope", 0); !runstore.IsNotFound(err) {
+		t.Errorf("events of an unknown run: %v", err)
+	}
+}
+
+func events(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	rec := NewRecord("e1", runtime.Completed)
+	for i := range 5 {
+		rec.Events = append(rec.Events, runtime.Event{Type: "tool", RunID: "e1", Target: fmt.Sprintf("T.m%d", i)})
+	}
+	if err := s.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	evs, st, err := s.Events(context.Background(), "e1", 3)
+	if err != nil || st != runtime.Completed || len(evs) != 2 || evs[0].Target != "T.m3" {
+		t.Errorf("events after 3: %+v %s %v", evs, st, err)
+	}
+	evs, _, err = s.Events(context.Background(), "e1", 99)
+	if err != nil || len(evs) != 0 {
+		t.Errorf("events after the last: %+v %v", evs, err)
+	}
+}
+
+func secret(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	calls := 0
+	gen := func() ([]byte, error) {
+		calls++
+		return []byte(fmt.Sprintf("%032d", calls)), nil
+	}
+	a, err := s.Secret(ctx, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Secret(ctx, gen)
+	if err != nil || string(a) != string(b) || calls != 1 {
+		t.Errorf("secret %q then %q (%d made), want one key kept", a, b, calls)
+	}
+	if cfg.Peer != nil {
+		peer := cfg.Peer(t, s)
+		defer peer.Close()
+		c, err := peer.Secret(ctx, gen)
+		if err != nil || string(c) != string(a) {
+			t.Errorf("another process's key %q, want the same %q", c, a)
+		}
+	}
+}
+
+func useLink(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	if first, err := s.UseLink(ctx, "link1", "r"); err != nil || !first {
+		t.Fatalf("first use: %v %v", first, err)
+	}
+	if first, err := s.UseLink(ctx, "link1", "r"); err != nil || first {
+		t.Errorf("second use: %v %v, want refused", first, err)
+	}
+}
+
+// peerFenced: a run held by one process cannot be saved by another.
+func peerFenced(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	peer := cfg.Peer(t, s)
+	defer peer.Close()
+	ctx := context.Background()
+	rec := NewRecord("f1", runtime.Running)
+	if err := s.Start(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	other := *rec
+	other.Status = runtime.Completed
+	if err := peer.Save(&other); errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("another process saved a run it does not hold: %v", err)
+	}
+	rec.Status = runtime.Completed
+	if err := s.Save(rec); err != nil {
+		t.Errorf("the holder's save: %v", err)
+	}
+}

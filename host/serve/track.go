@@ -1,0 +1,244 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/halo-lang/halo/host/runstore"
+	"github.com/halo-lang/halo/host/runtime"
+)
+
+// Why a run's context ends, beside the client or the runtime: the run is cancelled (the
+// API, another replica), or interrupted (the server stops and the grace ran out).
+var (
+	errCancelled   = errors.New("the run was cancelled")
+	errInterrupted = errors.New("halo serve stopped before the run finished")
+	errLeaseLost   = errors.New("this server could not renew its hold on the run in the store")
+)
+
+// CodeInterrupted is the code of a run that was still running when the server stopped and
+// its grace period ran out.
+const CodeInterrupted = "INTERRUPTED"
+
+// A liveRun is a run this process is running now: its events so far (for streams) and how
+// to cancel it.
+type liveRun struct {
+	id       string
+	pipeline string
+	cancel   context.CancelCauseFunc
+	ctx      context.Context
+	stopped  chan struct{}
+
+	mu     sync.Mutex
+	events []runtime.Event
+	// mark is when the stage before ended (or the run began), for the stage histogram.
+	mark time.Time
+}
+
+// after returns the run's events after number n.
+func (lr *liveRun) after(n int) []runtime.Event {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if n < 0 {
+		n = 0
+	}
+	if n >= len(lr.events) {
+		return nil
+	}
+	return append([]runtime.Event(nil), lr.events[n:]...)
+}
+
+// pokes wakes whoever waits for a run to change: a new event, a start, a stop, a note from
+// another process. A waiter takes the channel before it looks, so no change is missed.
+type pokes struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (p *pokes) wait(id string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ch, ok := p.m[id]
+	if !ok {
+		ch = make(chan struct{})
+		p.m[id] = ch
+	}
+	return ch
+}
+
+func (p *pokes) poke(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ch, ok := p.m[id]; ok {
+		close(ch)
+		delete(p.m, id)
+	}
+}
+
+func (p *pokes) pokeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, ch := range p.m {
+		close(ch)
+		delete(p.m, id)
+	}
+}
+
+// Context values by which the API tells the tracker about the run it asked for.
+type (
+	beganKey  struct{}
+	signalKey struct{}
+)
+
+// withBegan asks Begin to send the run's id on ch once the run is held.
+func withBegan(ctx context.Context, ch chan<- string) context.Context {
+	return context.WithValue(ctx, beganKey{}, ch)
+}
+
+func withSignal(ctx context.Context, sig runstore.Signal) context.Context {
+	return context.WithValue(ctx, signalKey{}, sig)
+}
+
+// A tracker is the runtime's store: the server's store, told as runs start, continue and
+// stop, which keeps the process's live runs.
+type tracker struct{ s *Server }
+
+var _ runtime.Tracker = (*tracker)(nil)
+
+func (t *tracker) Load(id string) (*runtime.Record, error) { return t.s.store.Load(id) }
+func (t *tracker) Latest() (string, error)                 { return t.s.store.Latest() }
+
+// Begin holds the run in the store (a new run is started; a paused one claimed, which
+// only one signal wins) and makes it live here.
+func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Context, error) {
+	s := t.s
+	var err error
+	if rec.Status == runtime.Running {
+		err = s.store.Start(ctx, rec)
+	} else {
+		sig, _ := ctx.Value(signalKey{}).(runstore.Signal)
+		if sig.Via == "" {
+			sig.Via = "runtime"
+		}
+		err = s.store.Claim(ctx, rec, sig)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
+		events: append([]runtime.Event(nil), rec.Events...), mark: s.now()}
+	s.mu.Lock()
+	s.live[rec.RunID] = lr
+	s.mu.Unlock()
+	s.metrics.running.Inc()
+	if ch, ok := ctx.Value(beganKey{}).(chan<- string); ok {
+		select {
+		case ch <- rec.RunID:
+		default:
+		}
+	}
+	s.pokes.poke(rec.RunID)
+	return rctx, nil
+}
+
+// Save writes the record of a run that stopped; the run is no longer live here. A run
+// cancelled because the server stopped is saved as interrupted.
+func (t *tracker) Save(rec *runtime.Record) error {
+	s := t.s
+	s.mu.Lock()
+	lr := s.live[rec.RunID]
+	dropped := lr == nil && s.abandoned[rec.RunID]
+	s.mu.Unlock()
+	if dropped {
+		return nil // saved as interrupted when the server stopped
+	}
+	if lr != nil && rec.Status == runtime.Failed && rec.Error != nil && errors.Is(context.Cause(lr.ctx), errInterrupted) {
+		rec.Error = &runtime.ErrorInfo{Code: CodeInterrupted, Message: errInterrupted.Error() + " (its grace period ran out)", At: rec.Error.At}
+		for i := range rec.Events {
+			if e := &rec.Events[i]; e.Type == "run" && e.Status == runtime.Failed {
+				e.Error = rec.Error
+			}
+		}
+	}
+	err := s.store.Save(rec)
+	if err != nil {
+		s.log.Error("saving a run record failed", "run", rec.RunID, "error", err)
+	}
+	owned := false
+	if lr != nil {
+		s.mu.Lock()
+		if s.live[rec.RunID] == lr {
+			delete(s.live, rec.RunID)
+			owned = true
+		}
+		s.mu.Unlock()
+	}
+	if owned {
+		lr.cancel(nil)
+		close(lr.stopped)
+		s.metrics.running.Dec()
+	}
+	s.metrics.stopped(rec.Pipeline, rec.Status)
+	s.pokes.poke(rec.RunID)
+	if err == nil && rec.Status == runtime.Paused && lr != nil {
+		s.notify(rec)
+	}
+	return err
+}
+
+// onEvent keeps a live run's event for its streams and the store, and counts it.
+func (s *Server) onEvent(e runtime.Event) {
+	s.mu.Lock()
+	lr := s.live[e.RunID]
+	s.mu.Unlock()
+	if lr == nil {
+		return
+	}
+	lr.mu.Lock()
+	lr.events = append(lr.events, e)
+	seq := len(lr.events)
+	var stage time.Duration
+	if e.Type == "stage" {
+		stage = e.Time.Sub(lr.mark)
+		lr.mark = e.Time
+	}
+	lr.mu.Unlock()
+	// A cancelled run still has events to keep (the last says it failed).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := s.store.AppendEvent(ctx, e.RunID, seq, e); err != nil {
+		s.log.Warn("keeping a live event in the store failed", "run", e.RunID, "error", err)
+	}
+	cancel()
+	s.metrics.event(lr.pipeline, e, stage)
+	s.pokes.poke(e.RunID)
+}
+
+// cancelLocal cancels run id if it runs here.
+func (s *Server) cancelLocal(id string, why error) bool {
+	s.mu.Lock()
+	lr := s.live[id]
+	s.mu.Unlock()
+	if lr == nil {
+		return false
+	}
+	lr.cancel(why)
+	return true
+}
+
+// cancelAll cancels every run running here.
+func (s *Server) cancelAll(why error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lr := range s.live {
+		lr.cancel(why)
+	}
+}
+
+func (s *Server) liveRun(id string) *liveRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}
