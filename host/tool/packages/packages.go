@@ -189,7 +189,8 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			if c.Getenv == nil {
 				c.Getenv = cfg.Getenv
 			}
-			client := plugin.New(c, plugin.Options{Logger: cfg.Logger})
+			// Each call may take DefaultCallTimeout unless the declaration says timeout_ms:.
+			client := plugin.New(c, plugin.Options{Logger: cfg.Logger, CallTimeout: plugin.DefaultCallTimeout, TimeoutArg: "timeout_ms"})
 			p, err := client.Open(ctx, d)
 			if err != nil {
 				client.Close()
