@@ -26,6 +26,8 @@ targets=(
   "./host/runtime FuzzParseMocks"
   "./host/agent FuzzToolCall"
   "./host/agent FuzzDecodeArgs"
+  "./host/plan FuzzPlan"
+  "./cmd/halo/internal/test FuzzCaseFile"
   "./host/serve FuzzLinkToken"
 )
 for tgt in "${targets[@]}"; do
