@@ -24,6 +24,8 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/lock"
 	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
+	"github.com/halo-lang/halo/cmd/halo/internal/plan"
+	plugincmd "github.com/halo-lang/halo/cmd/halo/internal/plugin"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
 	"github.com/halo-lang/halo/cmd/halo/internal/remove"
@@ -34,6 +36,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
 	"github.com/halo-lang/halo/cmd/halo/internal/serve"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/test"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/trust"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
@@ -199,6 +202,9 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return keygen.NewCmdKeygen(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return trust.NewCmdTrust(f) },
 	func(f *cmdutil.Factory) *cobra.Command { return lock.NewCmdLock(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return plugincmd.NewCmdPlugin(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return plan.NewCmdPlan(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return test.NewCmdTest(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
 }
