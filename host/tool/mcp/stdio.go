@@ -31,7 +31,8 @@ import (
 //     but the transport still signals only the leader process on Close (an `npx` server's
 //     node child survives), and whether its server is still running is not exported, so a
 //     server that exited between two calls is found out only by a failed request.
-//   - here the server runs in its own process group with a parent-death signal, its
+//   - here the server starts the way plugins do (proc.go): in a session of its own, with a
+//     parent-death signal, no capabilities, no_new_privs and the plugins' seccomp filter; its
 //     environment is exactly Config.Env, and we own the pipes: the read loop ending is the
 //     liveness signal the provider uses to restart a server that exited.
 //   - each message is decoded once, and a write gives up at the call's deadline when the
@@ -62,6 +63,7 @@ type stdioTransport struct {
 	dir     string
 	logger  hclog.Logger
 	maxLine int // the longest message the server may send, in bytes
+	sandbox *Confinement
 
 	cmd     *exec.Cmd
 	stdin   *os.File
@@ -115,6 +117,7 @@ func newStdioTransport(cfg Config, logger hclog.Logger) *stdioTransport {
 	}
 	return &stdioTransport{
 		name:          cfg.Name,
+		sandbox:       cfg.Sandbox,
 		argv:          cfg.Command,
 		env:           env,
 		dir:           cfg.Dir,
@@ -176,6 +179,12 @@ func (t *stdioTransport) Start(context.Context) error {
 	if err != nil {
 		return &tool.Error{Code: tool.CodeToolConfig, Message: "cannot start the MCP server: " + err.Error(), Err: err}
 	}
+	argv := t.argv
+	if t.sandbox != nil {
+		if path, argv, err = t.sandbox.wrap(path, argv, t.dir); err != nil {
+			return &tool.Error{Code: tool.CodeToolConfig, Message: "cannot confine the MCP server: " + err.Error(), Err: err}
+		}
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -196,7 +205,7 @@ func (t *stdioTransport) Start(context.Context) error {
 	}
 	t.cmd = &exec.Cmd{
 		Path:        path,
-		Args:        t.argv,
+		Args:        argv,
 		Env:         t.env,
 		Dir:         t.dir,
 		Stdin:       inR,
@@ -204,7 +213,7 @@ func (t *stdioTransport) Start(context.Context) error {
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(),
 	}
-	err = t.cmd.Start()
+	err = startServer(t.cmd, t.exited)
 	// The child has its own copies now; ours would keep the pipes open after it exits.
 	inR.Close()
 	outW.Close()

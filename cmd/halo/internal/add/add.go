@@ -5,13 +5,16 @@ package add
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -23,6 +26,9 @@ type Options struct {
 	Registry string
 	JSON     bool
 	ctx      context.Context
+
+	// AcceptKey is --accept-key: a publisher's key id, accepted on first sight.
+	AcceptKey string
 }
 
 // NewCmdAdd builds `halo add`. runF, when not nil, replaces addRun (tests).
@@ -50,6 +56,7 @@ anything fails.`,
 	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 in this project folder (kept in your own trust file)")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "registry index for a name: a path or an https URL")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.AcceptKey, "accept-key", "", "trust the signing key `ID` of a publisher seen for the first time (halo add says which)")
 	return cmd
 }
 
@@ -62,6 +69,8 @@ type Result struct {
 	Providers   []string           `json:"providers"`
 	Permissions pkgmgr.Permissions `json:"permissions"`
 	Trusted     bool               `json:"trusted"`
+	// Signature is who signed the package, with which key; none when it is unsigned.
+	Signature *pkgmgr.Signature `json:"signature,omitempty"`
 }
 
 func addRun(opts *Options) error {
@@ -74,12 +83,36 @@ func addRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust})
-	if err != nil {
+	// A module must run here and serve the providers its manifest names: its plugin is started
+	// (sandboxed) once the package may be installed and before anything is written, and what
+	// it serves is kept beside the package for halo tools.
+	var desc *pkgmgr.Description
+	check := func(ctx context.Context, pkg *pkgmgr.Package) error {
+		d, err := packages.Describe(ctx, pkg, providers.ModuleConfig(f))
+		desc = d
 		return err
 	}
+	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust, Check: check, AcceptKey: opts.AcceptKey})
+	if err != nil {
+		var pe *pkgmgr.Error
+		if errors.As(err, &pe) && pe.Permissions != nil {
+			ew := termsafe.Writer(f.IO.ErrOut) // hosts and variables come from the package
+			fmt.Fprintf(ew, "✗ %s was not installed. What it can reach:\n", opts.Spec)
+			pkgcmd.PrintPermissions(ew, *pe.Permissions, "    ")
+		}
+		return err
+	}
+	if desc != nil {
+		if err := pkgmgr.WriteDescription(ip.Dir, desc); err != nil {
+			f.Logger.Warn("could not keep the package's description; halo tools starts its plugin instead", "package", ip.Name, "error", err)
+		}
+	}
 	e := ip.Entry
-	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: opts.Trust && e.Permissions.NeedsTrust()}
+	trusted := false
+	if t, err := pr.Trust(); err == nil {
+		trusted = e.Permissions.NeedsTrust() && t.Trusts(ip.Name, e.SHA256)
+	}
+	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: trusted, Signature: e.Signature}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
@@ -88,6 +121,11 @@ func addRun(opts *Options) error {
 	pkgcmd.PrintPermissions(w, e.Permissions, "    ")
 	if res.Trusted {
 		fmt.Fprintf(w, "    trusted by you in this project: sha256 %s\n", e.SHA256)
+	}
+	if e.Signature != nil {
+		fmt.Fprintf(w, "    signed by %s: key %s\n", e.Signature.Publisher, e.Signature.KeyID)
+	} else {
+		fmt.Fprintf(w, "    signed: no\n")
 	}
 	return nil
 }

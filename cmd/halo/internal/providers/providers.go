@@ -36,7 +36,13 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 		return nil, err
 	}
 	// Installed packages add their providers here (host/tool's package glue).
-	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f)}); err != nil {
+	var err error
+	if err = packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f)}); err != nil {
+		return nil, err
+	}
+	// MCP servers' tools are pinned in halo.lock on first listing, and stdio servers are
+	// confined when asked (issue 18).
+	if reg, err = pinMCP(reg, projectDir, f.Executable); err != nil {
 		return nil, err
 	}
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil
@@ -92,4 +98,12 @@ func sandboxExecutable(f *cmdutil.Factory, b *builtin.Builtins) string {
 		return ""
 	}
 	return f.Executable
+}
+
+// ModuleConfig is the packages.Config module plugins start with outside a project's load:
+// halo pack and halo add start a package's plugin to check what it serves, sandboxed as a run
+// would start it.
+func ModuleConfig(f *cmdutil.Factory) packages.Config {
+	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger})
+	return packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b)}
 }

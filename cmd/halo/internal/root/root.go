@@ -20,8 +20,12 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
+	"github.com/halo-lang/halo/cmd/halo/internal/keygen"
+	"github.com/halo-lang/halo/cmd/halo/internal/lock"
 	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
+	"github.com/halo-lang/halo/cmd/halo/internal/plan"
+	plugincmd "github.com/halo-lang/halo/cmd/halo/internal/plugin"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
 	"github.com/halo-lang/halo/cmd/halo/internal/remove"
@@ -32,7 +36,9 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
 	"github.com/halo-lang/halo/cmd/halo/internal/serve"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/test"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
+	"github.com/halo-lang/halo/cmd/halo/internal/trust"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 	"github.com/halo-lang/halo/errcode"
@@ -193,6 +199,12 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return keygen.NewCmdKeygen(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return trust.NewCmdTrust(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return lock.NewCmdLock(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return plugincmd.NewCmdPlugin(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return plan.NewCmdPlan(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return test.NewCmdTest(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
 }
