@@ -36,6 +36,7 @@ func TestRunsAreTraced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { srv.Close() })
 	h, err := srv.HTTPHandler(mcpserver.HTTPConfig{})
 	if err != nil {
 		t.Fatal(err)
