@@ -99,9 +99,10 @@ type Tracker interface {
 // or after its save. <runId>.json only ever receives a file that is already on disk (synced),
 // so after a power cut or an OS crash it still holds a whole record. A save first puts the
 // record in place as <runId>.json.pending, which Load reads before <runId>.json; a commit
-// then syncs it and renames it to <runId>.json. One commit serves every record saved while
-// the commit before it ran, its files synced together, so many saves share the cost of a
-// sync. When a save returns:
+// then syncs it and renames it to <runId>.json. A commit takes every record saved since the
+// one before and syncs them together (their files at once, or, for many on Linux, the whole
+// filesystem with one syncfs); with GroupCommit commits start at most every 5 ms unless
+// someone waits for one, so many saves share the cost of a sync. When a save returns:
 //
 //   - a paused record (someone will continue the run) is on disk before Save returns, as is
 //     every record of a Store without GroupCommit, and every record SaveSynced writes;
@@ -219,30 +220,20 @@ func (s *Store) Write(rec *Record) (wait func() error, err error) {
 		return nil, fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
 	b = append(b, '\n')
-	// A spare temporary file made ahead by the commit goroutine spares the save making one
-	// (on a busy disk, the slowest step); should it be gone (its folder removed, or Recover
-	// in another process took it for a leftover), a new one is made.
-	t := s.spare()
-	var p *pending
-	for {
-		if t == nil {
-			if t, err = s.newTemp(); err != nil {
-				return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
-			}
-		}
-		if _, err = t.f.Write(b); err == nil {
-			p, err = s.put(t, rec.RunID)
-		}
-		if err == nil {
-			break
-		}
-		spare := t.spare
-		t.discard()
-		t = nil
-		if !spare {
-			return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
-		}
+	t, err := s.newTemp()
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
 	}
+	if _, err := t.f.Write(b); err != nil {
+		t.discard()
+		return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
+	}
+	p, err := s.put(t, rec.RunID)
+	if err != nil {
+		t.discard()
+		return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
+	}
+	t.release()
 	return func() error {
 		if err := s.wait(p); err != nil {
 			return &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: the record is in place but could not be synced to disk: %v", rec.RunID, err), Err: err}

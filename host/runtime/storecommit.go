@@ -26,11 +26,19 @@ const (
 // of open files and records not on disk.
 const maxPending = 256
 
-// spareCount is how many temporary files a Store with GroupCommit keeps made ahead, so that
-// a save need not make one.
-const spareCount = 16
+// commitEvery is the least time from the start of one commit to the next, unless someone
+// waits for one (a paused record, Sync, Close) or many records are waiting: a commit then
+// takes in the records of a while, and the disk syncs less often, which slows every other
+// file operation less.
+const commitEvery = 5 * time.Millisecond
 
-// syncers is how many files one commit syncs at once: syncs that overlap share the
+// syncfsFrom is how many records a commit has from which it syncs the whole filesystem at
+// once (Linux's syncfs), rather than each file. One syncfs costs about what a few fsyncs
+// do, but it also writes out whatever else is waiting on that disk, so small commits (a
+// paused record on a quiet server) sync their own files.
+const syncfsFrom = 8
+
+// syncers is how many files a commit syncs at once: syncs that overlap share the
 // filesystem's journal commit.
 const syncers = 8
 
@@ -38,33 +46,41 @@ const syncers = 8
 // a stopped process left: a live process commits its records within a sync's time.
 const orphanAge = time.Minute
 
-// commits is a Store's group commit: the records written and not yet committed, and the one
+// commits is a Store's group commit: the records written and not yet committed, and the
 // goroutine that commits them.
 type commits struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	// dirty holds, by run id, the latest record not yet taken by a commit; inflight the
-	// records the commit under way is syncing.
+	// records of the commit under way.
 	dirty, inflight map[string]*pending
 	// seq counts writes; done is the seq of the last write a finished commit took.
 	seq, done uint64
-	running   bool
-	loop      sync.WaitGroup
+	// running says a commit runs (GroupCommit: the commit goroutine); loop waits for the
+	// goroutine.
+	running bool
+	loop    sync.WaitGroup
+	// last is when the last commit began; urgent counts those waiting for a commit, whom
+	// pace does not keep waiting; wake ends pace's wait.
+	last   time.Time
+	urgent int
+	wake   chan struct{}
 	// err is the first error of a commit since the last Sync.
 	err    error
 	closed bool
-	// spares are temporary files made ahead for saves to write into (GroupCommit only).
-	spares []*temp
-	// syncFile syncs a record's file; nil means (*os.File).Sync. Tests replace it.
+	// dir is the records folder of this commit round (see sharedDir).
+	dir *sharedDir
+	// syncFile, when set, syncs each record's file instead of (*os.File).Sync, and every
+	// commit syncs file by file: tests watch what is synced, or make syncing fail.
 	syncFile func(*os.File) error
 }
 
 // A pending record is one write waiting for its commit.
 type pending struct {
 	seq uint64
-	f   *os.File // open until it is synced
-	// next is the write of the same run that replaced this one before it was committed; the
-	// commit of the last one settles them all.
+	f   *os.File // open until its commit syncs it
+	// next is the write of the same run that replaced this one before it was committed;
+	// the commit of the last one settles them all.
 	next     *pending
 	finished bool
 	err      error
@@ -77,19 +93,74 @@ func (c *commits) init() {
 	}
 }
 
+// A sharedDir is the records folder as a Store with GroupCommit and no Root opened it, for
+// the saves and the commit of one commit round: opening it (through pkgmgr/statedir, which
+// checks every step) costs more than writing a record, and once a round it is opened again,
+// so a folder removed or replaced meanwhile is found again as it is now.
+type sharedDir struct {
+	root *os.Root
+	// refs counts its users; dropped says it is to be closed once they are done.
+	refs    int
+	dropped bool
+}
+
+// drop, c.mu held, closes d once its users are done; d may be nil.
+func (d *sharedDir) drop() {
+	if d == nil {
+		return
+	}
+	d.dropped = true
+	if d.refs == 0 {
+		d.root.Close()
+	}
+}
+
+// folder returns the records folder to write in (made when create is set), and how to
+// release it: Root, the folder of this commit round, or the folder opened for this one use.
+func (s *Store) folder(create bool) (*os.Root, func(), error) {
+	if s.Root != nil || !s.GroupCommit {
+		return s.root(create)
+	}
+	c := &s.commits
+	c.mu.Lock()
+	d := c.dir
+	if d == nil {
+		c.mu.Unlock()
+		root, done, err := s.root(create)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.mu.Lock()
+		if d = c.dir; d == nil {
+			d = &sharedDir{root: root}
+			c.dir = d
+		} else {
+			done() // opened by another save meanwhile
+		}
+	}
+	d.refs++
+	c.mu.Unlock()
+	return d.root, func() {
+		c.mu.Lock()
+		d.refs--
+		if d.dropped && d.refs == 0 {
+			d.root.Close()
+		}
+		c.mu.Unlock()
+	}, nil
+}
+
 // A temp is a temporary file in the records folder, open for writing a record into.
 type temp struct {
 	root    *os.Root
 	release func() // releases root
 	name    string
 	f       *os.File
-	// spare says the commit goroutine made it ahead of the save that uses it.
-	spare bool
 }
 
 // newTemp makes a temporary file in the records folder (made when missing).
 func (s *Store) newTemp() (*temp, error) {
-	root, release, err := s.root(true)
+	root, release, err := s.folder(true)
 	if err != nil {
 		return nil, err
 	}
@@ -111,22 +182,8 @@ func (t *temp) discard() {
 	t.release()
 }
 
-// spare returns a temporary file the commit goroutine made ahead, or nil.
-func (s *Store) spare() *temp {
-	c := &s.commits
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.spares)
-	if n == 0 {
-		return nil
-	}
-	t := c.spares[n-1]
-	c.spares = c.spares[:n-1]
-	return t
-}
-
 // put renames t, the record of run id written to it, into place as the run's pending record
-// and queues it for a commit.
+// and queues it for a commit. The caller releases t's folder (its release takes c.mu).
 func (s *Store) put(t *temp, id string) (*pending, error) {
 	c := &s.commits
 	c.mu.Lock()
@@ -137,6 +194,7 @@ func (s *Store) put(t *temp, id string) (*pending, error) {
 	}
 	for len(c.dirty) >= maxPending {
 		if !s.kick() {
+			s.hurry()
 			c.cond.Wait()
 		}
 	}
@@ -145,7 +203,6 @@ func (s *Store) put(t *temp, id string) (*pending, error) {
 	if err := t.root.Rename(t.name, id+pendingExt); err != nil {
 		return nil, err
 	}
-	t.release()
 	c.seq++
 	p := &pending{seq: c.seq, f: t.f}
 	if old := c.dirty[id]; old != nil {
@@ -172,10 +229,21 @@ func (s *Store) wait(p *pending) error {
 		if last.finished {
 			return last.err
 		}
-		if !s.kick() {
-			c.cond.Wait()
-		}
+		s.await()
 	}
+}
+
+// await, c.mu held, gets a commit going and, unless this goroutine made it, waits for the
+// next commit to end.
+func (s *Store) await() {
+	c := &s.commits
+	if s.kick() {
+		return
+	}
+	c.urgent++
+	s.hurry()
+	c.cond.Wait()
+	c.urgent--
 }
 
 // Sync returns once every record saved so far is on disk, with the first error a commit met
@@ -195,9 +263,7 @@ func (s *Store) settle() error {
 	}
 	target := c.seq
 	for c.done < target {
-		if !s.kick() {
-			c.cond.Wait()
-		}
+		s.await()
 	}
 	err := c.err
 	c.err = nil
@@ -210,15 +276,23 @@ func (s *Store) Close() error {
 	c := &s.commits
 	c.mu.Lock()
 	err := s.settle()
+	saved := c.seq > 0
 	c.closed = true
 	c.mu.Unlock()
 	c.loop.Wait()
 	c.mu.Lock()
-	spares := c.spares
-	c.spares = nil
+	c.dir.drop()
+	c.dir = nil
 	c.mu.Unlock()
-	for _, t := range spares {
-		t.discard()
+	if saved {
+		// A commit that synced the whole filesystem left its renames to the next one:
+		// there is none, so the folder is synced here.
+		if root, done, rerr := s.root(false); rerr == nil {
+			if derr := syncDir(root); err == nil {
+				err = derr
+			}
+			done()
+		}
 	}
 	return err
 }
@@ -229,7 +303,7 @@ func (s *Store) Close() error {
 // is done.
 func (s *Store) kick() bool {
 	c := &s.commits
-	if c.running || (len(c.dirty) == 0 && !s.needSpares()) {
+	if c.running || len(c.dirty) == 0 {
 		return false
 	}
 	c.running = true
@@ -239,12 +313,9 @@ func (s *Store) kick() bool {
 			defer c.loop.Done()
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			for {
-				if len(c.dirty) > 0 {
-					s.commitOnce()
-				} else if !s.needSpares() || !s.makeSpares() {
-					break
-				}
+			for len(c.dirty) > 0 {
+				s.pace()
+				s.commitOnce()
 			}
 			c.running = false
 		}()
@@ -255,73 +326,52 @@ func (s *Store) kick() bool {
 	return true
 }
 
-// needSpares reports, c.mu held, whether the commit goroutine is to make spare temporary
-// files.
-func (s *Store) needSpares() bool {
+// pace waits, c.mu held (and let go meanwhile), until commitEvery has passed since the
+// last commit began, unless someone waits for a commit, many records wait, or the store
+// closes.
+func (s *Store) pace() {
 	c := &s.commits
-	return s.GroupCommit && !c.closed && len(c.spares) < spareCount
-}
-
-// makeSpares makes spare temporary files, c.mu held (and let go meanwhile), up to
-// spareCount; false when it could make none.
-func (s *Store) makeSpares() bool {
-	c := &s.commits
-	n := spareCount - len(c.spares)
+	wait := commitEvery - time.Since(c.last)
+	if wait <= 0 || c.urgent > 0 || c.closed || len(c.dirty) >= maxPending/2 {
+		return
+	}
+	if c.wake == nil {
+		c.wake = make(chan struct{}, 1)
+	}
+	select { // a wake left from before
+	case <-c.wake:
+	default:
+	}
 	c.mu.Unlock()
-	made := s.newSpares(n)
+	t := time.NewTimer(wait)
+	select {
+	case <-t.C:
+	case <-c.wake:
+		t.Stop()
+	}
 	c.mu.Lock()
-	return made > 0
 }
 
-// newSpares makes up to n spare temporary files, each ready for a save as soon as it is
-// made, and returns how many it made.
-func (s *Store) newSpares(n int) int {
+// hurry, c.mu held, ends the wait of pace: someone waits for a commit.
+func (s *Store) hurry() {
 	c := &s.commits
-	for i := range n {
-		t, err := s.newTemp()
-		if err != nil {
-			return i
-		}
-		t.spare = true
-		c.mu.Lock()
-		closed := c.closed
-		if !closed {
-			c.spares = append(c.spares, t)
-		}
-		c.mu.Unlock()
-		if closed {
-			t.discard()
-			return i
+	if c.wake != nil {
+		select {
+		case c.wake <- struct{}{}:
+		default:
 		}
 	}
-	return n
 }
 
 // commitOnce commits the records written so far, c.mu held (and let go while it syncs).
 func (s *Store) commitOnce() {
 	c := &s.commits
+	c.last = time.Now()
 	batch, upTo := c.dirty, c.seq
 	c.dirty, c.inflight = map[string]*pending{}, batch
 	c.cond.Broadcast() // room for saves waiting past maxPending
-	spares := 0
-	if s.needSpares() {
-		spares = spareCount - len(c.spares)
-	}
 	c.mu.Unlock()
-	// Spares for the saves to come are made while the disk syncs: the saves made while
-	// this commit runs use up spares, and a save without one makes its own, the slowest
-	// step of a save on a busy disk.
-	if spares > 0 {
-		synced := make(chan struct{})
-		go func() {
-			defer close(synced)
-			s.commit(batch)
-		}()
-		s.newSpares(spares)
-		<-synced
-	} else {
-		s.commit(batch)
-	}
+	s.commit(batch)
 	c.mu.Lock()
 	for _, p := range batch {
 		p.finished = true
@@ -331,18 +381,16 @@ func (s *Store) commitOnce() {
 	}
 	c.inflight = nil
 	c.done = upTo
+	c.dir.drop()
+	c.dir = nil
 	c.cond.Broadcast()
 }
 
 // commit syncs the records of batch, renames each that no later write replaced to
-// <id>.json, and syncs the folder, so the new names are on disk too. It sets each
-// record's err.
+// <id>.json, and has the new names on disk too: it syncs the folder, unless it synced the
+// whole filesystem (then the records are on disk under their pending names, which readers
+// take, until the next commit syncs the renames). It sets each record's err.
 func (s *Store) commit(batch map[string]*pending) {
-	syncFile := s.commits.syncFile
-	if syncFile == nil {
-		syncFile = (*os.File).Sync
-	}
-	syncAll(batch, syncFile)
 	fail := func(err error) {
 		for _, p := range batch {
 			if p.err == nil {
@@ -350,31 +398,54 @@ func (s *Store) commit(batch map[string]*pending) {
 			}
 		}
 	}
-	root, done, err := s.root(false)
+	root, done, err := s.folder(false)
 	if err != nil {
+		for _, p := range batch {
+			p.f.Close()
+		}
 		fail(err)
 		return
 	}
 	defer done()
+	whole := s.syncBatch(root, batch)
 	c := &s.commits
-	c.mu.Lock()
 	for id, p := range batch {
-		if p.err != nil || p.next != nil {
-			continue // a later write of the run replaced it: that one is committed next
+		if p.err != nil {
+			continue
 		}
-		// A pending record already gone was committed by Recover in another process.
-		if err := root.Rename(id+pendingExt, id+".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.err = err
+		c.mu.Lock()
+		// A later write of the run replaced it: that one is committed next. A pending
+		// record already gone was committed by Recover in another process.
+		if p.next == nil {
+			if err := root.Rename(id+pendingExt, id+".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				p.err = err
+			}
 		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
-	if err := syncDir(root); err != nil {
-		fail(err)
+	if !whole {
+		if err := syncDir(root); err != nil {
+			fail(err)
+		}
 	}
 }
 
-// syncAll syncs and closes the files of batch, several at once.
-func syncAll(batch map[string]*pending, syncFile func(*os.File) error) {
+// syncBatch syncs the files of batch and closes them, setting each record's err; true when
+// it synced the whole filesystem (its names too).
+func (s *Store) syncBatch(root *os.Root, batch map[string]*pending) bool {
+	syncFile := s.commits.syncFile
+	if syncFile == nil && len(batch) >= syncfsFrom {
+		if ok, err := syncFS(root); ok {
+			for _, p := range batch {
+				p.err = err
+				p.f.Close()
+			}
+			return err == nil
+		}
+	}
+	if syncFile == nil {
+		syncFile = (*os.File).Sync
+	}
 	one := func(p *pending) {
 		p.err = syncFile(p.f)
 		if err := p.f.Close(); p.err == nil {
@@ -385,7 +456,7 @@ func syncAll(batch map[string]*pending, syncFile func(*os.File) error) {
 		for _, p := range batch {
 			one(p)
 		}
-		return
+		return false
 	}
 	work := make(chan *pending)
 	var wg sync.WaitGroup
@@ -401,6 +472,7 @@ func syncAll(batch map[string]*pending, syncFile func(*os.File) error) {
 	}
 	close(work)
 	wg.Wait()
+	return false
 }
 
 // syncDir syncs the folder itself: the names in it. Windows cannot sync a folder; there the

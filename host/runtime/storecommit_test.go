@@ -168,6 +168,40 @@ func TestStoreGroupCommit(t *testing.T) {
 	}
 }
 
+// Many records saved at once are committed together (on Linux with one syncfs): after Sync
+// each run's <id>.json is its last record, and no pending record or temporary file is left.
+func TestStoreGroupCommitManyAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir, GroupCommit: true}
+	const writers, saves = 32, 20
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range saves {
+				if err := s.Save(record(fmt.Sprintf("w%d-%d", g, i%4), runtime.Completed, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != writers*4 {
+		t.Errorf("the folder holds %d files, want %d records", len(entries), writers*4)
+	}
+	for g := range writers {
+		for r := range 4 {
+			if got := fileRecord(t, filepath.Join(dir, fmt.Sprintf("w%d-%d.json", g, r))); got.Inputs["n"] != float64(saves-4+r) {
+				t.Errorf("w%d-%d.json holds save %v", g, r, got.Inputs["n"])
+			}
+		}
+	}
+}
+
 // When syncing fails, <id>.json keeps the record before (it only ever gets a synced file):
 // readers see the new record, Sync reports the failure, and a paused record's Save fails
 // with RUN_RECORD. Once syncing works again, the next commit puts things right.
