@@ -26,6 +26,7 @@ import (
 	"github.com/halo-lang/halo/host/runstore/postgres"
 	"github.com/halo-lang/halo/host/runtime"
 	hserve "github.com/halo-lang/halo/host/serve"
+	"github.com/halo-lang/halo/host/studio"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -274,6 +275,10 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Program: prog, Runtime: rc, Store: store, Token: token, PublicURL: pcfg.PublicURL, Addr: actual,
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
 		Logger: log, Now: f.Now,
+		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
+			return studio.New(studio.Config{API: api, Stopping: stopping, Program: prog, Now: f.Now,
+				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})
+		},
 	})
 	if err != nil {
 		return withCode(err)
