@@ -380,3 +380,38 @@ func (e *env) runCount() int {
 }
 
 func str(v any) string { return fmt.Sprint(v) }
+
+// bigRecord is a completed run of n events: model calls, calls an agent chose and their
+// tool calls, and now and then a violation, over ten stages.
+func bigRecord(n int) *runtime.Record {
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	rec := &runtime.Record{RunID: "b16e0000000000000000000000001000", Pipeline: "Tidy", File: "flows.halo", Status: runtime.Completed,
+		Inputs: map[string]any{"task": "a big one"}, Output: "done", Started: start, Data: map[string]any{}}
+	rec.Meta.RunID = rec.RunID
+	prompt := strings.Repeat("Tidy the notes, carefully, one by one. ", 8)
+	for i := range n {
+		at := fmt.Sprintf("flows.halo:%d:5", 20+i/(n/10+1))
+		e := runtime.Event{Time: start.Add(time.Duration(i) * 50 * time.Millisecond), RunID: rec.RunID, At: at, Agent: "Clerk"}
+		switch i % 4 {
+		case 0:
+			e.Type, e.Target, e.Model, e.Prompt, e.Answer = "llm", "Clerk.work", "openai/gpt-4o-mini", prompt, fmt.Sprintf("I will read note %d.", i)
+			e.Usage, e.Cost, e.DurationMs, e.Step = &model.Usage{InputTokens: 900 + i, OutputTokens: 40}, 0.00016, 640, i/4+1
+			rec.Meta.Cost += e.Cost
+		case 1:
+			e.Type, e.Target, e.Args, e.Output, e.DurationMs = "tool", "Files.read", json.RawMessage(fmt.Sprintf(`{"path":"notes/%d.md"}`, i)), strings.Repeat("a line of the note\n", 12), 3
+		case 2:
+			e.Type, e.Target, e.Args, e.Decision, e.DurationMs = "agent_tool", "Files.read", json.RawMessage(fmt.Sprintf(`{"path":"notes/%d.md"}`, i)), "allowed", 3
+		default:
+			if i%40 == 3 {
+				e.Type, e.Policy, e.Rule, e.Phase, e.Target, e.Message = "violation", "Careful", "DenyArgs", "tool", "Files.write", "argument path matches ^secret"
+				rec.Meta.Violations = append(rec.Meta.Violations, runtime.ViolationInfo{Policy: "Careful", Rule: "DenyArgs", Phase: "tool", Agent: "Clerk", Target: "Files.write"})
+			} else {
+				e.Type, e.Target, e.Args, e.Decision, e.Detail = "agent_tool", "Files.write", json.RawMessage(`{"path":"notes/x.md","text":"merged"}`), "allowed", ""
+			}
+		}
+		rec.Events = append(rec.Events, e)
+	}
+	rec.Updated = start.Add(time.Duration(n) * 50 * time.Millisecond)
+	rec.Events = append(rec.Events[:n-1], runtime.Event{Type: "run", Time: rec.Updated, RunID: rec.RunID, Status: runtime.Completed})
+	return rec
+}

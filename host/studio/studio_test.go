@@ -122,7 +122,7 @@ func TestHeaders(t *testing.T) {
 		_, _, hdr := e.page(e.client(), "GET", path, nil)
 		csp := hdr.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") || hdr.Get("X-Frame-Options") != "DENY" ||
-			hdr.Get("X-Content-Type-Options") != "nosniff" || hdr.Get("Referrer-Policy") != "no-referrer" {
+			hdr.Get("X-Content-Type-Options") != "nosniff" || hdr.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("GET %s headers: %v", path, hdr)
 		}
 	}

@@ -13,10 +13,10 @@ import (
 
 // Long text is folded: the page shows its start, and the whole of it in a <details>.
 const (
-	foldChars = 600
+	foldChars = 400
 	foldLines = 10
-	shortRune = 280
-	shortLine = 5
+	shortRune = 160
+	shortLine = 3
 )
 
 // A text is a prompt, an answer, arguments or a result as the page shows it.
