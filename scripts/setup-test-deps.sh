@@ -56,3 +56,16 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
+
+# Studio (host/studio) is tested in a real browser: headless Chromium from Debian's chromium
+# package, driven by chromedp. The tests fail without it in CI and as root. Install it when
+# missing.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup-test-deps: the Studio browser tests need Chromium: run this script as root, or apt-get install -y chromium" >&2
+    exit 1
+  fi
+  echo "-- apt-get install chromium"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
