@@ -32,6 +32,24 @@ if ! cmp -s host/tool/mcp/testdata/npm/package-lock.json "$mcp_npm_dir/package-l
   npm ci --prefix "$mcp_npm_dir" --no-audit --no-fund --loglevel=error
 fi
 
+# The MCP server tests (cmd/halo/internal/mcp) run the official TypeScript SDK's client
+# (@modelcontextprotocol/sdk) against halo mcp and /mcp, and its server in the benchmarks.
+# Pinned by cmd/halo/internal/mcp/testdata/npm/package-lock.json, installed into
+# .cache/npm/mcpserver the same way.
+sdk_npm_dir=.cache/npm/mcpserver
+sdk_lock=cmd/halo/internal/mcp/testdata/npm/package-lock.json
+if ! cmp -s "$sdk_lock" "$sdk_npm_dir/package-lock.json" ||
+  [ ! -f "$sdk_npm_dir/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "setup-test-deps: the MCP tests need Node.js 20+ and npm: install them (Debian: apt-get install -y nodejs npm) and run this script again" >&2
+    exit 1
+  fi
+  echo "-- npm ci @modelcontextprotocol/sdk into $sdk_npm_dir"
+  rm -rf "$sdk_npm_dir" && mkdir -p "$sdk_npm_dir"
+  cp cmd/halo/internal/mcp/testdata/npm/package.json "$sdk_lock" "$sdk_npm_dir/"
+  npm ci --prefix "$sdk_npm_dir" --no-audit --no-fund --loglevel=error
+fi
+
 # The npm package redact-pii, the peer BenchmarkRedact64K (host/policy) measures Redact against
 # (scripts/bench-redact.sh). Pinned with its dependency tree by
 # host/policy/testdata/npm/package-lock.json, installed into .cache/npm/redact-pii the same way.

@@ -18,6 +18,9 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
+echo "== package init budgets, without the race detector (startup.txtar)"
+go test -count=1 -run '^TestScripts$/^startup$' ./cmd/halo/
+
 echo "== halo serve load test: 500 runs from 32 clients against each run store"
 go test -count=1 -run '^TestLoad$' -v ./host/serve/ -args -load
 

@@ -63,6 +63,7 @@ type Method struct {
 // should read and act on, Retry for a passing one, any other error for a fatal one.
 func NewMethod[P, R any](name, description string, effect Effect, fn func(c *Call, params P) (R, error)) Method {
 	schema, fields := schemaOf[P]()
+	enc := encoderOf(reflect.TypeFor[R]())
 	return Method{
 		Name:        name,
 		Description: description,
@@ -73,7 +74,14 @@ func NewMethod[P, R any](name, description string, effect Effect, fn func(c *Cal
 			if err := decodeArgs(args, &p, fields); err != nil {
 				return nil, &wire.CodedError{Code: wire.CodeToolArgument, Message: fmt.Sprintf("%s: %v", name, err)}
 			}
-			return fn(&Call{Context: info.Ctx, info: info}, p)
+			r, err := fn(&Call{Context: info.Ctx, info: info}, p)
+			if err != nil || enc == nil {
+				return r, err
+			}
+			if b, ok := enc(nil, reflect.ValueOf(r)); ok {
+				return wire.Encoded(b), nil
+			}
+			return r, nil
 		},
 	}
 }
@@ -86,6 +94,8 @@ func (m Method) toWire() wire.Method {
 type params struct {
 	required []string
 	known    map[string]bool
+	// fast, when not nil, decodes arguments into the struct without encoding/json.
+	fast fastFields
 }
 
 // schemaOf derives the JSON Schema of P, inlined (no $ref, no $schema), and its parameters.
@@ -106,6 +116,9 @@ func schemaOf[P any]() (json.RawMessage, params) {
 		panic(fmt.Sprintf("sdk.NewMethod: schema of %s: %v", t, err))
 	}
 	ps := params{required: s.Required, known: map[string]bool{}}
+	if reflect.TypeFor[P]().Kind() == reflect.Struct {
+		ps.fast = fieldsOf(t)
+	}
 	if s.Properties != nil {
 		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
 			ps.known[pair.Key] = true
@@ -123,6 +136,15 @@ func schemaOf[P any]() (json.RawMessage, params) {
 // encoding/json (a map of the keys, or a json.Decoder with DisallowUnknownFields) would cost
 // as much as the decoding itself.
 func decodeArgs(args json.RawMessage, p any, ps params) error {
+	if ps.fast != nil {
+		if v := reflect.ValueOf(p).Elem(); v.Kind() == reflect.Struct {
+			if keys, ok := ps.fast.decode(args, v, make([]string, 0, len(ps.fast))); ok {
+				return missingArgs(ps, keys)
+			}
+			// Something the fast path does not handle: encoding/json decides, from scratch.
+			v.SetZero()
+		}
+	}
 	err := json.Unmarshal(args, p)
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
@@ -144,19 +166,14 @@ func decodeArgs(args json.RawMessage, p any, ps params) error {
 		return fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(c))
 	}
 	keys := objectKeys(args, start)
-	var missing, unknown []string
-	for _, name := range ps.required {
-		if !slices.Contains(keys, name) {
-			missing = append(missing, name)
-		}
-	}
+	var unknown []string
 	for _, name := range keys {
 		if !ps.known[name] {
 			unknown = append(unknown, strconv.Quote(name))
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("missing required argument %s", strings.Join(missing, ", "))
+	if err := missingArgs(ps, keys); err != nil {
+		return err
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
@@ -165,6 +182,20 @@ func decodeArgs(args json.RawMessage, p any, ps params) error {
 	}
 	if err != nil {
 		return fmt.Errorf("bad arguments: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// missingArgs reports the required parameters that keys lacks.
+func missingArgs(ps params, keys []string) error {
+	var missing []string
+	for _, name := range ps.required {
+		if !slices.Contains(keys, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing required argument %s", strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -268,6 +268,9 @@ type PipelineDecl struct {
 	Start Expr
 	// Stages run in order.
 	Stages []*Stage
+	// Doc is the comment written right above the declaration (`#` or `//` lines starting in
+	// column 1), without the markers; MCP clients show it as the tool's description.
+	Doc string
 }
 
 // A Param is one pipeline parameter, `name: Type`.

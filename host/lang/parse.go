@@ -16,10 +16,17 @@ func Parse(filename string, src []byte) (*File, Diagnostics) {
 	var diags Diagnostics
 	f := &File{Name: filename}
 	ar := &arena{}
+	var starts []int
 	scan(filename, src, &diags, func(toks []token) {
 		p := newParser(filename, toks, &diags)
 		p.arena = ar
 		if d := p.parseDecl(); d != nil {
+			if pd, ok := d.(*PipelineDecl); ok {
+				if starts == nil {
+					starts = lineStarts(src)
+				}
+				pd.Doc = docComment(src, starts, pd.Pos.Line)
+			}
 			f.Decls = append(f.Decls, d)
 		}
 	})

@@ -297,7 +297,10 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 					return nil, err
 				}
 			}
-			out, err = p.call(ctx)
+			progress := func(pr tool.Progress) {
+				rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
+			}
+			out, err = p.call(ctx, progress)
 		}
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -74,6 +75,9 @@ type ErrorInfo struct {
 	Message string `json:"message"`
 	// At is where the failing stage is written (file:line:col).
 	At string `json:"at,omitempty"`
+	// Detail is a tool's domain failure as the tool gave it (sdk.FailWith's object, an MCP
+	// error result's content): what a model would read.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 func infoOf(err error, at string) *ErrorInfo {
@@ -85,7 +89,12 @@ func infoOf(err error, at string) *ErrorInfo {
 		code = CodeInternal
 	}
 	msg := err.Error()
-	return &ErrorInfo{Code: code, Message: msg, At: at}
+	info := &ErrorInfo{Code: code, Message: msg, At: at}
+	var te *tool.Error
+	if errors.As(err, &te) && len(te.Detail) > 0 {
+		info.Detail = te.Detail
+	}
+	return info
 }
 
 // retryable reports whether @retry may run a stage again after err: tool and model failures

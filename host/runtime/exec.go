@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/halo-lang/halo/host/lang"
@@ -161,6 +162,7 @@ func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) 
 			rn.st.set(st.As.Name, payload)
 		}
 		rn.stageOut[start] = payload
+		rn.stageDone(st)
 		return rn.stages(ctx, start+1, payload)
 	}
 	v, err := rn.startValue(ctx)
@@ -211,6 +213,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 				if fb.As != nil {
 					rn.st.set(fb.As.Name, out)
 				}
+				rn.stageDone(fb)
 				i += 2
 				continue
 			}
@@ -226,6 +229,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		if st.As != nil {
 			rn.st.set(st.As.Name, out)
 		}
+		rn.stageDone(st)
 		if st.Op == lang.OpEach && fb != nil {
 			// The |? after an each handled its failed items one by one; the list is the
 			// value of both.
@@ -237,6 +241,30 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		i++
 	}
 	return value, nil
+}
+
+// stageDone emits the "stage" event of a finished stage of the pipeline the run started
+// with (the stages of a called pipeline or a branch arm emit none).
+func (rn *run) stageDone(st *lang.Stage) {
+	if rn.where == "" {
+		rn.st.emit(Event{Type: "stage", At: st.Pos.String(), Target: stageTarget(st)})
+	}
+}
+
+// stageTarget names what a stage calls, for its stage event: "Agent.task", "Tool.method",
+// a pipeline's name, a fan-out's targets joined with ", ", or "branch".
+func stageTarget(st *lang.Stage) string {
+	switch {
+	case st.Call != nil:
+		return st.Call.Target()
+	case len(st.Calls) > 0:
+		names := make([]string, len(st.Calls))
+		for i, c := range st.Calls {
+			names[i] = c.Target()
+		}
+		return strings.Join(names, ", ")
+	}
+	return strings.TrimPrefix(string(st.Op), "|> ")
 }
 
 // wrapStage says which stage err comes from, unless it already does: a failure inside a

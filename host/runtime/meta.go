@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
 )
 
 // Status is how a run ended (or stands).
@@ -70,7 +71,9 @@ type PauseInfo struct {
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
 // fields are set depends on Type: "llm" (a model request), "tool" (a tool call),
 // "agent_tool" (a call an agent's model asked for, after it finished or was refused),
-// "violation" (a policy violation), "loop", "branch" (a branch chose an arm, or none),
+// "progress" (a running tool call's report; live only, never in the run record),
+// "violation" (a policy violation), "stage" (a stage of the pipeline the run started with
+// finished: At and Target say which), "loop", "branch" (a branch chose an arm, or none),
 // "answered" (an interrupt handler answered a stage that waits), "paused", "run" (the run
 // ended).
 type Event struct {
@@ -121,6 +124,8 @@ type Event struct {
 	// Status is a run event's status.
 	Status Status     `json:"status,omitempty"`
 	Error  *ErrorInfo `json:"error,omitempty"`
+	// Progress is a progress event's report, as the tool sent it.
+	Progress *tool.Progress `json:"progress,omitempty"`
 }
 
 // state is what a run shares between its stages and its fan-out branches.
@@ -166,6 +171,26 @@ func (s *state) emit(e Event) {
 	if s.onEv != nil {
 		s.onEv(e)
 	}
+}
+
+// emitLive hands e to the event stream without keeping it in the run record: progress,
+// which says nothing once the call it reports on has ended.
+func (s *state) emitLive(e Event) {
+	if e.Item == nil {
+		e.Item = s.item
+	}
+	if e.Arm == "" {
+		e.Arm = s.arm
+	}
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.onEv == nil {
+		return
+	}
+	e.Time = s.now().UTC()
+	e.RunID = s.meta.RunID
+	s.onEv(e)
 }
 
 // runID returns the run's id, which never changes while it runs.

@@ -252,6 +252,7 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 		return nil, err
 	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = &Record{
 		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
 		Started: r.cfg.Now().UTC(),
@@ -319,6 +320,7 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		}
 	}
 	rn := r.newRun(pd, in)
+	rn.traced(ctx)
 	rn.rec = rec
 	rn.st.meta = rec.Meta
 	rn.st.meta.Paused = nil

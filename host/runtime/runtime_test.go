@@ -350,7 +350,7 @@ pipeline Decide(req: String) -> Result:
 	for _, e := range events {
 		kinds = append(kinds, e.Type)
 	}
-	if strings.Join(kinds, ",") != "llm,violation,llm,run" {
+	if strings.Join(kinds, ",") != "llm,violation,llm,stage,run" {
 		t.Errorf("events %v", kinds)
 	}
 	if events[2].Attempt != 2 {

@@ -147,9 +147,10 @@ func (ts *toolSet) prepare(ctx context.Context, td *lang.ToolDecl, method string
 	return prepared{ot: ot, method: m, args: args}, nil
 }
 
-// call runs a prepared call and decodes its result.
-func (p prepared) call(ctx context.Context) (any, error) {
-	raw, err := p.ot.p.Call(ctx, tool.Request{Method: p.method.Name, Args: p.args})
+// call runs a prepared call and decodes its result. progress, when not nil, receives the
+// call's progress reports.
+func (p prepared) call(ctx context.Context, progress func(tool.Progress)) (any, error) {
+	raw, err := p.ot.p.Call(ctx, tool.Request{Method: p.method.Name, Args: p.args, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -96,8 +97,8 @@ func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 	mux := http.NewServeMux()
 	api := func(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if ref := s.guard.check(r, true, true); ref != nil {
-				writeError(w, &apiError{ref.status, ref.code, ref.message})
+			if ref := s.checks.Check(r, mcpserver.CheckOptions{}); ref != nil {
+				writeError(w, &apiError{ref.Status, ref.Code, ref.Message})
 				return
 			}
 			if err := h(w, r); err != nil {
@@ -207,12 +208,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-// A pipelineInfo is one pipeline as GET /api/pipelines lists it.
+// A pipelineInfo is one pipeline as GET /api/pipelines lists it: as /mcp lists it as a
+// tool (its doc comment as the description, its parameters as a JSON Schema), with the
+// parameters as written.
 type pipelineInfo struct {
-	Name   string      `json:"name"`
-	File   string      `json:"file,omitempty"`
-	Params []paramInfo `json:"params"`
-	Result string      `json:"result,omitempty"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	File         string          `json:"file,omitempty"`
+	Params       []paramInfo     `json:"params"`
+	Result       string          `json:"result,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 type paramInfo struct {
@@ -221,13 +227,28 @@ type paramInfo struct {
 }
 
 func (s *Server) pipelines(w http.ResponseWriter, r *http.Request) error {
+	tools := map[string]json.RawMessage{}
+	outs := map[string]json.RawMessage{}
+	descs := map[string]string{}
+	for _, t := range s.mcp.Tools() {
+		descs[t.Name] = t.Description
+		if t.RawInputSchema != nil {
+			tools[t.Name] = t.RawInputSchema
+		} else if b, err := json.Marshal(t.InputSchema); err == nil {
+			tools[t.Name] = b
+		}
+		if t.RawOutputSchema != nil {
+			outs[t.Name] = t.RawOutputSchema
+		}
+	}
 	out := []pipelineInfo{}
 	for _, d := range s.cfg.Program.Decls() {
 		pd, ok := d.(*lang.PipelineDecl)
 		if !ok {
 			continue
 		}
-		p := pipelineInfo{Name: pd.Name.Name, File: pd.Pos.File, Params: []paramInfo{}}
+		p := pipelineInfo{Name: pd.Name.Name, Description: descs[pd.Name.Name], File: pd.Pos.File, Params: []paramInfo{},
+			InputSchema: tools[pd.Name.Name], OutputSchema: outs[pd.Name.Name]}
 		for _, pa := range pd.Params {
 			typ := "Any"
 			if pa.Type != nil {
@@ -572,4 +593,11 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	return &apiError{http.StatusConflict, CodeNotRunning, fmt.Sprintf("run %s is %s already: there is nothing to cancel", id, rec.Status)}
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

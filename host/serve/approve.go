@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 )
@@ -36,6 +37,10 @@ textarea{width:100%;min-height:4rem}button{font-size:1rem;padding:.5rem 1.2rem;m
 </form>{{end}}
 </body></html>
 `))
+
+// linkChecks are the checks an approval link's requests get: Origin and Host as for the
+// API, a form or JSON on POST, and no token: the link is the capability.
+var linkChecks = mcpserver.CheckOptions{Form: true, NoToken: true}
 
 type pageData struct {
 	Title, Error, RunID, Pipeline, Channel, Question, Expires string
@@ -75,8 +80,8 @@ func (s *Server) linkedRun(r *http.Request) (link, *runtime.Record, *apiError) {
 // approvePage is GET /approve/<token>: it shows the question and the buttons and changes
 // nothing, so a link preview or a mail scanner that opens it approves nothing.
 func (s *Server) approvePage(w http.ResponseWriter, r *http.Request) {
-	if ref := s.guard.check(r, false, false); ref != nil {
-		s.page(w, ref.status, pageData{Title: "Refused", Error: ref.message})
+	if ref := s.checks.Check(r, linkChecks); ref != nil {
+		s.page(w, ref.Status, pageData{Title: "Refused", Error: ref.Message + " [" + ref.Code + "]"})
 		return
 	}
 	_, rec, aerr := s.linkedRun(r)
@@ -105,8 +110,8 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.page(w, e.status, pageData{Title: "Not done", Error: e.message + " [" + e.code + "]"})
 	}
-	if ref := s.guard.check(r, false, false); ref != nil {
-		fail(&apiError{ref.status, ref.code, ref.message})
+	if ref := s.checks.Check(r, linkChecks); ref != nil {
+		fail(&apiError{ref.Status, ref.Code, ref.Message})
 		return
 	}
 	decision, reason, aerr := s.decision(w, r, asJSON)

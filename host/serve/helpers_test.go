@@ -25,6 +25,7 @@ import (
 const src = `
 agent A [openai/gpt-4o]
 
+# Runs three agent stages.
 pipeline Three(x: String) -> Result:
   x |> A.one("One.") |> A.two("Two.") |> A.three("Three.")
 
@@ -63,6 +64,7 @@ type opts struct {
 	maxBody int64
 	src     string
 	log     io.Writer
+	noMCP   bool
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -131,6 +133,7 @@ func newEnv(t *testing.T, o opts) *env {
 		Program: program(t, o.src), Store: o.store, Token: o.token, PublicURL: o.public, LinkTTL: o.ttl,
 		Webhook: o.webhook, Addr: e.http.Listener.Addr().String(), Now: o.now, MaxBody: o.maxBody,
 		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo"}, Interval: 50 * time.Millisecond,
+		MCP: !o.noMCP, Version: "test",
 	}
 	if o.log != nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: o.log, Level: hclog.Info})

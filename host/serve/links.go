@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -118,7 +119,7 @@ func publicBase(cfg Config) string {
 	if err != nil {
 		return "http://localhost:8080"
 	}
-	if isUnspecified(h) {
+	if ip := net.ParseIP(strings.Trim(h, "[]")); h == "" || ip != nil && ip.IsUnspecified() {
 		h = "localhost"
 	}
 	return "http://" + net.JoinHostPort(h, p)
@@ -174,4 +175,17 @@ func textOf(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// continueText tells an MCP client how a person answers a run that paused: the approval
+// link, or the API.
+func (s *Server) continueText(runID, waiting string, pd *lang.PipelineDecl) string {
+	text := fmt.Sprintf("Answer it in the HTTP API: POST /api/runs/%s/signal with {\"channel\": %q, \"payload\": ...}", runID, waiting)
+	if rec, err := s.store.Load(runID); err == nil {
+		if l, ok := s.links.pauseOf(rec); ok {
+			return fmt.Sprintf("A person can answer it at %s (valid until %s), or in the HTTP API: POST /api/runs/%s/signal with {\"channel\": %q, \"payload\": ...}",
+				s.links.url(l), time.Unix(l.Expires, 0).UTC().Format(time.RFC3339), runID, waiting)
+		}
+	}
+	return text
 }

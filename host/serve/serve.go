@@ -12,7 +12,9 @@ package serve
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 )
@@ -62,8 +65,11 @@ type Config struct {
 	Webhook string
 	// HTTPClient posts to the webhook; nil means a client with a 10 s timeout.
 	HTTPClient *http.Client
-	// MCP, when set, is mounted at /mcp (it makes its own checks).
-	MCP func(rt *runtime.Runtime) (http.Handler, error)
+	// MCP mounts the pipelines as MCP tools at /mcp (host/mcpserver's stateless HTTP, behind
+	// the same checks and token); halo.json's "mcp": false turns it off.
+	MCP bool
+	// Version is the server's version, as /mcp tells clients.
+	Version string
 	// Pages, when set, serves every path no other route takes (Studio, at /). It is made
 	// with the API's own handler, without the request log, to call in-process (so its pages
 	// pass the same checks and token as the API), and a channel closed when the server
@@ -88,7 +94,8 @@ type Server struct {
 	log     hclog.Logger
 	store   runstore.Store
 	rt      *runtime.Runtime
-	guard   *guard
+	checks  *mcpserver.Checker
+	mcp     *mcpserver.Server
 	links   *signer
 	metrics *metrics
 	handler http.Handler
@@ -149,7 +156,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.log = hclog.NewNullLogger()
 	}
 	var err error
-	if s.guard, err = newGuard(cfg); err != nil {
+	hc := mcpserver.HTTPConfig{Token: cfg.Token, PublicURL: cfg.PublicURL, Addr: cfg.Addr}
+	if s.checks, err = mcpserver.NewChecker(hc); err != nil {
 		return nil, err
 	}
 	key := cfg.Secret
@@ -188,9 +196,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	} else if len(lost) > 0 {
 		s.log.Warn("runs left running by a stopped server failed", "code", runstore.CodeHostLost, "runs", len(lost))
 	}
+	// The MCP server describes the pipelines for /api/pipelines too, mounted or not.
+	s.mcp, err = mcpserver.New(mcpserver.Config{
+		Program: cfg.Program, Runtime: s.rt, Tools: cfg.Runtime.Tools, Name: "halo", Version: cfg.Version,
+		Logger: s.log.Named("mcp"), Secret: derive(key, "mcp request state"), Continue: s.continueText,
+	})
+	if err != nil {
+		return nil, err
+	}
 	var mcp http.Handler
-	if cfg.MCP != nil {
-		if mcp, err = cfg.MCP(s.rt); err != nil {
+	if cfg.MCP {
+		if mcp, err = s.mcp.HTTPHandler(hc); err != nil {
 			return nil, err
 		}
 	}
@@ -202,6 +218,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 // Runtime is the runtime the server runs pipelines on.
 func (s *Server) Runtime() *runtime.Runtime { return s.rt }
+
+// derive makes a key for one purpose from the server's key, so no two uses share one.
+func derive(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
 
 // newRunID makes an unguessable run id: 128 random bits.
 func newRunID() string {

@@ -24,6 +24,9 @@ const (
 	CodeToolCrashed = "TOOL_CRASHED"
 	// CodeTimeout: the call ran out of time.
 	CodeTimeout = "TIMEOUT"
+	// CodeLimit: the tool's reply went over a limit: its size (max_result_bytes:) or its
+	// nesting depth (MaxDepth).
+	CodeLimit = "TOOL_LIMIT"
 )
 
 // An Error is a tool failure with a stable code. Domain failures (a result the model should

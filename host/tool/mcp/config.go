@@ -41,6 +41,9 @@ type Config struct {
 	Headers map[string]string
 	// Timeout bounds each request, the start-up handshake included. Zero means DefaultTimeout.
 	Timeout time.Duration
+	// MaxResultBytes bounds every message the server sends: a stdio line, an HTTP response
+	// body. Zero means tool.DefaultMaxResultBytes.
+	MaxResultBytes int
 	// Logger receives the server's stderr and connection events. Nil discards them.
 	Logger hclog.Logger
 	// HTTPClient, when not nil, carries HTTP requests (tests hand in httptest's client).
@@ -59,6 +62,8 @@ var optionTransport = map[string]string{
 	"env":        "stdio",
 	"cwd":        "stdio",
 	"timeout_ms": "",
+	// tool.MaxResultOption
+	"max_result_bytes": "",
 }
 
 // envName is what a variable name listed in env: must look like.
@@ -119,7 +124,7 @@ func CheckDeclaration(d tool.Declaration) []Problem {
 		v := d.Named[k]
 		want, known := optionTransport[k]
 		if !known {
-			add(k, "unknown option; MCP takes url:, apiKey:, headers:, env:, cwd: and timeout_ms:")
+			add(k, "unknown option; MCP takes url:, apiKey:, headers:, env:, cwd:, timeout_ms: and max_result_bytes:")
 			continue
 		}
 		if want != "" && transport != "" && want != transport {
@@ -148,6 +153,10 @@ func CheckDeclaration(d tool.Declaration) []Problem {
 		case "timeout_ms":
 			if _, err := timeoutOf(v); err != nil {
 				add(k, "%v", err)
+			}
+		case tool.MaxResultOption:
+			if _, err := tool.MaxResultBytesOf(d.Named); err != nil {
+				add(k, "must be a positive whole number of bytes, such as 67108864 for 64 MiB")
 			}
 		}
 	}
@@ -265,8 +274,8 @@ func problemsError(name string, ps []Problem) error {
 }
 
 // FromDeclaration builds the Config of an `MCP(...)` declaration: the first argument is a
-// command or an http(s) URL; url:, apiKey:, headers:, env:, cwd: and timeout_ms: are the
-// options. env: names are read through d.Getenv, as are PATH and HOME, so the server sees
+// command or an http(s) URL; url:, apiKey:, headers:, env:, cwd:, timeout_ms: and
+// max_result_bytes: are the options. env: names are read through d.Getenv, as are PATH and HOME, so the server sees
 // the environment the CLI handed in, never the host process's own. A problem is a
 // TOOL_CONFIG error.
 func FromDeclaration(d tool.Declaration) (Config, error) {
@@ -313,8 +322,8 @@ type Package struct {
 
 // PackageConfig builds the Config of a declaration of an mcp package's provider. The
 // manifest fixes the command or URL and the environment; the declaration may add apiKey:,
-// headers:, cwd: and timeout_ms: but cannot point the provider at another command, URL or
-// environment.
+// headers:, cwd:, timeout_ms: and max_result_bytes: but cannot point the provider at another
+// command, URL or environment.
 func PackageConfig(pkg Package, d tool.Declaration) (Config, error) {
 	var ps []Problem
 	if len(d.Args) > 0 {
@@ -399,6 +408,11 @@ func commonOptions(d tool.Declaration) (Config, error) {
 		}
 		cfg.Timeout = t
 	}
+	n, err := tool.MaxResultBytesOf(d.Named)
+	if err != nil {
+		return Config{}, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: %v", d.Name, err)
+	}
+	cfg.MaxResultBytes = n
 	return cfg, nil
 }
 

@@ -92,6 +92,9 @@ func TestCheckDeclaration(t *testing.T) {
 		{"bad timeout", []any{"srv"}, map[string]any{"timeout_ms": -1.0}, []string{"timeout_ms: must be a positive whole number"}},
 		{"timeout as text", []any{"srv"}, map[string]any{"timeout_ms": "60s"}, []string{"timeout_ms: must be a number"}},
 		{"unknown option", []any{"srv"}, map[string]any{"token": "x"}, []string{"token: unknown option"}},
+		{"size limit", []any{"srv"}, map[string]any{"max_result_bytes": 67108864.0}, nil},
+		{"size limit over http", nil, map[string]any{"url": "https://x/mcp", "max_result_bytes": nil}, nil},
+		{"bad size limit", []any{"srv"}, map[string]any{"max_result_bytes": "64M"}, []string{"max_result_bytes: must be a positive whole number of bytes"}},
 		{"quote", []any{"srv 'x"}, nil, []string{"command: the command \"srv 'x\" has an unterminated ' quote"}},
 		{"two positionals", []any{"a", "b"}, nil, []string{"command: MCP takes one positional argument"}},
 		{"first not a string", []any{3.0}, nil, []string{"command: the first argument must be a string"}},
@@ -119,13 +122,13 @@ func TestFromDeclaration(t *testing.T) {
 	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	d := tool.Declaration{Name: "Git", Provider: "MCP", Getenv: getenv, Dir: "/proj",
 		Args:  []any{"npx -y server"},
-		Named: map[string]any{"env": []any{"TOKEN", "MISSING"}, "cwd": "sub", "timeout_ms": 1500.0}}
+		Named: map[string]any{"env": []any{"TOKEN", "MISSING"}, "cwd": "sub", "timeout_ms": 1500.0, "max_result_bytes": 1048576.0}}
 	cfg, err := FromDeclaration(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Name: "Git", Command: []string{"npx", "-y", "server"}, Dir: "/proj/sub", Timeout: 1500 * time.Millisecond,
-		Env: map[string]string{"PATH": "/bin", "HOME": "/h", "TOKEN": "t"}}
+		Env: map[string]string{"PATH": "/bin", "HOME": "/h", "TOKEN": "t"}, MaxResultBytes: 1 << 20}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got %+v\nwant %+v", cfg, want)
 	}
@@ -137,7 +140,7 @@ func TestFromDeclaration(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = Config{Name: "Docs", URL: "https://docs.example.com/mcp", APIKey: "k", Headers: map[string]string{"X-Org": "acme"},
-		Dir: "/proj", Timeout: DefaultTimeout}
+		Dir: "/proj", Timeout: DefaultTimeout, MaxResultBytes: tool.DefaultMaxResultBytes}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got %+v\nwant %+v", cfg, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,16 +20,32 @@ import (
 // answers every unknown method with {} (as some servers do), and can expire its session.
 type fakeServer struct {
 	version string
+	// flood, when set, makes tools/call answer with a result of that many bytes, as JSON or
+	// (floodSSE) as an event stream.
+	flood    int
+	floodSSE bool
 
 	mu       sync.Mutex
 	methods  []string
 	params   []json.RawMessage
 	headers  []http.Header
+	deletes  []http.Header
 	sessions int
 	expire   bool
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete {
+		f.mu.Lock()
+		f.deletes = append(f.deletes, r.Header.Clone())
+		f.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer k-123" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
@@ -73,6 +90,10 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		result = `{"tools":[{"name":"lookup","inputSchema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"annotations":{"openWorldHint":true}}]}`
 	case "tools/call":
+		if f.flood > 0 {
+			f.sendFlood(w, msg.ID)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"streamed\"}]}}\n\n", msg.ID)
 		return
@@ -81,6 +102,23 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+}
+
+// sendFlood answers with a text result of f.flood bytes, written a MiB at a time.
+func (f *fakeServer) sendFlood(w http.ResponseWriter, id json.RawMessage) {
+	ct, prefix, suffix := "application/json", "", ""
+	if f.floodSSE {
+		ct, prefix, suffix = "text/event-stream", "event: message\ndata: ", "\n\n"
+	}
+	w.Header().Set("Content-Type", ct)
+	fmt.Fprintf(w, `%s{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, prefix, id)
+	chunk := strings.Repeat("x", 1<<20)
+	for n := 0; n < f.flood; n += len(chunk) {
+		if _, err := io.WriteString(w, chunk); err != nil {
+			return
+		}
+	}
+	fmt.Fprintf(w, `"}]}}%s`, suffix)
 }
 
 func (f *fakeServer) seen() ([]string, []json.RawMessage, []http.Header, int) {
@@ -212,5 +250,47 @@ func TestExpiredSession(t *testing.T) {
 	}
 	if _, _, _, sessions := f.seen(); sessions != 2 {
 		t.Errorf("%d sessions, want 2 (the expired one and a new one)", sessions)
+	}
+}
+
+// The DELETE that ends a session carries apiKey: and headers: like every other request: a
+// server that wants them refused the session's end before.
+func TestCloseSendsHeaders(t *testing.T) {
+	f, p := fake(t, "2025-06-18")
+	if _, err := p.Methods(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.deletes) != 1 {
+		t.Fatalf("%d DELETE requests, want 1", len(f.deletes))
+	}
+	h := f.deletes[0]
+	if h.Get("Authorization") != "Bearer k-123" || h.Get("X-Org") != "acme" || h.Get("Mcp-Session-Id") != "s1" {
+		t.Errorf("DELETE headers: Authorization %q, X-Org %q, Mcp-Session-Id %q", h.Get("Authorization"), h.Get("X-Org"), h.Get("Mcp-Session-Id"))
+	}
+}
+
+// A response body over the limit, as JSON or as an event stream, fails the call with
+// TOOL_LIMIT after the limit has been read, not after the whole body.
+func TestHTTPResponseLimit(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("event stream %v", sse), func(t *testing.T) {
+			f := &fakeServer{version: "2025-06-18", flood: 64 << 20, floodSSE: sse}
+			srv := httptest.NewServer(f)
+			t.Cleanup(srv.Close)
+			p := openT(t, Config{Name: "Docs", URL: srv.URL + "/mcp", APIKey: "k-123", HTTPClient: srv.Client(), MaxResultBytes: 1 << 20})
+			var err error
+			n := allocated(func() { _, err = call(t, p, "lookup", `{"q": "x"}`) })
+			if tool.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "1 MiB") {
+				t.Fatalf("got %v, want TOOL_LIMIT", err)
+			}
+			if n > 16<<20 {
+				t.Errorf("the host allocated %d MiB for a 64 MiB answer and a 1 MiB limit", n>>20)
+			}
+		})
 	}
 }

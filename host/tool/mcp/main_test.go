@@ -20,6 +20,12 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) > 1 && os.Args[1] == chaosFlag {
+		os.Exit(serveChaos())
+	}
+	if len(os.Args) > 2 && os.Args[1] == hostileFlag {
+		os.Exit(serveHostile(os.Args[2]))
+	}
 	os.Exit(m.Run())
 }
 

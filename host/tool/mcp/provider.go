@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
@@ -79,7 +80,7 @@ type Provider struct {
 
 	nextID   atomic.Int64
 	progMu   sync.Mutex
-	progress map[string]func(tool.Progress)
+	progress map[string]*progressQueue
 }
 
 var _ tool.Provider = (*Provider)(nil)
@@ -109,6 +110,9 @@ func Open(_ context.Context, cfg Config) (*Provider, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = tool.DefaultMaxResultBytes
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -116,7 +120,7 @@ func Open(_ context.Context, cfg Config) (*Provider, error) {
 	return &Provider{
 		cfg:      cfg,
 		logger:   logger.Named("mcp").With("tool", cfg.Name),
-		progress: map[string]func(tool.Progress){},
+		progress: map[string]*progressQueue{},
 	}, nil
 }
 
@@ -182,11 +186,11 @@ func (p *Provider) dial(ctx context.Context) (*session, error) {
 		if p.cfg.APIKey != "" {
 			headers["Authorization"] = "Bearer " + p.cfg.APIKey
 		}
-		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers)}
-		if p.cfg.HTTPClient != nil {
-			opts = append(opts, transport.WithHTTPBasicClient(p.cfg.HTTPClient))
-		}
-		tr, err := transport.NewStreamableHTTP(p.cfg.URL, opts...)
+		// mcp-go's own log lines (a stream that broke off, say) go to Halo's log at debug
+		// level, not to stderr.
+		slogger := slog.New(slog.NewTextHandler(p.logger.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}), nil))
+		tr, err := transport.NewStreamableHTTP(p.cfg.URL, transport.WithHTTPHeaders(headers),
+			transport.WithHTTPBasicClient(httpClient(p.cfg, headers, p.cfg.MaxResultBytes)), transport.WithHTTPLogger(slogger))
 		if err != nil {
 			return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: %v", p.cfg.Name, err)
 		}
@@ -203,12 +207,16 @@ func (p *Provider) dial(ctx context.Context) (*session, error) {
 		return nil, p.startError(s, err)
 	}
 	s.client.OnNotification(p.notify)
+	ctx, tooLarge := withLimitFlag(ctx)
 	res, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
 		ProtocolVersion: ProtocolVersion,
 		ClientInfo:      mcp.Implementation{Name: "halo", Version: "0"},
 	}})
 	if err != nil {
 		defer s.client.Close()
+		if tooLarge.Load() {
+			err = p.tooLarge()
+		}
 		return nil, p.startError(s, err)
 	}
 	if !accepted(res.ProtocolVersion) {
@@ -235,8 +243,16 @@ func accepted(v string) bool {
 func (p *Provider) startError(s *session, err error) error {
 	var te *tool.Error
 	if errors.As(err, &te) {
-		te.Message = fmt.Sprintf("MCP tool %s: %s", p.cfg.Name, te.Message)
+		if !strings.HasPrefix(te.Message, "MCP tool ") {
+			te.Message = fmt.Sprintf("MCP tool %s: %s", p.cfg.Name, te.Message)
+		}
 		return te
+	}
+	var version mcp.UnsupportedProtocolVersionError
+	if errors.As(err, &version) {
+		// An answer, and a final one: the server speaks a protocol Halo does not.
+		return tool.Errorf(tool.CodeToolConfig, "MCP tool %s: the server speaks protocol version %s; Halo speaks %s",
+			p.cfg.Name, version.Version, strings.Join(AcceptedVersions, ", "))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg := fmt.Sprintf("MCP tool %s: the server did not answer initialize within %v", p.cfg.Name, p.cfg.Timeout)
@@ -285,6 +301,12 @@ func httpError(e *tool.Error) *tool.Error {
 	e.Status = st
 	e.Retryable = st == 408 || st == 429 || st >= 500
 	return e
+}
+
+// tooLarge is the error of an HTTP response body over the limit.
+func (p *Provider) tooLarge() error {
+	return tool.LimitError("MCP tool %s: the server sent a response larger than %s (%s: raises the limit)",
+		p.cfg.Name, tool.Size(p.cfg.MaxResultBytes), tool.MaxResultOption)
 }
 
 // errNotSent marks a request that never reached the server, so it is safe to send again.
@@ -361,8 +383,12 @@ func (e *rpcError) Unwrap() error { return e.d.AsError() }
 func (p *Provider) request(ctx context.Context, s *session, method string, params any) (json.RawMessage, error) {
 	// String ids never collide with the client's own integer ids on the same connection.
 	id := mcp.NewRequestId("halo-" + strconv.FormatInt(p.nextID.Add(1), 10))
+	ctx, tooLarge := withLimitFlag(ctx)
 	resp, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params})
 	if err != nil {
+		if tooLarge.Load() {
+			return nil, p.tooLarge()
+		}
 		return nil, err
 	}
 	if resp.Error != nil {
@@ -371,7 +397,9 @@ func (p *Provider) request(ctx context.Context, s *session, method string, param
 	return resp.Result, nil
 }
 
-// notify routes progress notifications to the call that asked for them.
+// notify routes progress notifications to the call that asked for them. It runs on the
+// stdio transport's read loop, so it only queues: the call's own goroutine hands the report
+// on (progressQueue).
 func (p *Provider) notify(n mcp.JSONRPCNotification) {
 	if n.Method != string(mcp.MethodNotificationProgress) {
 		return
@@ -379,16 +407,81 @@ func (p *Provider) notify(n mcp.JSONRPCNotification) {
 	f := n.Params.AdditionalFields
 	token := fmt.Sprint(f["progressToken"])
 	p.progMu.Lock()
-	h := p.progress[token]
+	q := p.progress[token]
 	p.progMu.Unlock()
-	if h == nil {
+	if q == nil {
 		return
 	}
 	var pr tool.Progress
 	pr.Filled, _ = f["progress"].(float64)
 	pr.Total, _ = f["total"].(float64)
 	pr.Message, _ = f["message"].(string)
-	h(pr)
+	q.put(pr)
+}
+
+// maxQueuedProgress bounds the reports a call keeps for a caller slower to take them than
+// the server is to send them: past it, a new report replaces the newest queued one.
+const maxQueuedProgress = 64
+
+// A progressQueue carries one call's progress reports from the read loop (put, which never
+// blocks) to the caller's handler, in order, on a goroutine the call owns.
+type progressQueue struct {
+	handler func(tool.Progress)
+	wake    chan struct{} // capacity 1
+	stop    chan struct{} // closed when the call has its answer
+	done    chan struct{} // closed when every queued report was handed on
+
+	mu    sync.Mutex
+	items []tool.Progress
+}
+
+func newProgressQueue(h func(tool.Progress)) *progressQueue {
+	q := &progressQueue{handler: h, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+func (q *progressQueue) put(pr tool.Progress) {
+	q.mu.Lock()
+	if n := len(q.items); n >= maxQueuedProgress {
+		q.items[n-1] = pr
+	} else {
+		q.items = append(q.items, pr)
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *progressQueue) run() {
+	defer close(q.done)
+	for {
+		stopping := false
+		select {
+		case <-q.wake:
+		case <-q.stop:
+			stopping = true
+		}
+		q.mu.Lock()
+		items := q.items
+		q.items = nil
+		q.mu.Unlock()
+		for _, pr := range items {
+			q.handler(pr)
+		}
+		if stopping {
+			return
+		}
+	}
+}
+
+// close hands on what is still queued (reports that came before the answer) and waits
+// until the handler is done with them.
+func (q *progressQueue) close() {
+	close(q.stop)
+	<-q.done
 }
 
 // Methods lists the built-in methods and the server's tools, read from the server now.
@@ -505,8 +598,27 @@ func cursorParams(cursor string) any {
 	return map[string]any{"cursor": cursor}
 }
 
-// Call runs a built-in method or the server's tool named req.Method.
+// Call runs a built-in method or the server's tool named req.Method. Its value, and the
+// detail of a tool error, nest at most tool.MaxDepth deep.
 func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage, error) {
+	out, err := p.call(ctx, req)
+	who := "MCP tool " + p.cfg.Name + "." + req.Method
+	if err == nil {
+		if lerr := tool.CheckReply(who, out, 0); lerr != nil {
+			return nil, lerr
+		}
+		return out, nil
+	}
+	var te *tool.Error
+	if errors.As(err, &te) && len(te.Detail) > 0 {
+		if lerr := tool.CheckReply(who, te.Detail, 0); lerr != nil {
+			return nil, lerr
+		}
+	}
+	return nil, err
+}
+
+func (p *Provider) call(ctx context.Context, req tool.Request) (json.RawMessage, error) {
 	args := req.Args
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
@@ -530,7 +642,7 @@ func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage,
 			return p.readResource(ctx, s, args)
 		}
 		out, err := p.callTool(ctx, s, req.Method, args, req.Progress)
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && tool.Code(err) != tool.CodeLimit {
 			if offered, unknown := p.unknownTool(ctx, s, req.Method); unknown {
 				// Servers report an unknown tool in different ways (invalid params, method
 				// not found, an error result); the caller gets one code for it, and the names.
@@ -566,13 +678,15 @@ func (p *Provider) callTool(ctx context.Context, s *session, name string, args j
 	params := map[string]any{"name": name, "arguments": args}
 	if progress != nil {
 		token := "halo-progress-" + strconv.FormatInt(p.nextID.Add(1), 10)
+		q := newProgressQueue(progress)
 		p.progMu.Lock()
-		p.progress[token] = progress
+		p.progress[token] = q
 		p.progMu.Unlock()
 		defer func() {
 			p.progMu.Lock()
 			delete(p.progress, token)
 			p.progMu.Unlock()
+			q.close()
 		}()
 		params["_meta"] = map[string]any{"progressToken": token}
 	}
@@ -608,7 +722,9 @@ func toolResult(name string, res json.RawMessage) (json.RawMessage, error) {
 		if msg == "" {
 			msg = "the tool reported an error without a message"
 		}
-		return nil, &tool.Error{Code: tool.CodeToolError, Message: msg, Detail: value}
+		// A tool error is the server's only way to say a call failed, whether for good
+		// (a bad argument) or for now (an API it calls is down): @retry may try again.
+		return nil, &tool.Error{Code: tool.CodeToolError, Message: msg, Detail: value, Retryable: true}
 	}
 	return value, nil
 }

@@ -36,6 +36,11 @@ import (
 //     liveness signal the provider uses to restart a server that exited.
 //   - each message is decoded once, and a write gives up at the call's deadline when the
 //     server stops reading its input.
+//   - a message is bounded (Config.MaxResultBytes, and tool.MaxDepth of nesting), and an
+//     answer that breaks a limit or is not JSON fails the call it answers at once.
+//   - the read loop never waits: notification handlers must not block (the provider's queue
+//     progress), and answers to the server's own requests are written from goroutines of
+//     their own, so no answer waits behind a slow reader or a full pipe.
 //
 // It implements mcp-go's transport.Interface, so the mcp-go client runs over it unchanged.
 
@@ -51,10 +56,12 @@ const (
 var errServerExited = errors.New("the MCP server exited")
 
 type stdioTransport struct {
-	argv   []string
-	env    []string
-	dir    string
-	logger hclog.Logger
+	name    string // the declared tool, for messages
+	argv    []string
+	env     []string
+	dir     string
+	logger  hclog.Logger
+	maxLine int // the longest message the server may send, in bytes
 
 	cmd     *exec.Cmd
 	stdin   *os.File
@@ -63,11 +70,12 @@ type stdioTransport struct {
 	writeMu sync.Mutex
 
 	mu        sync.Mutex
-	pending   map[string]chan *transport.JSONRPCResponse
+	pending   map[string]chan reply
 	onNotify  func(mcp.JSONRPCNotification)
 	onRequest transport.RequestHandler
 
 	done    chan struct{} // closed when the server's stdout has ended
+	endErr  error         // why reading stopped, when the server broke a limit; set before done is closed
 	exited  chan struct{} // closed when the process has been waited for
 	exitErr error         // set before exited is closed
 
@@ -83,6 +91,17 @@ type stdioTransport struct {
 
 var _ transport.BidirectionalInterface = (*stdioTransport)(nil)
 
+// reply is what a pending request gets: the server's response, or why the answer that came
+// cannot be read (too large, too deep, not JSON).
+type reply struct {
+	resp *transport.JSONRPCResponse
+	err  error
+}
+
+// lineDepth is how deeply a message line may nest: the value inside it may nest
+// tool.MaxDepth levels, below the envelope ({"result": {"structuredContent": ...}}).
+const lineDepth = tool.MaxDepth + 4
+
 func newStdioTransport(cfg Config, logger hclog.Logger) *stdioTransport {
 	env := make([]string, 0, len(cfg.Env))
 	for k, v := range cfg.Env {
@@ -90,12 +109,18 @@ func newStdioTransport(cfg Config, logger hclog.Logger) *stdioTransport {
 	}
 	sort.Strings(env)
 	ctx, cancel := context.WithCancel(context.Background())
+	maxLine := cfg.MaxResultBytes
+	if maxLine <= 0 {
+		maxLine = tool.DefaultMaxResultBytes
+	}
 	return &stdioTransport{
+		name:          cfg.Name,
 		argv:          cfg.Command,
 		env:           env,
 		dir:           cfg.Dir,
 		logger:        logger,
-		pending:       map[string]chan *transport.JSONRPCResponse{},
+		maxLine:       maxLine,
+		pending:       map[string]chan reply{},
 		done:          make(chan struct{}),
 		exited:        make(chan struct{}),
 		handlerCtx:    ctx,
@@ -202,6 +227,13 @@ func (t *stdioTransport) wait() {
 	defer t.wg.Done()
 	t.exitErr = t.cmd.Wait()
 	close(t.exited)
+	// What the server left behind in its group (the node process behind npx, a helper it
+	// forked) may hold its stdout open: then the read loop would never see the end, and a
+	// call in flight would wait for its whole timeout for an answer nobody will write. The
+	// group goes with its leader, so stdout ends as soon as the pipe is drained.
+	if err := syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		t.logger.Debug("stopping what the exited server left in its process group", "error", err)
+	}
 }
 
 // alive reports whether the server process is still running and its stdout open.
@@ -245,23 +277,40 @@ func (t *stdioTransport) exitText() string {
 	return b.String()
 }
 
-// readLoop reads one JSON-RPC message per line until the server's stdout ends.
+// readLoop reads one JSON-RPC message per line until the server's stdout ends, or until
+// the server sends a line longer than the limit: then the server is stopped (the stream
+// cannot be read past such a line) and every call waiting on it fails with TOOL_LIMIT.
 func (t *stdioTransport) readLoop() {
 	defer t.wg.Done()
 	defer close(t.done)
 	// A large buffer lets a 16 KB result arrive in one read and be decoded from the
 	// buffer without copying it line by line.
 	br := bufio.NewReaderSize(t.stdout, 256<<10)
-	var long []byte
+	// A line longer than the buffer is kept as the buffer-sized pieces it came in and joined
+	// once at its end: growing one slice as it comes would allocate several times the line.
+	var long [][]byte
+	longLen := 0
 	for {
 		line, err := br.ReadSlice('\n')
+		if longLen+len(line) > t.maxLine+1 { // +1: the newline
+			t.endErr = tool.LimitError("MCP tool %s: the server sent a message longer than %s (%s: raises the limit); the server was stopped and starts again on the next call",
+				t.name, tool.Size(t.maxLine), tool.MaxResultOption)
+			t.logger.Debug("the server sent a message over the limit; stopping it", "limit", t.maxLine)
+			_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+			return
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, line...)
+			long = append(long, bytes.Clone(line))
+			longLen += len(line)
 			continue
 		}
 		if long != nil {
-			line = append(long, line...)
-			long = nil
+			joined := make([]byte, 0, longLen+len(line))
+			for _, piece := range long {
+				joined = append(joined, piece...)
+			}
+			line = append(joined, line...)
+			long, longLen = nil, 0
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			t.dispatch(line)
@@ -284,10 +333,17 @@ type message struct {
 	Error  *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
 }
 
+// dispatch hands one message line to whoever waits for it. It never blocks: it runs on the
+// read loop, and every answer behind it waits until it returns.
 func (t *stdioTransport) dispatch(line []byte) {
+	if tool.DepthExceeds(line, lineDepth) {
+		t.fail(line, tool.LimitError("MCP tool %s: the server's answer nests objects and arrays more than %d deep", t.name, tool.MaxDepth))
+		return
+	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.logger.Debug("the MCP server wrote a line that is not JSON-RPC", "line", truncate(string(line), 200))
+		t.fail(line, tool.Errorf(tool.CodeToolError, "MCP tool %s: the server's answer is not valid JSON-RPC: %v", t.name, err))
 		return
 	}
 	switch {
@@ -307,13 +363,15 @@ func (t *stdioTransport) dispatch(line []byte) {
 		h := t.onRequest
 		t.mu.Unlock()
 		req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: *m.ID, Method: m.Method, Params: m.Params}
-		if h == nil {
-			t.respond(*transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "no handler for "+m.Method, nil))
-			return
-		}
+		// Answered from a goroutine of its own: writing may wait for the server to read
+		// its input, and the server may be waiting for us to read its output.
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
+			if h == nil {
+				t.respond(*transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "no handler for "+m.Method, nil))
+				return
+			}
 			resp, err := h(t.handlerCtx, req)
 			if err != nil {
 				t.respond(*transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil))
@@ -324,15 +382,40 @@ func (t *stdioTransport) dispatch(line []byte) {
 			}
 		}()
 	case m.ID != nil:
-		key := m.ID.String()
-		t.mu.Lock()
-		ch, ok := t.pending[key]
-		delete(t.pending, key)
-		t.mu.Unlock()
-		if ok {
-			ch <- &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: *m.ID, Result: m.Result, Error: m.Error}
-		}
+		t.deliver(*m.ID, reply{resp: &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: *m.ID, Result: m.Result, Error: m.Error}})
 	}
+}
+
+// deliver hands r to the request with id id, if one waits for it.
+func (t *stdioTransport) deliver(id mcp.RequestId, r reply) {
+	key := id.String()
+	t.mu.Lock()
+	ch, ok := t.pending[key]
+	delete(t.pending, key)
+	t.mu.Unlock()
+	if ok {
+		ch <- r // capacity 1, and the entry is gone: never blocks
+	}
+}
+
+// fail answers the request a line that cannot be read was meant for with err, so the call
+// fails now instead of at its timeout. The id is found without decoding the line.
+func (t *stdioTransport) fail(line []byte, err error) {
+	raw, ok := tool.TopLevelField(line, "id")
+	if _, isRequest := tool.TopLevelField(line, "method"); isRequest {
+		// The server's own request or notification: its id is in the server's numbering,
+		// not an answer to one of ours.
+		ok = false
+	}
+	if !ok {
+		t.logger.Debug("dropped a message from the server", "error", err)
+		return
+	}
+	var id mcp.RequestId
+	if json.Unmarshal(raw, &id) != nil || id.IsNil() {
+		return
+	}
+	t.deliver(id, reply{err: err})
 }
 
 func (t *stdioTransport) respond(resp transport.JSONRPCResponse) {
@@ -378,13 +461,21 @@ func (t *stdioTransport) write(ctx context.Context, b []byte) error {
 	b = append(b, '\n')
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		// The caller gave up while waiting for its turn: nothing was written, and nothing
+		// is wrong with the server.
+		return err
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = t.stdin.SetWriteDeadline(dl)
 		defer t.stdin.SetWriteDeadline(time.Time{})
 	}
-	_, err := t.stdin.Write(b)
+	n, err := t.stdin.Write(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		if n > 0 {
+			// Part of the line is in the pipe: the stream is beyond repair.
+			_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		}
 		return fmt.Errorf("the MCP server stopped reading its input: %w", context.DeadlineExceeded)
 	}
 	return err
@@ -402,7 +493,7 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		return nil, fmt.Errorf("encode %s request: %w", req.Method, err)
 	}
 	key := req.ID.String()
-	ch := make(chan *transport.JSONRPCResponse, 1)
+	ch := make(chan reply, 1)
 	t.mu.Lock()
 	t.pending[key] = ch
 	t.mu.Unlock()
@@ -413,25 +504,28 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	}
 	if err := t.write(ctx, b); err != nil {
 		forget()
-		if errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: write %s request: %v: %w", errServerExited, req.Method, err, errNotSent)
 	}
 	select {
-	case resp := <-ch:
-		return resp, nil
+	case r := <-ch:
+		return r.resp, r.err
 	case <-ctx.Done():
 		forget()
 		return nil, ctx.Err()
 	case <-t.done:
 		// The response may have arrived just before stdout ended.
 		select {
-		case resp := <-ch:
-			return resp, nil
+		case r := <-ch:
+			return r.resp, r.err
 		default:
 		}
 		forget()
+		if t.endErr != nil {
+			return nil, t.endErr
+		}
 		return nil, errServerExited
 	}
 }

@@ -40,27 +40,19 @@ func echoArgs(size int) json.RawMessage {
 // bytes echoed by a bare process over a raw Unix socket. Beside the wall time it reports the
 // CPU time each side used per call (host-µs-cpu/op, the whole test process; plugin-µs-cpu/op),
 // which a machine shared with other work distorts less.
+//
+// HALO_BENCH_PROBE names another build of the probe plugin to measure beside this one (say,
+// one built from an older commit: its SDK is what differs), as plugin-other/.
 func BenchmarkRoundTrip(b *testing.B) {
+	probes := []struct{ name, path string }{{"plugin", bins.probe}}
+	if other := os.Getenv("HALO_BENCH_PROBE"); other != "" {
+		probes = append(probes, struct{ name, path string }{"plugin-other", other})
+	}
 	for _, pl := range payloads {
 		args := echoArgs(pl.size)
-		b.Run("plugin/"+pl.name, func(b *testing.B) {
-			c := newClient(b, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{Logger: hclog.NewNullLogger()})
-			p, err := c.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := tool.Request{Method: "echo", Args: args}
-			ctx := context.Background()
-			b.SetBytes(int64(2 * pl.size))
-			cpu := startCPU(b, c.PID())
-			for b.Loop() {
-				res, err := p.Call(ctx, req)
-				if err != nil || len(res) != pl.size {
-					b.Fatalf("echo: %d bytes, %v", len(res), err)
-				}
-			}
-			cpu.report(b)
-		})
+		for _, probe := range probes {
+			b.Run(probe.name+"/"+pl.name, func(b *testing.B) { benchPlugin(b, probe.path, args, pl.size) })
+		}
 		b.Run("raw-unix-socket/"+pl.name, func(b *testing.B) {
 			sock := filepath.Join(b.TempDir(), "s")
 			cmd := exec.Command(bins.probe, "raw-echo", sock)
@@ -98,6 +90,26 @@ func BenchmarkRoundTrip(b *testing.B) {
 			cpu.report(b)
 		})
 	}
+}
+
+// benchPlugin is one warm round trip through the probe plugin at path.
+func benchPlugin(b *testing.B, path string, args json.RawMessage, size int) {
+	c := newClient(b, plugin.Command{Name: "Probe", Path: path}, plugin.Options{Logger: hclog.NewNullLogger()})
+	p, err := c.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := tool.Request{Method: "echo", Args: args}
+	ctx := context.Background()
+	b.SetBytes(int64(2 * size))
+	cpu := startCPU(b, c.PID())
+	for b.Loop() {
+		res, err := p.Call(ctx, req)
+		if err != nil || len(res) != size {
+			b.Fatalf("echo: %d bytes, %v", len(res), err)
+		}
+	}
+	cpu.report(b)
 }
 
 // BenchmarkColdStart measures a plugin's start to the end of its first call (launch with the

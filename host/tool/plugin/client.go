@@ -87,6 +87,9 @@ type Client struct {
 	specs      []Spec
 	socketRoot string
 	closed     bool
+	// maxResult is the largest max_result_bytes: of the declarations opened on this client:
+	// what the plugin process may send in one message (recvLimit).
+	maxResult int
 }
 
 // process is one running plugin process.
@@ -100,6 +103,8 @@ type process struct {
 	// conn is the gRPC connection; it leaves the Ready state as soon as the socket closes,
 	// which is usually before go-plugin has reaped the process.
 	conn *grpc.ClientConn
+	// recvLimit is the largest message the host takes from this process.
+	recvLimit int
 
 	mu sync.Mutex
 	// calls is the Calls stream every call of this process goes through, opened by the first
@@ -161,7 +166,11 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 		return nil, c.callError(ctx, p, "describe", err)
 	}
 	for _, ps := range resp.GetProviders() {
-		specs = append(specs, Spec{Name: ps.GetName(), Description: ps.GetDescription(), Methods: methodsFromProto(ps.GetMethods())})
+		ms, err := methodsFromProto(c.cmd.Name, ps.GetMethods())
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, Spec{Name: ps.GetName(), Description: ps.GetDescription(), Methods: ms})
 	}
 	c.mu.Lock()
 	c.specs = specs
@@ -171,8 +180,35 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 
 // Open configures the plugin for one declaration and returns it as a tool.Provider. Closing
 // the provider releases the declaration, not the process: Close the Client for that.
+//
+// The host reads the declaration's max_result_bytes: (tool.MaxResultOption) itself and does
+// not pass it to the plugin's Configure: it bounds the results of the declaration's calls
+// (tool.DefaultMaxResultBytes by default), and every message of a plugin process is bounded
+// by the largest limit of the declarations it serves. A declaration that allows more than
+// the running process takes has the next call start a process that does.
 func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
-	pr := &provider{client: c, decl: d}
+	limit, err := tool.MaxResultBytesOf(d.Named)
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "tool %s: %v", d.Name, err)
+	}
+	if _, ok := d.Named[tool.MaxResultOption]; ok {
+		named := make(map[string]any, len(d.Named))
+		for k, v := range d.Named {
+			if k != tool.MaxResultOption {
+				named[k] = v
+			}
+		}
+		d.Named = named
+	}
+	c.mu.Lock()
+	c.maxResult = max(c.maxResult, limit)
+	if c.proc != nil && c.proc.recvLimit < recvLimit(c.maxResult) {
+		// The running process was started for smaller results: the next call starts one
+		// that takes this declaration's.
+		c.proc.dead.Store(true)
+	}
+	c.mu.Unlock()
+	pr := &provider{client: c, decl: d, maxResult: limit}
 	if _, _, err := pr.instance(ctx); err != nil {
 		return nil, err
 	}
@@ -291,6 +327,11 @@ func (c *Client) start() (*process, error) {
 		StartTimeout:     c.opts.StartTimeout,
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: c.socketRoot},
 		GRPCDialOptions: []grpc.DialOption{
+			// go-plugin lifts gRPC's limit on received messages altogether; a plugin could
+			// then make the host hold any amount of memory for one result (300 MB grew the
+			// host to 3.7 GB in the review). gRPC refuses a message over this size from its
+			// header, before reading it.
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(recvLimit(c.maxResult))),
 			// gRPC closes an idle connection after 30 minutes by default; a plugin's connection
 			// must live as long as the plugin, and a closed one reads as a dead plugin.
 			grpc.WithIdleTimeout(0),
@@ -313,7 +354,7 @@ func (c *Client) start() (*process, error) {
 	}
 	c.gen++
 	c.specs = nil
-	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run}
+	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run, recvLimit: recvLimit(c.maxResult)}
 	if gc, ok := rpcClient.(*goplugin.GRPCClient); ok {
 		p.conn = gc.Conn
 	}
@@ -352,6 +393,16 @@ func (c *Client) callError(ctx context.Context, p *process, what string, err err
 	if closed {
 		return &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("plugin %s: %s stopped: the host is shutting down", c.cmd.Name, what), Err: err}
 	}
+	if code == codes.ResourceExhausted {
+		// The plugin sent a message over the limit (gRPC refused it from its header). It
+		// broke the Calls stream, and the calls on it, so the process is not used again.
+		c.markDead(p)
+		c.mu.Lock()
+		limit := c.maxResult
+		c.mu.Unlock()
+		return &tool.Error{Code: tool.CodeLimit, Err: err,
+			Message: fmt.Sprintf("plugin %s sent a message larger than %s during %s (%s: raises the limit); it is started again on the next call", c.cmd.Name, tool.Size(limit), what, tool.MaxResultOption)}
+	}
 	if code == codes.Unavailable || !p.alive() {
 		// Usually the process died; give go-plugin a moment to see the exit so the log says
 		// so. A connection that broke while the process lives cannot be trusted either.
@@ -378,12 +429,17 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, cc *grpc
 	return pluginv1.NewPluginServiceClient(cc), nil
 }
 
-func methodsFromProto(ms []*pluginv1.Method) []tool.Method {
+// methodsFromProto converts the methods a plugin describes. A parameter schema nested more
+// than tool.MaxDepth deep (schemas reach models and validators) is a TOOL_LIMIT error.
+func methodsFromProto(plugin string, ms []*pluginv1.Method) ([]tool.Method, error) {
 	out := make([]tool.Method, 0, len(ms))
 	for _, m := range ms {
 		var params json.RawMessage
 		if len(m.GetParamsSchema()) > 0 {
 			params = json.RawMessage(m.GetParamsSchema())
+		}
+		if tool.DepthExceeds(params, tool.MaxDepth) {
+			return nil, tool.LimitError("plugin %s: the parameter schema of %s nests objects and arrays more than %d deep", plugin, m.GetName(), tool.MaxDepth)
 		}
 		out = append(out, tool.Method{
 			Name:         m.GetName(),
@@ -393,7 +449,7 @@ func methodsFromProto(ms []*pluginv1.Method) []tool.Method {
 			PipelineOnly: m.GetPipelineOnly(),
 		})
 	}
-	return out
+	return out, nil
 }
 
 func effectFromProto(e pluginv1.Effect) tool.Effect {
@@ -430,6 +486,19 @@ func (c *Client) Types(ctx context.Context, kind tool.Kind, pkg string) ([]tool.
 
 // windowSize is the gRPC flow-control window, per stream and per connection.
 const windowSize = 1 << 20
+
+// envelope is what a message may hold beyond a result of the limit's size: the call id, the
+// event's framing, a failure's message beside its detail.
+const envelope = 64 << 10
+
+// recvLimit is the largest message the host takes from a plugin whose declarations allow
+// results of up to maxResult bytes.
+func recvLimit(maxResult int) int {
+	if maxResult <= 0 {
+		maxResult = tool.DefaultMaxResultBytes
+	}
+	return maxResult + envelope
+}
 
 // maxQueuedProgress bounds the progress events a call keeps for a caller that is slower to
 // take them than the plugin is to send them; past it, each new event replaces the newest

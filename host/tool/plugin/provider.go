@@ -5,18 +5,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/metadata"
 
 	"github.com/halo-lang/halo/host/tool"
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
+
+// MaxResultMetadata is the gRPC metadata key of a Configure request that carries the
+// declaration's result limit in bytes (decimal). A plugin may answer a call whose result
+// would be larger with an Error of code TOOL_LIMIT; the host refuses it either way.
+const MaxResultMetadata = "halo-max-result-bytes"
 
 // provider is one configured declaration on a plugin. When the plugin restarts, the next call
 // configures the declaration again on the new process.
 type provider struct {
 	client *Client
 	decl   tool.Declaration
+	// maxResult bounds each result and failure detail of the declaration's calls.
+	maxResult int
 
 	mu      sync.Mutex
 	gen     uint64
@@ -44,14 +54,20 @@ func (pr *provider) instance(ctx context.Context) (*process, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	resp, err := p.rpc.Configure(ctx, req)
+	// The SDK reads the limit from the call's metadata and fails a call whose result would go
+	// over it, so that an honest plugin loses that call only, not its stream.
+	mctx := metadata.AppendToOutgoingContext(ctx, MaxResultMetadata, strconv.Itoa(pr.maxResult))
+	resp, err := p.rpc.Configure(mctx, req)
 	if err != nil {
 		return nil, "", pr.client.callError(ctx, p, "configure", err)
 	}
 	if msg := resp.GetError(); msg != "" {
 		return nil, "", tool.Errorf(tool.CodeToolConfig, "tool %s: %s", pr.decl.Name, msg)
 	}
-	methods := methodsFromProto(resp.GetMethods())
+	methods, err := methodsFromProto(pr.client.cmd.Name, resp.GetMethods())
+	if err != nil {
+		return nil, "", err
+	}
 	if len(methods) == 0 {
 		specs, err := pr.client.describe(ctx, p)
 		if err != nil {
@@ -126,11 +142,19 @@ func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage
 		}
 		return nil, pr.client.callError(ctx, p, what, err)
 	}
+	who := "tool " + pr.decl.Name + "." + req.Method
 	switch ev := resp.GetEvent().(type) {
 	case *pluginv1.CallResponse_Result:
-		return json.RawMessage(ev.Result.GetJson()), nil
+		out := ev.Result.GetJson()
+		if err := tool.CheckReply(who, out, pr.maxResult); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(out), nil
 	case *pluginv1.CallResponse_Failure:
 		detail := json.RawMessage(ev.Failure.GetDetail())
+		if err := tool.CheckReply(who, detail, pr.maxResult); err != nil {
+			return nil, err
+		}
 		if len(detail) == 0 {
 			detail, _ = json.Marshal(map[string]string{"error": ev.Failure.GetMessage()})
 		}
@@ -140,7 +164,7 @@ func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage
 	case *pluginv1.CallResponse_Error:
 		code := ev.Error.GetCode()
 		switch code {
-		case tool.CodeToolArgument, tool.CodeUnknownMethod, tool.CodeToolConfig, tool.CodeToolError:
+		case tool.CodeToolArgument, tool.CodeUnknownMethod, tool.CodeToolConfig, tool.CodeToolError, tool.CodeLimit:
 		default:
 			code = tool.CodeToolError
 		}

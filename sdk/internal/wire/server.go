@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
@@ -24,7 +25,17 @@ const (
 	CodeToolArgument  = "TOOL_ARGUMENT"
 	CodeToolConfig    = "TOOL_CONFIG"
 	CodeUnknownMethod = "TOOL_UNKNOWN_METHOD"
+	// CodeLimit: the result is larger than the declaration allows (max_result_bytes:).
+	CodeLimit = "TOOL_LIMIT"
 )
+
+// MaxResultMetadata is the metadata key of a Configure request that carries the
+// declaration's result limit in bytes; the host (host/tool/plugin) sends it.
+const MaxResultMetadata = "halo-max-result-bytes"
+
+// DefaultMaxResultBytes is the result limit of a declaration whose Configure carried none
+// (an older host): the host's default.
+const DefaultMaxResultBytes = 16 << 20
 
 // Server implements PluginService over a fixed set of providers.
 type Server struct {
@@ -43,6 +54,10 @@ type instance struct {
 	tool    string
 	state   any
 	methods map[string]*boundMethod
+	// maxResult is the largest result, in bytes, the host takes for this declaration. A
+	// larger one is answered with a TOOL_LIMIT error instead: sent, it would go over the
+	// host's limit on messages, which breaks the stream and every call on it.
+	maxResult int
 }
 
 // boundMethod is a method as one instance offers it, with the logger its calls get: made once
@@ -119,7 +134,7 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	if d.Named == nil {
 		d.Named = map[string]any{}
 	}
-	inst := &instance{tool: d.Tool, methods: map[string]*boundMethod{}}
+	inst := &instance{tool: d.Tool, methods: map[string]*boundMethod{}, maxResult: maxResultOf(ctx)}
 	logger := s.logger.Named(p.Name)
 	bind := func(m *Method) *boundMethod {
 		return &boundMethod{Method: m, logger: logger.With("tool", inst.tool, "method", m.Name)}
@@ -159,6 +174,17 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	s.mu.Unlock()
 	out.InstanceId = id
 	return out, nil
+}
+
+// maxResultOf reads the result limit the host sent with Configure.
+func maxResultOf(ctx context.Context) int {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if vs := md.Get(MaxResultMetadata); len(vs) > 0 {
+		if n, err := strconv.Atoi(vs[0]); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultMaxResultBytes
 }
 
 func findMethod(p *Provider, name string) *Method {
@@ -425,7 +451,23 @@ func (s *Server) call(ctx context.Context, req *pluginv1.CallRequest, progress f
 	if ctx.Err() != nil {
 		return nil
 	}
-	return Outcome(result, err, info.Logger)
+	out := Outcome(result, err, info.Logger)
+	if n := outcomeSize(out); n > inst.maxResult {
+		return errorResponse(CodeLimit, fmt.Sprintf("%s.%s: the result is %d bytes, over the limit of %d this declaration allows (max_result_bytes: raises it)", inst.tool, m.Name, n, inst.maxResult))
+	}
+	return out
+}
+
+// outcomeSize is the size of what an outcome carries for the model: a result's JSON, a
+// failure's detail.
+func outcomeSize(out *pluginv1.CallResponse) int {
+	switch ev := out.GetEvent().(type) {
+	case *pluginv1.CallResponse_Result:
+		return len(ev.Result.GetJson())
+	case *pluginv1.CallResponse_Failure:
+		return len(ev.Failure.GetDetail()) + len(ev.Failure.GetMessage())
+	}
+	return 0
 }
 
 func run(m *Method, info *CallInfo, args json.RawMessage) (result any, err error) {
@@ -454,6 +496,9 @@ func Outcome(result any, err error, logger hclog.Logger) *pluginv1.CallResponse 
 		default:
 			return errorResponse(CodeToolError, err.Error())
 		}
+	}
+	if enc, ok := result.(Encoded); ok {
+		return &pluginv1.CallResponse{Event: &pluginv1.CallResponse_Result{Result: &pluginv1.Result{Json: enc}}}
 	}
 	b, merr := json.Marshal(result)
 	if merr != nil {

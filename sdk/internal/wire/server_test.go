@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
@@ -286,5 +288,32 @@ func TestLoggerMadeOncePerMethod(t *testing.T) {
 	}
 	if a, b := <-tp.loggers, <-tp.loggers; a != b {
 		t.Error("each call made its own logger")
+	}
+}
+
+// The limit the host sends with Configure bounds each result of that instance: a larger one
+// is answered with TOOL_LIMIT, and the stream goes on. Without the metadata, the default holds.
+func TestResultLimit(t *testing.T) {
+	tp := newTestProvider()
+	rpc, defaultID := start(t, tp)
+	ctx := metadata.AppendToOutgoingContext(context.Background(), MaxResultMetadata, "100")
+	resp, err := rpc.Configure(ctx, &pluginv1.ConfigureRequest{Provider: "Test", ToolName: "Small"})
+	if err != nil || resp.GetError() != "" {
+		t.Fatalf("configure: %v %s", err, resp.GetError())
+	}
+	small := resp.GetInstanceId()
+	s := openCalls(t, rpc)
+	big := `"` + strings.Repeat("x", 200) + `"`
+	sendCall(t, s, 1, small, "echo", big)
+	if e := recv(t, s).GetEvent().GetError(); e.GetCode() != CodeLimit || !strings.Contains(e.GetMessage(), "max_result_bytes") {
+		t.Errorf("over the limit: %v", e)
+	}
+	sendCall(t, s, 2, small, "echo", `"ok"`)
+	if r := recv(t, s).GetEvent().GetResult(); string(r.GetJson()) != `"ok"` {
+		t.Errorf("under the limit: %v", r)
+	}
+	sendCall(t, s, 3, defaultID, "echo", big)
+	if r := recv(t, s).GetEvent().GetResult(); len(r.GetJson()) != len(big) {
+		t.Errorf("the default limit: %v", r)
 	}
 }

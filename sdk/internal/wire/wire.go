@@ -58,6 +58,10 @@ type CallInfo struct {
 	Progress func(filled, total float64, message string)
 }
 
+// Encoded is a result already encoded as JSON, by a method that knows its result's type: the
+// server sends it as it is.
+type Encoded []byte
+
 // Failure is a domain failure: a result the model reads.
 type Failure struct {
 	Message string

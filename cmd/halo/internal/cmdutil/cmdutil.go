@@ -31,6 +31,8 @@ type IOStreams struct {
 	ErrOut io.Writer
 	// InTTY and OutTTY report whether stdin/stdout are terminals.
 	InTTY, OutTTY bool
+	// ErrTTY reports whether stderr is a terminal (halo run shows progress there).
+	ErrTTY bool
 }
 
 // Env is the process environment, read once in main and handed down. Nothing below

@@ -20,6 +20,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
+	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
@@ -45,6 +46,7 @@ func ProcessSystem() *cmdutil.Factory {
 			In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 			InTTY:  isatty.IsTerminal(os.Stdin.Fd()),
 			OutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+			ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		},
 		Env:        cmdutil.EnvFromList(os.Environ()),
 		Now:        time.Now,
@@ -143,5 +145,6 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
 }

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -135,10 +137,14 @@ type Session struct {
 	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	Runtime     *runtime.Runtime
 	closeEvents func() error
+	spinner     *spinner
 }
 
-// Close flushes the events file.
+// Close stops the progress line and flushes the events file.
 func (s *Session) Close() error {
+	if s.spinner != nil {
+		s.spinner.close()
+	}
 	if s.closeEvents != nil {
 		return s.closeEvents()
 	}
@@ -212,11 +218,21 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			return cerr
 		}
 	}
+	if f.IO.ErrTTY {
+		// Tools that report progress get a line on the terminal while they run.
+		sp := newSpinner(f.IO.ErrOut, spinnerEvery)
+		toFile := cfg.OnEvent
+		cfg.OnEvent = func(e runtime.Event) {
+			sp.event(e)
+			if toFile != nil {
+				toFile(e)
+			}
+		}
+		s.spinner = sp
+	}
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
-		if s.closeEvents != nil {
-			s.closeEvents()
-		}
+		s.Close()
 		return nil, err
 	}
 	s.Runtime = rt
@@ -229,6 +245,9 @@ func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
 		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
 	}
 }
+
+// spinnerEvery is how often the progress line is redrawn.
+const spinnerEvery = 100 * time.Millisecond
 
 // Output is the --json shape of a run.
 type Output struct {
@@ -277,9 +296,53 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 				at = res.Error.At + ": "
 			}
 			fmt.Fprintf(errOut, "halo: run %s failed: %s%s [%s]\n", res.RunID, at, res.Error.Message, res.Error.Code)
+			if d := detailText(res.Error); d != "" {
+				fmt.Fprintf(errOut, "  detail: %s\n", d)
+			}
 		}
 		return cmdutil.Silent(cmdutil.ExitFailed)
 	}
+}
+
+// maxDetail bounds the failure detail printed on stderr, in bytes; --json and the run record
+// have all of it.
+const maxDetail = 2000
+
+// detailText is a tool failure's detail for stderr, when it says more than the message: the
+// object sdk.FailWith returned, say, rather than the {"error": message} of a plain failure.
+// It is compact JSON, cut at maxDetail bytes; stderr's writer (termsafe) shows what a terminal
+// would act on as escapes.
+func detailText(info *runtime.ErrorInfo) string {
+	if len(info.Detail) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(info.Detail, &v) != nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(info.Message, x) {
+			return ""
+		}
+	case map[string]any:
+		if msg, ok := x["error"].(string); ok && len(x) == 1 && strings.Contains(info.Message, msg) {
+			return ""
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, info.Detail) != nil {
+		return ""
+	}
+	s := buf.String()
+	if len(s) > maxDetail {
+		cut := maxDetail
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 func printValue(w io.Writer, v any) {

@@ -20,7 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/version"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runstore/postgres"
@@ -62,7 +64,8 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 		Short: "Serve pipelines over HTTP: an API, approval links, metrics and /mcp",
 		Long: `Serve every pipeline of the files (the default is the .halo files of the current
 folder) over HTTP: start, list, watch, signal and cancel runs through the API under /api,
-answer paused runs through signed approval links, read metrics at /metrics. Every file must
+answer paused runs through signed approval links, read metrics at /metrics, and call the
+pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Every file must
 validate. Logs go to stderr, one line per request. See docs/serve.md.
 
 HALO_SERVE_TOKEN sets the API token (Authorization: Bearer, or ?token=). Without a token
@@ -109,9 +112,14 @@ type projectConfig struct {
 	MCP       bool
 }
 
-// readConfig reads halo.json in dir: publicUrl, notify.webhook, mcp. No file means none.
+// readConfig reads halo.json in dir: publicUrl, notify.webhook, and mcp (as halo mcp reads
+// it). No file means none, and /mcp on.
 func readConfig(dir string) (projectConfig, error) {
-	cfg := projectConfig{MCP: true}
+	on, err := mcpcmd.HTTPEnabled(dir)
+	if err != nil {
+		return projectConfig{}, err
+	}
+	cfg := projectConfig{MCP: on}
 	b, err := os.ReadFile(filepath.Join(dir, "halo.json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
@@ -124,10 +132,9 @@ func readConfig(dir string) (projectConfig, error) {
 		Notify    *struct {
 			Webhook *string `json:"webhook"`
 		} `json:"notify"`
-		MCP *bool `json:"mcp"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return cfg, fmt.Errorf("halo.json: %v (publicUrl and notify.webhook are strings, mcp true or false)", err)
+		return cfg, fmt.Errorf("halo.json: %v (publicUrl and notify.webhook are strings)", err)
 	}
 	if raw.PublicURL != nil {
 		cfg.PublicURL = *raw.PublicURL
@@ -137,9 +144,6 @@ func readConfig(dir string) (projectConfig, error) {
 		if !strings.HasPrefix(cfg.Webhook, "https://") && !strings.HasPrefix(cfg.Webhook, "http://") {
 			return cfg, fmt.Errorf("halo.json: notify.webhook %q: want an http:// or https:// URL", cfg.Webhook)
 		}
-	}
-	if raw.MCP != nil {
-		cfg.MCP = *raw.MCP
 	}
 	return cfg, nil
 }
@@ -274,7 +278,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 	srv, err := hserve.New(ctx, hserve.Config{
 		Program: prog, Runtime: rc, Store: store, Token: token, PublicURL: pcfg.PublicURL, Addr: actual,
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
-		Logger: log, Now: f.Now,
+		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
 			return studio.New(studio.Config{API: api, Stopping: stopping, Program: prog, Now: f.Now,
 				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})

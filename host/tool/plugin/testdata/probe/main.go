@@ -12,11 +12,13 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,17 @@ type readParams struct {
 
 type floodParams struct {
 	N int `json:"n"`
+}
+
+type rawParams struct {
+	JSON string `json:"json"`
+	Fail bool   `json:"fail,omitempty"`
+}
+
+type bigParams struct {
+	Bytes int `json:"bytes"`
+	// Fail returns the bytes as a failure's detail instead of a result.
+	Fail bool `json:"fail,omitempty"`
 }
 
 var (
@@ -110,6 +123,19 @@ func provider() sdk.Provider {
 				os.Exit(3)
 				return false, nil
 			}),
+			sdk.NewMethod("big", "Returns a text of about the given number of bytes.", sdk.Read, func(_ *sdk.Call, p bigParams) (string, error) {
+				text := strings.Repeat("x", p.Bytes)
+				if p.Fail {
+					return "", sdk.FailWith("too much", map[string]string{"error": text})
+				}
+				return text, nil
+			}),
+			sdk.NewMethod("raw", "Returns the JSON text it is given as its result (or, with fail, as a failure's detail).", sdk.Read, func(_ *sdk.Call, p rawParams) (json.RawMessage, error) {
+				if p.Fail {
+					return nil, sdk.FailWith("failed", json.RawMessage(p.JSON))
+				}
+				return json.RawMessage(p.JSON), nil
+			}),
 			sdk.NewMethod("retry", "Always asks to be retried.", sdk.Read, func(*sdk.Call, none) (bool, error) {
 				return false, sdk.Retry(1500*time.Millisecond, "busy")
 			}),
@@ -159,6 +185,21 @@ func main() {
 		serveCounted(os.Args[1] == "--no-calls")
 		return
 	}
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--oversize=") {
+		n, err := strconv.Atoi(strings.TrimPrefix(os.Args[1], "--oversize="))
+		if err != nil {
+			os.Exit(2)
+		}
+		serveOversize(n)
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--deep-schema" {
+		// A schema no model or validator should be handed.
+		p := provider()
+		p.Methods[0].Schema = json.RawMessage(strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100))
+		sdk.Serve(p)
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == "--protocol=2" {
 		p, _ := sdk.Plugin(provider())
 		plugin.Serve(&plugin.ServeConfig{
@@ -196,6 +237,41 @@ func serveCounted(noCalls bool) {
 			return grpc.NewServer(append(opts, grpc.ChainStreamInterceptor(intercept))...)
 		},
 	})
+}
+
+// serveOversize serves the probe as a hostile author might: built with the SDK, with a gRPC
+// interceptor that replaces every result the SDK sends with n bytes, past the SDK's own check
+// of the declaration's limit.
+func serveOversize(n int) {
+	p, err := sdk.Plugin(provider())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	huge := []byte(`"` + strings.Repeat("x", n) + `"`)
+	intercept := func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return handler(srv, oversizeStream{ServerStream: ss, huge: huge})
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.ChainStreamInterceptor(intercept))...)
+		},
+	})
+}
+
+type oversizeStream struct {
+	grpc.ServerStream
+	huge []byte
+}
+
+func (s oversizeStream) SendMsg(m any) error {
+	if r, ok := m.(*pluginv1.CallsResponse); ok && r.GetEvent().GetResult() != nil {
+		m = &pluginv1.CallsResponse{CallId: r.GetCallId(), Event: &pluginv1.CallResponse{
+			Event: &pluginv1.CallResponse_Result{Result: &pluginv1.Result{Json: s.huge}}}}
+	}
+	return s.ServerStream.SendMsg(m)
 }
 
 // rawEcho is the floor of the benchmarks: it echoes length-prefixed frames on a Unix socket,

@@ -1,0 +1,261 @@
+package mcp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
+	"github.com/halo-lang/halo/host/mcpserver"
+)
+
+// constantServer is an mcp-go server whose one tool answers a constant.
+func constantServer() *server.MCPServer {
+	s := server.NewMCPServer("mcpgo-constant", "1")
+	s.AddTool(mcp.NewTool("Greet", mcp.WithDescription("Say hello."), mcp.WithString("name", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("Hello!"), nil
+		})
+	return s
+}
+
+// The pipeline halo serves in the benchmarks: one stage, an agent call a mock answers. Each
+// call is a whole run, saved in .halo/runs (written and synced to disk, as always).
+const benchFlow = `
+agent Greeter [openai/gpt-4o-mini]
+
+# Say hello.
+pipeline Greet(name: String) -> String:
+  name |> Greeter.greet("Say hello to {{name}}.")
+`
+
+// BenchmarkToolsCall measures tools/call over stdio and over HTTP, from 1 and 16 concurrent
+// callers, on halo (a one-stage mocked pipeline), on mcp-go's own server with a constant
+// handler (the floor: halo's overhead over the library), and on the official TypeScript
+// SDK's server with a constant handler. Every server is its own process over stdio; over
+// HTTP the Go servers run in the benchmark's process (httptest) and the TypeScript one in
+// node. The client is mcp-go's, at protocol 2025-06-18 for all. halo-norecords is halo with
+// the run record not saved, which tells the cost of writing and syncing the record (most of
+// a call) from the rest. Each sub-benchmark reports p50 and p99 latency and calls per
+// second. Run it on a quiet machine:
+//
+//	go test -run '^$' -bench ToolsCall -benchtime 2000x ./cmd/halo/internal/mcp
+func BenchmarkToolsCall(b *testing.B) {
+	for _, tr := range []string{"stdio", "http"} {
+		for _, srv := range []string{"halo", "halo-norecords", "mcpgo", "typescript"} {
+			for _, n := range []int{1, 16} {
+				b.Run(fmt.Sprintf("%s/%s/clients=%d", tr, srv, n), func(b *testing.B) {
+					calls := connectBench(b, tr, srv, n)
+					for _, c := range calls { // warm up
+						for i := 0; i < 20; i++ {
+							if err := c(); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					measure(b, calls)
+				})
+			}
+		}
+	}
+}
+
+// connectBench starts server srv over tr and returns one call function per caller.
+func connectBench(b *testing.B, tr, srv string, n int) []func() error {
+	b.Helper()
+	dir := project(b, map[string]string{"flow.halo": benchFlow, "mocks.json": `{"Greeter.greet": "Hello!"}`})
+	tool := "Greet"
+	var clients []*client.Client
+	switch tr {
+	case "stdio":
+		var argv []string
+		switch srv {
+		case "halo":
+			argv = []string{"halo", "mcp", "--mocks", "mocks.json", "flow.halo"}
+		case "halo-norecords":
+			argv = []string{"halo-mcp-norecords", "flow.halo"}
+		case "mcpgo":
+			argv = []string{"mcpgo-constant"}
+		case "typescript":
+			node, npmDir := sdkDir(b)
+			script, _ := filepath.Abs("testdata/ts/server.mjs")
+			argv = []string{node, script, "stdio"}
+			b.Setenv("HALO_NPM_DIR", npmDir)
+		}
+		c := stdioProcess(b, dir, argv)
+		clients = append(clients, c) // one connection; n callers share it
+	case "http":
+		url := httpServer(b, dir, srv)
+		for i := 0; i < n; i++ {
+			t, err := transport.NewStreamableHTTP(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := client.NewClient(t)
+			if err := c.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Close() })
+			initBench(b, c)
+			clients = append(clients, c)
+		}
+	}
+	calls := make([]func() error, n)
+	for i := range calls {
+		c := clients[i%len(clients)]
+		calls[i] = func() error {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = tool
+			req.Params.Arguments = map[string]any{"name": "Ada"}
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil {
+				return err
+			}
+			if res.IsError || len(res.Content) != 1 {
+				return fmt.Errorf("result %+v", res)
+			}
+			return nil
+		}
+	}
+	return calls
+}
+
+func initBench(b testing.TB, c *client.Client) {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = "2025-06-18"
+	req.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Initialize(ctx, req); err != nil {
+		b.Fatalf("initialize: %v", err)
+	}
+}
+
+func stdioProcess(b testing.TB, dir string, argv []string) *client.Client {
+	b.Helper()
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := client.NewClient(transport.NewIO(out, in, nil))
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c.Close()
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	initBench(b, c)
+	return c
+}
+
+func httpServer(b testing.TB, dir, srv string) string {
+	b.Helper()
+	switch srv {
+	case "halo", "halo-norecords":
+		f := &cmdutil.Factory{Dir: dir, Env: cmdutil.Env{}, Now: time.Now, Logger: hclog.NewNullLogger(),
+			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+		s, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Mocks: "mocks.json", Paths: []string{"flow.halo"}, NoRecords: srv == "halo-norecords"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, err := s.HTTPHandler(mcpserver.HTTPConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts := httptest.NewServer(h)
+		b.Cleanup(ts.Close)
+		return ts.URL + "/mcp"
+	case "mcpgo":
+		ts := httptest.NewServer(server.NewStreamableHTTPServer(constantServer(), server.WithStateLess(true)))
+		b.Cleanup(ts.Close)
+		return ts.URL + "/mcp"
+	}
+	node, npmDir := sdkDir(b)
+	script, _ := filepath.Abs("testdata/ts/server.mjs")
+	cmd := exec.Command(node, script, "http")
+	cmd.Env = append(os.Environ(), "HALO_NPM_DIR="+npmDir)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the TypeScript server printed no URL: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// measure makes b.N calls spread over the callers, all at once, and reports the latency of
+// one call (p50, p99) and the calls per second.
+func measure(b *testing.B, calls []func() error) {
+	var next atomic.Int64
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, call := range calls {
+		wg.Go(func() {
+			var mine []time.Duration
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if err := call(); err != nil {
+					b.Error(err)
+					return
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "calls/s")
+}

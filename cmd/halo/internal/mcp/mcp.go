@@ -1,0 +1,251 @@
+// Package mcp implements `halo mcp [files or folders]`: every pipeline of the files becomes
+// an MCP tool, spoken on stdin and stdout (host/mcpserver does the serving). It also reads
+// halo.json's "mcp" key, which decides whether `halo serve` mounts /mcp (HTTPEnabled).
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/version"
+	"github.com/halo-lang/halo/host/lang"
+	"github.com/halo-lang/halo/host/mcpserver"
+	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// Options are `halo mcp`'s inputs.
+type Options struct {
+	F *cmdutil.Factory
+	// Paths are the .halo files and folders to serve; none means the current folder.
+	Paths []string
+	// Dir is --dir: the project folder to work in instead of the current one.
+	Dir string
+	// Mock is --mock; Mocks is --mocks FILE.
+	Mock  bool
+	Mocks string
+	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
+	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+	// NoRecords keeps runs out of .halo/runs; only benchmarks use it, to tell the cost of
+	// saving a record from the rest.
+	NoRecords bool
+}
+
+// NewCmdMCP builds `halo mcp`. runF, when not nil, replaces mcpRun (tests).
+func NewCmdMCP(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "mcp [FILE|FOLDER]...",
+		Short: "Serve pipelines as MCP tools on stdin and stdout",
+		Long: `Serve every pipeline of the files as an MCP tool, speaking the Model Context Protocol
+on stdin and stdout, for Claude Desktop, Claude Code, Cursor and other MCP clients. The
+default is the .halo files of the current folder. Every file must validate; the
+problems are printed and halo mcp exits 1 otherwise.
+
+A pipeline's doc comment (the comment lines right above it) is the tool's description and
+its parameters are the input schema. Tool packages of the current folder's halo.lock are
+loaded as with halo run, and every run is saved in .halo/runs of the current folder. Logs go
+to stderr; stdout carries MCP messages only.
+
+--dir DIR works in DIR as if halo mcp had started there (relative paths, halo.lock,
+.halo/runs): desktop clients start servers in a folder of their own choosing.
+
+When a run waits at a |! yield and the client can ask its user (elicitation), the question is
+asked through the client and the run goes on with the answer. Otherwise the result says
+the run is paused and how to continue it with halo resume.
+
+Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Dir, "dir", "", "work in `DIR` (the project folder) instead of the current folder")
+	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
+	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	return cmd
+}
+
+func mcpRun(ctx context.Context, opts *Options) error {
+	f := opts.F
+	srv, err := Open(f, opts)
+	if err != nil {
+		return err
+	}
+	// A client that goes away leaves stdout a broken pipe: writing to it must be an error
+	// the server handles (it cancels the runs), not a signal that kills halo and orphans
+	// the processes the runs started.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	f.Logger.Info("serving MCP on stdin and stdout", "tools", len(srv.Tools()))
+	return srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+}
+
+// Open loads and validates the files of opts and makes the MCP server of their pipelines:
+// the tool registry, mocks and the run store (.halo/runs in the working folder). halo serve
+// builds its /mcp the same way.
+func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
+	if opts.Dir != "" {
+		dir := f.Abs(opts.Dir)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, cmdutil.FlagError("--dir %s: not a folder", opts.Dir)
+		}
+		moved := *f
+		moved.Dir = filepath.Clean(dir)
+		f = &moved
+	}
+	paths := opts.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	prog, diags := lang.Load(f.Dir, paths)
+	if diags.HasErrors() {
+		printDiags(f, diags)
+		return nil, cmdutil.Silent(cmdutil.ExitFailed)
+	}
+	if len(prog.Files) == 0 {
+		return nil, fmt.Errorf("%s: no .halo file", strings.Join(paths, ", "))
+	}
+	build := opts.Registry
+	if build == nil {
+		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
+			set, err := providers.Build(f, dir)
+			if err != nil {
+				return nil, err
+			}
+			return set.Registry, nil
+		}
+	}
+	reg, err := build(f, f.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if diags := runtime.Validate(prog, reg, nil); diags.HasErrors() {
+		printDiags(f, diags)
+		return nil, cmdutil.Silent(cmdutil.ExitFailed)
+	}
+	hasPipeline := false
+	for _, d := range prog.Decls() {
+		if _, ok := d.(*lang.PipelineDecl); ok {
+			hasPipeline = true
+		}
+	}
+	if !hasPipeline {
+		return nil, fmt.Errorf("%s: no pipeline to serve", strings.Join(paths, ", "))
+	}
+	var mocks *runtime.Mocks
+	if opts.Mocks != "" {
+		b, err := os.ReadFile(f.Abs(opts.Mocks))
+		if err != nil {
+			return nil, fmt.Errorf("--mocks: %w", err)
+		}
+		if mocks, err = runtime.ParseMocks(b); err != nil {
+			return nil, fmt.Errorf("--mocks %s: %w", opts.Mocks, err)
+		}
+	}
+	file := ""
+	if len(paths) == 1 {
+		file = paths[0]
+	}
+	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}
+	if opts.NoRecords {
+		store = nil
+	} else if err := os.MkdirAll(store.Dir, 0o755); err != nil {
+		// Desktop clients start servers in a folder of their own, often not writable: say so
+		// now rather than fail every call.
+		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
+	}
+	rt, err := runtime.New(prog, runtime.Config{
+		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
+		Store: store, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mcpserver.New(mcpserver.Config{
+		Program: prog, Runtime: rt, Tools: reg, Name: "halo", Version: version.Version, Logger: f.Logger,
+		Continue: func(runID, waitingFor string, pd *lang.PipelineDecl) string {
+			target := file
+			if target == "" {
+				target = pd.Pos.File
+			}
+			payload := "<answer>"
+			if waitingFor == "approval" {
+				payload = "approve"
+			}
+			return fmt.Sprintf("Continue it in %s with: halo resume %s %s --payload %s", f.Dir, shellQuote(target), runID, payload)
+		},
+	})
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
+	for _, d := range diags {
+		fmt.Fprintln(f.IO.ErrOut, d.String())
+	}
+}
+
+// HTTPEnabled reads halo.json in dir and reports whether /mcp is on: `"mcp": false` turns
+// it off; no halo.json, or no "mcp" key, leaves it on. Any value other than true or false
+// is an error naming the key, as is a halo.json that is not a JSON object.
+func HTTPEnabled(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "halo.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("halo.json: %w", err)
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return false, fmt.Errorf("halo.json: not a JSON object: %w", err)
+	}
+	raw, ok := cfg["mcp"]
+	if !ok {
+		return true, nil
+	}
+	var on bool
+	if err := json.Unmarshal(raw, &on); err != nil || string(raw) == "null" {
+		return false, fmt.Errorf(`halo.json: "mcp" is %s: want true or false (false turns /mcp off)`, truncate(string(raw), 40))
+	}
+	return on, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

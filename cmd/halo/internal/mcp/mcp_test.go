@@ -1,0 +1,648 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
+	"github.com/halo-lang/halo/cmd/halo/internal/root"
+	"github.com/halo-lang/halo/host/mcpserver"
+	"github.com/halo-lang/halo/registry"
+)
+
+// TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which
+// are halo re-executed).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
+		// halo mcp with runs not saved, for the benchmarks (see BenchmarkToolsCall).
+		"halo-mcp-norecords": func() {
+			f := root.ProcessSystem()
+			f.Logger = hclog.NewNullLogger()
+			srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: os.Args[1:], Mocks: "mocks.json", NoRecords: true})
+			if err == nil {
+				err = srv.ServeStdio(context.Background(), f.IO.In, f.IO.Out)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
+		// The benchmarks' floor: mcp-go's own stdio server with a constant tool.
+		"mcpgo-constant": func() {
+			if err := server.ServeStdio(constantServer()); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
+	})
+}
+
+// A proc is a real `halo mcp` process and an mcp-go client speaking to it.
+type proc struct {
+	cmd    *exec.Cmd
+	c      *client.Client
+	stdin  io.WriteCloser
+	stdout *bytes.Buffer // everything the process wrote to stdout
+	outMu  *sync.Mutex
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// startMCP starts `halo mcp args...` in dir and initializes a client with version ("" for
+// the newest).
+func startMCP(t *testing.T, dir, version string, opts []client.ClientOption, args ...string) *proc {
+	t.Helper()
+	halo, err := exec.LookPath("halo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(halo, append([]string{"mcp"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdin: stdin, stdout: &bytes.Buffer{}, outMu: &sync.Mutex{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = lockedWriter{p.outMu, p.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	tee := io.TeeReader(out, lockedWriter{p.outMu, p.stdout})
+	tr := transport.NewIO(tee, stdin, nil)
+	p.c = client.NewClient(tr, opts...)
+	if err := p.c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.c.Close()
+		stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("halo mcp did not exit when its stdin closed; stderr:\n%s", p.errText())
+		}
+	})
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = version
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := p.c.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v; stderr:\n%s", err, p.errText())
+	}
+	return p
+}
+
+func (p *proc) errText() string {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	return p.stderr.String()
+}
+
+func (p *proc) outText() string {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	return p.stdout.String()
+}
+
+func call(t *testing.T, p *proc, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := p.c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("call %s: %v; stderr:\n%s", name, err, p.errText())
+	}
+	return res
+}
+
+func text(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func project(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func record(t *testing.T, dir, runID string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".halo", "runs", runID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func runID(r *mcp.CallToolResult) string {
+	if r.Meta == nil {
+		return ""
+	}
+	id, _ := r.Meta.AdditionalFields["halo/runId"].(string)
+	return id
+}
+
+const flows = `
+agent Editor [openai/gpt-4o-mini]
+
+# Shout a draft, ask before publishing it.
+pipeline Publish(draft: String) -> JSON:
+  draft
+    |> Editor.shout("Shout it.") as text
+    |! yield("Publish {{text}}?") as answer
+    |> System.Value({ text: text, answer: answer })
+
+pipeline Sum(a: Number, b: Number) -> JSON:
+  a |> System.Value({ a: a, b: b })
+
+pipeline Broken() -> String:
+  "x" |> System.Fail("out of coffee")
+`
+
+const helpers = `
+# In another file of the folder: one server serves both.
+pipeline Echo(s: String) -> String:
+  s |> System.Value()
+`
+
+// TestProcess: a real halo mcp over stdio, serving a folder of two files: every pipeline is
+// listed, each result kind comes back, runs are saved in .halo/runs of the folder it started
+// in, and a paused run is continued with the halo resume command the result names.
+func TestProcess(t *testing.T) {
+	for _, version := range []string{"", "2025-06-18", "2024-11-05"} {
+		t.Run("version "+version, func(t *testing.T) {
+			dir := project(t, map[string]string{"flows/main.halo": flows, "flows/more.halo": helpers,
+				"mocks.json": `{"Editor.shout": "HELLO"}`})
+			// Started elsewhere, as desktop clients do, with --dir naming the project.
+			p := startMCP(t, t.TempDir(), version, nil, "--dir", dir, "--mocks", "mocks.json", "flows")
+			list, err := p.c.ListTools(context.Background(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range list.Tools {
+				names = append(names, tl.Name)
+			}
+			if strings.Join(names, " ") != "Publish Sum Broken Echo" && len(names) != 4 {
+				t.Errorf("tools %v", names)
+			}
+
+			res := call(t, p, "Sum", map[string]any{"a": 1, "b": 2})
+			if res.IsError || text(res) != `{"a":1,"b":2}` || record(t, dir, runID(res))["status"] != "completed" {
+				t.Errorf("Sum: %q", text(res))
+			}
+			res = call(t, p, "Echo", map[string]any{"s": "hi"})
+			if text(res) != "hi" {
+				t.Errorf("Echo: %q", text(res))
+			}
+			res = call(t, p, "Broken", nil)
+			if !res.IsError || !strings.Contains(text(res), "out of coffee [PIPELINE_FAILED]") || record(t, dir, runID(res))["status"] != "failed" {
+				t.Errorf("Broken: %q", text(res))
+			}
+			res = call(t, p, "Publish", map[string]any{"draft": "hello"})
+			id := runID(res)
+			want := "Continue it in " + dir + " with: halo resume flows " + id + " --payload <answer>"
+			if res.IsError || !strings.Contains(text(res), "Paused waiting for yield, run id "+id+": Publish HELLO?") || !strings.Contains(text(res), want) {
+				t.Fatalf("Publish: %q", text(res))
+			}
+			resume := exec.Command("halo", "resume", "flows", id, "--payload", "yes", "--mocks", "mocks.json", "--json")
+			resume.Dir = dir
+			out, err := resume.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), `"answer": "yes"`) {
+				t.Errorf("halo resume as the result says: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestStdoutIsMCPOnly: with every log line on (trace) and plugins starting, everything halo
+// mcp writes to stdout is a JSON-RPC message; the logs went to stderr.
+func TestStdoutIsMCPOnly(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": `
+tool Sh : Bash(timeout_ms: 20000)
+pipeline Shell(cmd: String) -> Result:
+  cmd |> Sh.run(command: cmd)
+`})
+	p := startMCP(t, dir, "", nil, "--log-level", "trace", "flow.halo")
+	res := call(t, p, "Shell", map[string]any{"cmd": "echo to-stdout; echo to-stderr >&2"})
+	if res.IsError || !strings.Contains(text(res), "to-stdout") {
+		t.Fatalf("Shell: %q", text(res))
+	}
+	p.c.Close()
+	p.stdin.Close()
+	<-p.done
+	lines := strings.Split(strings.TrimSpace(p.outText()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("stdout: %q", p.outText())
+	}
+	for _, l := range lines {
+		var m struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if json.Unmarshal([]byte(l), &m) != nil || m.JSONRPC != "2.0" {
+			t.Errorf("stdout line that is not a JSON-RPC message: %q", l)
+		}
+	}
+	if !strings.Contains(p.errText(), "[TRACE]") && !strings.Contains(p.errText(), "[DEBUG]") {
+		t.Errorf("no logs on stderr at trace level:\n%s", p.errText())
+	}
+}
+
+// sleepers returns the pids of processes running `sleep marker`.
+func sleepers(t *testing.T, marker string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), "sleep\x00"+marker) {
+			// A zombie has an empty cmdline, so this process still runs.
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const sleeper = `
+tool Sh : Bash(timeout_ms: 120000)
+pipeline Nap(marker: String) -> Result:
+  marker |> Sh.run(command: "sleep {{marker}}")
+`
+
+// TestCancelKillsBash: a client cancelling a call (notifications/cancelled) stops the run
+// and kills the Bash command it started; the run is saved as cancelled, and the server goes
+// on serving.
+func TestCancelKillsBash(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": sleeper})
+	p := startMCP(t, dir, "2025-06-18", nil, "flow.halo")
+	marker := fmt.Sprintf("%d.%d", 3000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "Nap"
+		req.Params.Arguments = map[string]any{"marker": marker}
+		_, err := p.c.CallTool(ctx, req)
+		errc <- err
+	}()
+	waitFor(t, "the Bash command to start", func() bool { return len(sleepers(t, marker)) > 0 })
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+	waitFor(t, "the Bash command to be killed", func() bool { return len(sleepers(t, marker)) == 0 })
+	waitFor(t, "the run record to say cancelled", func() bool { return cancelledRuns(t, dir) == 1 })
+	if res := call(t, p, "Nap", map[string]any{"marker": "0"}); res.IsError {
+		t.Errorf("a call after the cancel: %q", text(res))
+	}
+}
+
+func cancelledRuns(t *testing.T, dir string) int {
+	entries, _ := os.ReadDir(filepath.Join(dir, ".halo", "runs"))
+	n := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		rec := record(t, dir, strings.TrimSuffix(e.Name(), ".json"))
+		if rec["status"] == "failed" && strings.Contains(fmt.Sprint(rec["error"]), "CANCELLED") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDisconnectKillsBash: a client that goes away mid-call (its pipes closed) leaves no
+// process behind: the runs are cancelled and saved, and halo mcp exits.
+func TestDisconnectKillsBash(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": sleeper})
+	p := startMCP(t, dir, "", nil, "flow.halo")
+	marker := fmt.Sprintf("%d.%d", 4000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	for i := 0; i < 3; i++ {
+		go func() {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "Nap"
+			req.Params.Arguments = map[string]any{"marker": marker}
+			p.c.CallTool(context.Background(), req)
+		}()
+	}
+	waitFor(t, "the Bash commands to start", func() bool { return len(sleepers(t, marker)) == 3 })
+	p.c.Close()
+	p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("halo mcp did not exit; stderr:\n%s", p.errText())
+	}
+	if n := len(sleepers(t, marker)); n != 0 {
+		t.Errorf("%d Bash commands left running after halo mcp exited", n)
+	}
+	if n := cancelledRuns(t, dir); n != 3 {
+		t.Errorf("%d runs saved as cancelled, want 3", n)
+	}
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signaled() {
+		t.Errorf("halo mcp ended by a signal: %v", p.cmd.ProcessState)
+	}
+}
+
+// TestInvalidFiles: a file that does not validate is reported on stderr and halo mcp exits 1
+// without serving.
+func TestInvalidFiles(t *testing.T) {
+	dir := project(t, map[string]string{"bad.halo": "pipeline P(x: String) -> Result:\n  x |> Nope.call()\n", "good.halo": helpers})
+	cmd := exec.Command("halo", "mcp", ".")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "bad.halo:2:") || stdout.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// TestHTTPEnabled: halo.json's "mcp" decides whether halo serve mounts /mcp.
+func TestHTTPEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		json string // "" for no halo.json
+		on   bool
+		err  string
+	}{
+		{"", true, ""},
+		{`{"name": "x"}`, true, ""},
+		{`{"name": "x", "mcp": true}`, true, ""},
+		{`{"mcp": false}`, false, ""},
+		{`{"mcp": "no"}`, false, `"mcp" is "no": want true or false`},
+		{`{"mcp": null}`, false, `"mcp" is null`},
+		{`{"mcp": 0}`, false, `"mcp" is 0`},
+		{`[1]`, false, "not a JSON object"},
+		{`{"mcp": fal`, false, "not a JSON object"},
+	} {
+		dir := t.TempDir()
+		if tc.json != "" {
+			os.WriteFile(filepath.Join(dir, "halo.json"), []byte(tc.json), 0o644)
+		}
+		on, err := mcpcmd.HTTPEnabled(dir)
+		if on != tc.on || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("halo.json %s: %v, %v; want %v, %q", tc.json, on, err, tc.on, tc.err)
+		}
+	}
+}
+
+// answerer accepts every question with answer, or declines when answer is "".
+type answerer struct {
+	answer string
+	asked  []string
+}
+
+func (a *answerer) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.asked = append(a.asked, req.Params.Message)
+	if a.answer == "" {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+	}
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+		Content: map[string]any{"answer": a.answer}}}, nil
+}
+
+// TestElicitProcess: a client that can ask its user is asked the yield's question, and the
+// run goes on with the answer; declined, the run stays paused for halo resume.
+func TestElicitProcess(t *testing.T) {
+	for _, version := range []string{"", "2025-06-18"} {
+		t.Run("version "+version, func(t *testing.T) {
+			dir := project(t, map[string]string{"flow.halo": flows, "mocks.json": `{"Editor.shout": "HELLO"}`})
+			a := &answerer{answer: "ship it"}
+			p := startMCP(t, dir, version, []client.ClientOption{client.WithElicitationHandler(a)}, "--mocks", "mocks.json", "flow.halo")
+			res := call(t, p, "Publish", map[string]any{"draft": "hello"})
+			if res.IsError || text(res) != `{"answer":"ship it","text":"HELLO"}` || len(a.asked) != 1 || !strings.Contains(a.asked[0], "Publish HELLO?") {
+				t.Errorf("accepted: %q, asked %q", text(res), a.asked)
+			}
+			if rec := record(t, dir, runID(res)); rec["status"] != "completed" {
+				t.Errorf("record %v", rec["status"])
+			}
+			a.answer = ""
+			res = call(t, p, "Publish", map[string]any{"draft": "hello"})
+			if res.IsError || !strings.Contains(text(res), "was declined") || !strings.Contains(text(res), "halo resume flow.halo "+runID(res)) {
+				t.Errorf("declined: %q", text(res))
+			}
+			if rec := record(t, dir, runID(res)); rec["status"] != "paused" {
+				t.Errorf("declined record %v", rec["status"])
+			}
+		})
+	}
+}
+
+// TestProgressProcess: a call with a progress token gets one notification per stage, all
+// before its result.
+func TestProgressProcess(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": `
+agent W [openai/gpt-4o-mini]
+pipeline Two(x: String) -> String:
+  x |> W.draft("Draft.") |> W.polish("Polish.")
+`})
+	p := startMCP(t, dir, "2025-06-18", nil, "--mock", "flow.halo")
+	var mu sync.Mutex
+	var got []string
+	p.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			got = append(got, fmt.Sprint(n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "Two"
+	req.Params.Arguments = map[string]any{"x": "go"}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "p1"}
+	if _, err := p.c.CallTool(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, " | ") != "stage 1 of 2: W.draft | stage 2 of 2: W.polish" {
+		t.Errorf("progress before the result: %q", got)
+	}
+}
+
+// TestHTTPDropKillsBash: over HTTP, a client that drops its request cancels the run and
+// kills the Bash command it started; the record is saved as cancelled.
+func TestHTTPDropKillsBash(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": sleeper})
+	halo, err := exec.LookPath("halo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &cmdutil.Factory{Dir: dir, Env: cmdutil.EnvFromList(os.Environ()), Now: time.Now, Logger: hclog.NewNullLogger(), Executable: halo,
+		IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: []string{"flow.halo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(mcpserver.HTTPConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	marker := fmt.Sprintf("%d.%d", 5000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Nap","arguments":{"marker":"` + marker + `"}}}`
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the Bash command to start", func() bool { return len(sleepers(t, marker)) > 0 })
+	cancel()
+	<-done
+	waitFor(t, "the Bash command to be killed", func() bool { return len(sleepers(t, marker)) == 0 })
+	waitFor(t, "the run record to say cancelled", func() bool { return cancelledRuns(t, dir) == 1 })
+}
+
+// TestPackageTool: tool packages of the folder's halo.lock load as with halo run: a pipeline
+// calls the world-time module package (a plugin process) through halo mcp.
+func TestPackageTool(t *testing.T) {
+	fsys, err := registry.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Stat(fsys, "local/index.json"); err != nil {
+		t.Fatalf("the default registry has no world-time package here: run ./scripts/setup-test-deps.sh (it builds registry/local): %v", err)
+	}
+	dir := project(t, map[string]string{"main.halo": `
+tool Clock : WorldTime()
+
+pipeline Tokyo(t: String) -> JSON:
+  t |> Clock.convert(time: t, to: "Asia/Tokyo")
+`})
+	add := exec.Command("halo", "add", "world-time", "--trust")
+	add.Dir = dir
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("halo add: %v\n%s", err, out)
+	}
+	p := startMCP(t, dir, "", nil, "main.halo")
+	res := call(t, p, "Tokyo", map[string]any{"t": "2026-03-01T09:30:00Z"})
+	if res.IsError || !strings.Contains(text(res), "2026-03-01T18:30:00+09:00") {
+		t.Errorf("Tokyo: %q; stderr:\n%s", text(res), p.errText())
+	}
+}
+
+// TestSigterm: a client that stops halo mcp with SIGTERM mid-call (as desktop clients do
+// when the person quits) leaves no process behind, and the run is saved as cancelled.
+func TestSigterm(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": sleeper})
+	p := startMCP(t, dir, "2025-06-18", nil, "flow.halo")
+	marker := fmt.Sprintf("%d.%d", 6000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "Nap"
+		req.Params.Arguments = map[string]any{"marker": marker}
+		p.c.CallTool(context.Background(), req)
+	}()
+	waitFor(t, "the Bash command to start", func() bool { return len(sleepers(t, marker)) == 1 })
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("halo mcp did not exit on SIGTERM; stderr:\n%s", p.errText())
+	}
+	if n := len(sleepers(t, marker)); n != 0 {
+		t.Errorf("%d Bash commands left running", n)
+	}
+	if n := cancelledRuns(t, dir); n != 1 {
+		t.Errorf("%d runs saved as cancelled, want 1", n)
+	}
+}

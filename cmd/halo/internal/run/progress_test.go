@@ -1,0 +1,72 @@
+package run
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+func TestTerminalText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"reading the index", "reading the index"},
+		{"\x1b]52;c;aGFsbw==\x07 copied", `\u001b]52;c;aGFsbw==\u0007 copied`},
+		{"line one\r\nline two\rthree", `line one line two\u000dthree`},
+		{"csi \u009b31m red, \u202egnp.exe", `csi \u009b31m red, \u202egnp.exe`},
+		{"  spaced\t\tout  ", "spaced out"},
+		{strings.Repeat("é", 70), strings.Repeat("é", 60) + "…"},
+	}
+	for _, tt := range tests {
+		if got := terminalText(tt.in, 60); got != tt.want {
+			t.Errorf("terminalText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The line shows the first running call and counts the others; the call's tool event takes
+// it off, and the run's end erases the line at once.
+func TestSpinnerLine(t *testing.T) {
+	var out lockedBuffer
+	s := newSpinner(&out, time.Hour) // drawn by hand below
+	defer s.close()
+	s.event(runtime.Event{Type: "progress", Target: "A.x", At: "f:1:1", Progress: &tool.Progress{Filled: 1, Total: 4, Message: "one"}})
+	s.event(runtime.Event{Type: "progress", Target: "B.y", At: "f:2:1", Progress: &tool.Progress{Message: "two"}})
+	s.draw()
+	if got := out.String(); got != "\r\x1b[K⠋ A.x: one (1/4) and 1 more" {
+		t.Errorf("line %q", got)
+	}
+	s.event(runtime.Event{Type: "tool", Target: "A.x", At: "f:1:1"})
+	s.draw()
+	if got := out.String(); !strings.HasSuffix(got, "\r\x1b[K⠙ B.y: two") {
+		t.Errorf("after A.x ended: %q", got)
+	}
+	s.event(runtime.Event{Type: "run", Status: runtime.Completed})
+	if got := out.String(); !strings.HasSuffix(got, "two\r\x1b[K") {
+		t.Errorf("the run's end did not erase the line: %q", got)
+	}
+	s.draw()
+	if got := out.String(); !strings.HasSuffix(got, "two\r\x1b[K") {
+		t.Errorf("drawn again after the end: %q", got)
+	}
+}
