@@ -124,13 +124,15 @@ func (c *capture) Write(p []byte) (int, error) {
 // are left out; fields a newer API adds are ignored.
 
 type pipelineInfo struct {
-	Name   string `json:"name"`
-	File   string `json:"file"`
-	Params []struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	File        string `json:"file"`
+	Params      []struct {
 		Name string `json:"name"`
 		Type string `json:"type"`
 	} `json:"params"`
-	Result string `json:"result"`
+	Result      string          `json:"result"`
+	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
 type runSummary struct {

@@ -446,6 +446,7 @@ func TestBrowser1000Events(t *testing.T) {
 // run with a tool conversation. With -screenshots they are written to docs/.
 func TestBrowserScreenshots(t *testing.T) {
 	e := newEnv(t, opts{gate: true})
+	e.delay = 150 * time.Millisecond
 	tidy := e.run("Tidy", map[string]any{"task": "merge the duplicate notes"})
 	e.run("Ask", map[string]any{"x": "the Q3 report"})
 	e.run("Count", map[string]any{"n": 3, "flag": true})

@@ -41,6 +41,7 @@ schema Ticket {
   priority: Integer
 }
 
+// Greets someone by name.
 pipeline Greet(name: String) -> Result:
   name |> Writer.greet("Greet {{name}}.")
 
@@ -50,6 +51,7 @@ pipeline Ask(x: String) -> Result:
 pipeline Shop(id: String) -> Result:
   id ~> listen("payment") as paid |> System.Value({ id: id, paid: paid })
 
+// The clerk reads the notes and merges duplicates, under the Careful policy.
 pipeline Tidy(task: String) -> Result:
   task |> Clerk.work("Tidy the notes: {{task}}", tools: [Files])
 
@@ -109,6 +111,8 @@ type env struct {
 	requests []model.Request
 	// script answers the Clerk's requests of a Tidy run; nil means the default one.
 	script func(step int, req model.Request) model.Response
+	// delay makes each model request take that long (for screenshots with times).
+	delay time.Duration
 }
 
 type opts struct {
@@ -159,7 +163,7 @@ func newEnv(t testing.TB, o opts) *env {
 		}},
 		Interval: 50 * time.Millisecond,
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
-			return studio.New(studio.Config{API: api, Stopping: stopping, Program: prog, ListInterval: 100 * time.Millisecond})
+			return studio.New(studio.Config{API: api, Stopping: stopping, ListInterval: 100 * time.Millisecond})
 		},
 	}
 	srv, err := serve.New(context.Background(), cfg)
@@ -186,8 +190,11 @@ func newEnv(t testing.TB, o opts) *env {
 func (e *env) complete(ctx context.Context, req model.Request) (model.Response, error) {
 	e.mu.Lock()
 	e.requests = append(e.requests, req)
-	script := e.script
+	script, delay := e.script, e.delay
 	e.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
 	first := ""
 	if len(req.Messages) > 0 {
 		first = req.Messages[0].Text

@@ -94,7 +94,7 @@ func (s *Studio) loadRun(c caller, id string) (runData, *apiError) {
 		d.Duration = durationOf(end.Sub(rv.Started))
 	}
 	d.Key = fmt.Sprintf("%s-%d-%s", rv.Status, len(evs.Events), rv.Updated.Format("150405.000000"))
-	d.Stages, d.Bars = timeline(evs.Events)
+	d.Stages, d.Bars = timeline(evs.Events, rv.Started)
 	names := make([]string, 0, len(rv.Inputs))
 	for k := range rv.Inputs {
 		names = append(names, k)

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/halo-lang/halo/host/lang"
 )
 
 // A field is one input of the start form.
@@ -71,63 +70,149 @@ func (s *Studio) pipeline(c caller, name string) (pipelineInfo, *apiError) {
 	return pipelineInfo{}, &apiError{http.StatusNotFound, "UNKNOWN_PIPELINE", fmt.Sprintf("There is no pipeline %q here (there are: %s).", trim(name, 100), strings.Join(names, ", "))}
 }
 
-// fields builds the form of p's parameters, with the values typed before.
-func (s *Studio) fields(p pipelineInfo, values url.Values) []field {
-	var out []field
+// A schema is the part of a JSON Schema the form reads: the API gives each pipeline's
+// input schema, the one /mcp gives its tool.
+type schema struct {
+	Type       any                `json:"type"`
+	Title      string             `json:"title"`
+	Properties map[string]*schema `json:"properties"`
+	Required   []string           `json:"required"`
+	Items      *schema            `json:"items"`
+}
+
+// typeName is the schema's type as one word ("" for any).
+func (sc *schema) typeName() string {
+	if sc == nil {
+		return ""
+	}
+	switch t := sc.Type.(type) {
+	case string:
+		return t
+	case []any:
+		if len(t) == 1 {
+			if s, ok := t[0].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// fieldNames are an object schema's properties: the required ones in their order (a
+// pipeline's parameters, a schema type's fields, as written), then the others by name.
+func (sc *schema) fieldNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range sc.Required {
+		if _, ok := sc.Properties[n]; ok && !seen[n] {
+			names, seen[n] = append(names, n), true
+		}
+	}
+	var rest []string
+	for n := range sc.Properties {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+// fields builds the form of p's parameters from its input schema, with the values typed
+// before.
+func fields(p pipelineInfo, values url.Values) []field {
+	var in schema
+	if len(p.InputSchema) > 0 {
+		json.Unmarshal(p.InputSchema, &in)
+	}
+	types := map[string]string{}
 	for _, pa := range p.Params {
-		f := s.fieldOf("in."+pa.Name, pa.Name, pa.Type, values, true)
-		out = append(out, f)
+		types[pa.Name] = pa.Type
+	}
+	names := in.fieldNames()
+	if len(names) == 0 { // an API without schemas: the parameters, each typed as JSON or text
+		for _, pa := range p.Params {
+			names = append(names, pa.Name)
+		}
+	}
+	var out []field
+	for _, n := range names {
+		out = append(out, fieldOf("in."+n, n, types[n], in.Properties[n], values, true))
 	}
 	return out
 }
 
-func (s *Studio) fieldOf(name, label, typ string, values url.Values, top bool) field {
+func fieldOf(name, label, typ string, sc *schema, values url.Values, top bool) field {
 	f := field{Name: name, ID: "f-" + strings.ReplaceAll(name, ".", "-"), Label: label, Type: typ, Value: values.Get(name)}
-	switch typ {
-	case "String":
+	kind := sc.typeName()
+	if f.Type == "" {
+		f.Type = halotype(sc)
+	}
+	switch kind {
+	case "string":
 		f.Kind = "textarea"
 		if !top {
 			f.Kind = "text"
 		}
-	case "Number":
-		f.Kind = "number"
-	case "Integer":
-		f.Kind = "integer"
-	case "Boolean":
+	case "number", "integer":
+		f.Kind = kind
+	case "boolean":
 		f.Kind = "boolean"
 		if f.Value == "" {
 			f.Value = "false"
 		}
 	default:
 		f.Kind = "json"
-		f.Hint = jsonHint(typ)
-		if sd := s.schema(typ); sd != nil && top {
+		f.Hint = jsonHint(kind, f.Type)
+		if kind == "object" && top && len(sc.Properties) > 0 {
 			f.Kind = "schema"
-			for _, fd := range sd.Fields {
-				f.Fields = append(f.Fields, s.fieldOf(name+"."+fd.Name.Name, fd.Name.Name, fd.Type.String(), values, false))
+			for _, n := range sc.fieldNames() {
+				f.Fields = append(f.Fields, fieldOf(name+"."+n, n, "", sc.Properties[n], values, false))
 			}
 		}
+	}
+	if sc == nil && typ == "String" {
+		f.Kind = "textarea"
 	}
 	return f
 }
 
-func (s *Studio) schema(typ string) *lang.SchemaDecl {
-	if s.cfg.Program == nil {
-		return nil
+// halotype names a schema's type as Halo writes it.
+func halotype(sc *schema) string {
+	switch sc.typeName() {
+	case "string":
+		return "String"
+	case "number":
+		return "Number"
+	case "integer":
+		return "Integer"
+	case "boolean":
+		return "Boolean"
+	case "array":
+		if it := halotype(sc.Items); it != "Any" {
+			return "List<" + it + ">"
+		}
+		return "List"
+	case "object":
+		if sc.Title != "" {
+			return sc.Title
+		}
+		return "Object"
 	}
-	return s.cfg.Program.Schema(typ)
+	return "Any"
 }
 
-func jsonHint(typ string) string {
-	switch {
-	case strings.HasPrefix(typ, "Array") || strings.HasPrefix(typ, "List"):
+func jsonHint(kind, typ string) string {
+	switch kind {
+	case "array":
 		return `JSON: a list, such as ["a", "b"]`
-	case strings.HasPrefix(typ, "Object") || strings.HasPrefix(typ, "Map"):
-		return `JSON: an object, such as {"key": "value"}`
-	case typ == "Any" || typ == "JSON" || typ == "Result":
-		return "JSON, or plain text"
+	case "object":
+		if strings.HasPrefix(typ, "Object") || strings.HasPrefix(typ, "Map") {
+			return `JSON: an object, such as {"key": "value"}`
+		}
+		return "JSON: an object with the fields of " + typ
 	}
-	return "JSON: an object with the fields of " + typ
+	return "JSON, or plain text"
 }
 
 func (s *Studio) formPage(w http.ResponseWriter, r *http.Request) {
@@ -137,7 +222,7 @@ func (s *Studio) formPage(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "form", formData{page: page{Title: "Start " + p.Name, Nav: "start"}, Pipeline: p, Fields: s.fields(p, nil)})
+	s.render(w, http.StatusOK, "form", formData{page: page{Title: "Start " + p.Name, Nav: "start"}, Pipeline: p, Fields: fields(p, nil)})
 }
 
 // start starts a run through the API with the form's inputs, then shows it. Inputs the API
@@ -153,7 +238,7 @@ func (s *Studio) start(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	fields := s.fields(p, r.PostForm)
+	fields := fields(p, r.PostForm)
 	again := func(e *apiError) {
 		s.render(w, e.Status, "form", formData{page: page{Title: "Start " + p.Name, Nav: "start", Problem: e}, Pipeline: p, Fields: fields})
 	}

@@ -1,7 +1,7 @@
 // Package studio owns Studio: the web pages `halo serve` serves at / for the people who run
 // pipelines. They list runs (live), show a run's stages from its events (model and tool
 // calls, decisions, violations, loops, what it cost), answer a paused run, and start a run
-// from a form built from the pipeline's parameters.
+// from a form built from the pipeline's input schema.
 //
 // Studio holds no state and makes no decision of its own: every page is made from the
 // HTTP API of host/serve, called in-process with the browser request's Host, Origin and
@@ -25,8 +25,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/halo-lang/halo/host/lang"
 )
 
 //go:embed templates/*.html
@@ -47,8 +45,6 @@ type Config struct {
 	API http.Handler
 	// Stopping is closed when the server starts to stop: live streams end.
 	Stopping <-chan struct{}
-	// Program, when set, lets the start form show a schema-typed parameter field by field.
-	Program *lang.Program
 	// SecureCookie marks the token cookie Secure (the server is reached over https).
 	SecureCookie bool
 	// ListInterval is how often the runs list's live stream looks for changes; 0 means

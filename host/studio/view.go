@@ -101,56 +101,109 @@ type bar struct {
 	MsWidth, CostWidth string
 }
 
-// timeline groups events into stages and makes the chart of where time and cost went.
-func timeline(evs []event) ([]stage, []bar) {
-	var stages []stage
-	type agg struct {
-		title   string
-		ms      int64
-		cost    float64
-		targets []string
-	}
-	byAt := map[string]*agg{}
-	var order []string
+// timeline groups a run's events into its stages and makes the chart of where the time
+// and the cost went. A "stage" event closes each stage of the pipeline the run started
+// with: the events before it are that stage's (those of a fan-out or an each included). A
+// stage a loop runs again is a new group in the timeline, and one row in the chart. Events
+// after the last stage event are of the stage running (or failed). Records made before
+// stage events existed are grouped by where each event is written. started is when the
+// run started: the first stage's time counts from it.
+func timeline(evs []event, started time.Time) ([]stage, []bar) {
+	hasStages := false
 	for _, e := range evs {
-		if e.Type == "run" || e.Type == "progress" {
-			continue
+		if e.Type == "stage" {
+			hasStages = true
+			break
 		}
-		if len(stages) == 0 || stages[len(stages)-1].At != e.At {
-			stages = append(stages, stage{N: len(stages) + 1, At: e.At})
-		}
-		st := &stages[len(stages)-1]
-		st.Entries = append(st.Entries, entryOf(e))
-		a := byAt[e.At]
+	}
+	type agg struct {
+		title, at string
+		ms        int64
+		cost      float64
+		callMs    int64
+	}
+	var order []string
+	byKey := map[string]*agg{}
+	row := func(key, title, at string) *agg {
+		a := byKey[key]
 		if a == nil {
-			a = &agg{}
-			byAt[e.At] = a
-			order = append(order, e.At)
+			a = &agg{title: title, at: at}
+			byKey[key] = a
+			order = append(order, key)
 		}
-		// agent_tool repeats the time of the tool call it follows: count the call once.
-		if e.Type == "llm" || e.Type == "tool" {
-			a.ms += e.DurationMs
-			a.cost += e.Cost
-		}
-		if t := stageName(e); t != "" && !contains(a.targets, t) {
-			a.targets = append(a.targets, t)
-		}
+		return a
 	}
-	for i := range stages {
-		if a := byAt[stages[i].At]; a != nil {
-			stages[i].Title = titleOf(a.targets)
+	var stages []stage
+	var cur []event
+	mark := started
+	flush := func(title, at string, end *event) {
+		if len(cur) == 0 && end == nil {
+			return
 		}
+		var targets []string
+		for _, e := range cur {
+			if t := stageName(e); t != "" && !contains(targets, t) {
+				targets = append(targets, t)
+			}
+		}
+		if title == "" {
+			title = titleOf(targets)
+		}
+		if at == "" && len(cur) > 0 {
+			at = cur[0].At
+		}
+		st := stage{N: len(stages) + 1, At: at, Title: title}
+		a := row(at+"|"+title, title, at)
+		for _, e := range cur {
+			st.Entries = append(st.Entries, entryOf(e))
+			if e.Type == "llm" || e.Type == "tool" { // agent_tool repeats its tool call's time
+				a.cost += e.Cost
+				a.callMs += e.DurationMs
+			}
+			if e.Type == "paused" {
+				mark = time.Time{} // waiting for a person is no stage's time
+			} else if mark.IsZero() {
+				mark = e.Time
+			}
+		}
+		if end != nil && !mark.IsZero() && end.Time.After(mark) {
+			a.ms += end.Time.Sub(mark).Milliseconds()
+		}
+		if end != nil {
+			mark = end.Time
+		}
+		if len(st.Entries) > 0 || end != nil {
+			stages = append(stages, st)
+		}
+		cur = cur[:0]
 	}
+	for _, e := range evs {
+		switch {
+		case e.Type == "run" || e.Type == "progress":
+			continue
+		case e.Type == "stage":
+			flush(e.Target, e.At, &e)
+			continue
+		case !hasStages && len(cur) > 0 && cur[len(cur)-1].At != e.At:
+			flush("", "", nil)
+		}
+		cur = append(cur, e)
+	}
+	flush("", "", nil)
 	var maxMs int64
 	var maxCost float64
-	for _, at := range order {
-		maxMs = max(maxMs, byAt[at].ms)
-		maxCost = max(maxCost, byAt[at].cost)
+	for _, k := range order {
+		a := byKey[k]
+		if a.ms == 0 {
+			a.ms = a.callMs // no stage events, or a stage still running: its calls' time
+		}
+		maxMs = max(maxMs, a.ms)
+		maxCost = max(maxCost, a.cost)
 	}
 	var bars []bar
-	for _, at := range order {
-		a := byAt[at]
-		b := bar{Title: titleOf(a.targets), At: at, Ms: a.ms, Cost: a.cost, MsLabel: duration(a.ms), CostLabel: money(a.cost)}
+	for _, k := range order {
+		a := byKey[k]
+		b := bar{Title: a.title, At: a.at, Ms: a.ms, Cost: a.cost, MsLabel: duration(a.ms), CostLabel: money(a.cost)}
 		if maxMs > 0 {
 			b.MsPct = 100 * float64(a.ms) / float64(maxMs)
 		}
@@ -215,7 +268,7 @@ func entryOf(e event) entry {
 	if e.Arm != "" && e.Type != "branch" {
 		en.Tags = append(en.Tags, "arm "+e.Arm)
 	}
-	if e.Attempt > 1 {
+	if e.Attempt > 1 && e.Type != "loop" {
 		en.Tags = append(en.Tags, fmt.Sprintf("attempt %d", e.Attempt))
 	}
 	if e.Mocked {

@@ -280,7 +280,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
 		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
-			return studio.New(studio.Config{API: api, Stopping: stopping, Program: prog, Now: f.Now,
+			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,
 				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})
 		},
 	})
