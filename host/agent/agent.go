@@ -127,8 +127,29 @@ type Approval struct {
 // same call to the Approver again without asking the model anew.
 type Approver func(ctx context.Context, req ApprovalRequest) (Approval, error)
 
-// ErrNoOneToAsk is what an Approver returns when no person can be asked about a call.
+// ErrNoOneToAsk is what an Approver returns when no person can be asked about a call. An
+// Approver may return an error that says why instead (see NoOneToAsk); errors.Is finds
+// ErrNoOneToAsk in it.
 var ErrNoOneToAsk = errors.New("no one can be asked for approval")
+
+// NoOneToAsk returns an error that is ErrNoOneToAsk and says why no one can be asked ("no
+// interrupt handler answered, and a run cannot pause inside a fan-out").
+func NoOneToAsk(why string) error { return noOneToAsk(why) }
+
+type noOneToAsk string
+
+func (e noOneToAsk) Error() string        { return string(e) }
+func (e noOneToAsk) Is(target error) bool { return target == ErrNoOneToAsk }
+
+// NoOneBecause ends the message of an APPROVAL_NEEDED error: ", and there is no way to ask
+// one here", or ", but " and why, when err says why (NoOneToAsk).
+func NoOneBecause(err error) string {
+	var why noOneToAsk
+	if errors.As(err, &why) && why != "" {
+		return ", but " + string(why)
+	}
+	return ", and there is no way to ask one here"
+}
 
 // Decisions, as agent_tool events name them.
 const (
@@ -220,7 +241,9 @@ type Config struct {
 }
 
 // State is where a conversation stands: plain data that can be saved as JSON and given to
-// Resume.
+// Resume. Its JSON form keeps the model's bytes exactly (tool call arguments and native
+// messages are JSON strings of them), so a saved conversation continues with the very
+// requests an uninterrupted one sends.
 type State struct {
 	// Messages is the conversation after the system prompt, oldest first. Assistant messages
 	// keep their provider-native form (model.Message.Native).

@@ -9,9 +9,16 @@ import (
 // approve: true; the words y, yes, approve, approved, allow, ok and okay (any case); objects
 // with approved: true, action: "approve" or status: "approved". Anything else declines, with
 // its reason when it gives one: an object's reason, comment or text, or a plain string other
-// than a bare no, n, reject, deny or decline.
+// than a bare no, n, reject, deny or decline. An Approval is taken as it is.
 func ParseApproval(v any) Approval {
 	switch x := v.(type) {
+	case Approval:
+		return x
+	case *Approval:
+		if x == nil {
+			return Approval{}
+		}
+		return *x
 	case bool:
 		return Approval{Approved: x}
 	case string:

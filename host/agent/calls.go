@@ -80,7 +80,7 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 			if c.cfg.OnTool != nil {
 				c.cfg.OnTool(ev)
 			}
-			return res, &Error{Code: CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("%s asked to call %s, which policy %s sends to a person for approval (%s), and there is no way to ask one here", c.cfg.Agent, t.Target, d.Policy, d.Reason)}
+			return res, &Error{Code: CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("%s asked to call %s, which policy %s sends to a person for approval (%s)%s", c.cfg.Agent, t.Target, d.Policy, d.Reason, NoOneBecause(err))}
 		}
 		if err != nil {
 			return res, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -47,6 +48,33 @@ func (w *wire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	rw.Write(w.replies[len(w.bodies)-1])
 }
 
+// wireCases are the providers of testdata/wire: the archive, the model, the environment that
+// points the provider at the test server, and the path its requests go to.
+var wireCases = []struct {
+	archive, ref string
+	env          func(url string) map[string]string
+	path         string
+}{
+	{"openai.txtar", "openai/gpt-4o-mini", func(u string) map[string]string {
+		return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": u + "/v1"}
+	}, "POST /v1/chat/completions"},
+	{"openrouter.txtar", "openrouter/qwen/qwen3-coder", func(u string) map[string]string {
+		return map[string]string{"OPENROUTER_API_KEY": "sk-or-test", "OPENROUTER_BASE_URL": u + "/api/v1"}
+	}, "POST /api/v1/chat/completions"},
+	{"together.txtar", "together/meta-llama/Llama-3.3-70B-Instruct-Turbo", func(u string) map[string]string {
+		return map[string]string{"TOGETHER_API_KEY": "tg-test", "TOGETHER_BASE_URL": u + "/v1"}
+	}, "POST /v1/chat/completions"},
+	{"anthropic.txtar", "anthropic/claude-sonnet-4-5", func(u string) map[string]string {
+		return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": u}
+	}, "POST /v1/messages"},
+	{"gemini.txtar", "google/gemini-2.5-flash", func(u string) map[string]string {
+		return map[string]string{"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": u + "/"}
+	}, "POST /v1beta/models/gemini-2.5-flash:generateContent"},
+	{"ollama.txtar", "ollama/llama3.1", func(u string) map[string]string {
+		return map[string]string{"OLLAMA_HOST": u}
+	}, "POST /api/chat"},
+}
+
 // TestWire drives a three-step conversation on each provider's wire format: a reply with two
 // tool calls, then one with one call, then an answer. max_steps is 2, so the third request
 // turns tools off (OpenAI-compatible tool_choice "none", Anthropic {"type": "none"}, Gemini
@@ -54,31 +82,7 @@ func (w *wire) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // the provider's replies, in the shape its API documentation gives, and the exact requests
 // expected; go test -run TestWire -update rewrites the requests for review.
 func TestWire(t *testing.T) {
-	cases := []struct {
-		archive, ref string
-		env          func(url string) map[string]string
-		path         string
-	}{
-		{"openai.txtar", "openai/gpt-4o-mini", func(u string) map[string]string {
-			return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": u + "/v1"}
-		}, "POST /v1/chat/completions"},
-		{"openrouter.txtar", "openrouter/qwen/qwen3-coder", func(u string) map[string]string {
-			return map[string]string{"OPENROUTER_API_KEY": "sk-or-test", "OPENROUTER_BASE_URL": u + "/api/v1"}
-		}, "POST /api/v1/chat/completions"},
-		{"together.txtar", "together/meta-llama/Llama-3.3-70B-Instruct-Turbo", func(u string) map[string]string {
-			return map[string]string{"TOGETHER_API_KEY": "tg-test", "TOGETHER_BASE_URL": u + "/v1"}
-		}, "POST /v1/chat/completions"},
-		{"anthropic.txtar", "anthropic/claude-sonnet-4-5", func(u string) map[string]string {
-			return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": u}
-		}, "POST /v1/messages"},
-		{"gemini.txtar", "google/gemini-2.5-flash", func(u string) map[string]string {
-			return map[string]string{"GEMINI_API_KEY": "g-test", "GEMINI_BASE_URL": u + "/"}
-		}, "POST /v1beta/models/gemini-2.5-flash:generateContent"},
-		{"ollama.txtar", "ollama/llama3.1", func(u string) map[string]string {
-			return map[string]string{"OLLAMA_HOST": u}
-		}, "POST /api/chat"},
-	}
-	for _, tc := range cases {
+	for _, tc := range wireCases {
 		t.Run(strings.TrimSuffix(tc.archive, ".txtar"), func(t *testing.T) {
 			name := filepath.Join("testdata", "wire", tc.archive)
 			ar, err := txtar.ParseFile(name)
@@ -211,5 +215,147 @@ func assertJSON(t *testing.T, name string, got, want []byte) {
 	}
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("%s differs\n got: %s\nwant: %s", name, indentJSON(t, got), want)
+	}
+}
+
+// TestWirePauseResume runs the conversation of TestWire again on each provider's wire
+// format, but two of its calls wait for a person: Tests.run, the second call of the first
+// turn, and Files.write, the only call of the second. At each the conversation stops, its
+// State is saved as a run record saves it (indented JSON) and read back, and a new provider
+// (as in a new process) resumes it. The requests on the wire are exactly those of the
+// uninterrupted run (the archive's), the calls that ran before a pause do not run again,
+// and the model is asked three times in all.
+func TestWirePauseResume(t *testing.T) {
+	for _, tc := range wireCases {
+		t.Run(strings.TrimSuffix(tc.archive, ".txtar"), func(t *testing.T) {
+			name := filepath.Join("testdata", "wire", tc.archive)
+			ar, err := txtar.ParseFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := map[string][]byte{}
+			for _, f := range ar.Files {
+				parts[f.Name] = f.Data
+			}
+			w := &wire{}
+			for _, r := range []string{"reply1.json", "reply2.json", "reply3.json"} {
+				w.replies = append(w.replies, parts[r])
+			}
+			srv := httptest.NewServer(w)
+			defer srv.Close()
+			var ran []string
+			var asked []ApprovalRequest
+			waiting := errors.New("waiting for a person")
+			cfg := func() Config {
+				prov, id, err := model.Open(tc.ref, model.Config{Env: tc.env(srv.URL), MaxAttempts: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return Config{
+					Agent: "Fixer", Model: prov, Prompt: "Make the tests pass.",
+					Request:  model.Request{Model: id, System: "You fix the project."},
+					Tools:    files(),
+					MaxSteps: 2,
+					Policies: policy.Set{pol(t, "FixerTools", rule("AllowTools", "Files.*", "Tests.run"), rule("ApproveTools", "Tests.run", "Files.write"))},
+					Run: func(_ context.Context, call Call) (any, error) {
+						ran = append(ran, call.Target)
+						switch call.Target {
+						case "Tests.run":
+							return "1 fail: parses offsets", nil
+						case "Files.write":
+							return map[string]any{"written": 20}, nil
+						}
+						var a struct{ Path string }
+						json.Unmarshal(call.Args, &a)
+						return map[string]any{"path": a.Path, "content": "export const x = 1;\n"}, nil
+					},
+					// The first time a call is put to a person no one answers; the run stops.
+					Approve: func(_ context.Context, r ApprovalRequest) (Approval, error) {
+						asked = append(asked, r)
+						if len(asked)%2 == 1 {
+							return Approval{}, waiting
+						}
+						return Approval{Approved: true}, nil
+					},
+				}
+			}
+			c, err := New(cfg())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out any
+			pauses := 0
+			for {
+				out, err = c.Run(context.Background())
+				if !errors.Is(err, waiting) {
+					break
+				}
+				pauses++
+				saved, merr := json.MarshalIndent(map[string]any{"conversation": c.State()}, "", "  ")
+				if merr != nil {
+					t.Fatal(merr)
+				}
+				var rec struct{ Conversation State }
+				if err := json.Unmarshal(saved, &rec); err != nil {
+					t.Fatal(err)
+				}
+				if c, err = Resume(cfg(), rec.Conversation); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err != nil || out != "The offsets parse now; the tests pass." {
+				t.Fatalf("Run = %v, %v", out, err)
+			}
+			if pauses != 2 || len(asked) != 4 || asked[0].Call.Target != "Tests.run" || asked[2].Call.Target != "Files.write" {
+				t.Errorf("%d pauses, asked %+v", pauses, asked)
+			}
+			if strings.Join(ran, " ") != "Files.read Tests.run Files.write" {
+				t.Errorf("calls ran: %v", ran)
+			}
+			if len(w.bodies) != 3 {
+				t.Fatalf("%d requests, want 3", len(w.bodies))
+			}
+			for i, body := range w.bodies {
+				assertJSON(t, []string{"request1.json", "request2.json", "request3.json"}[i], body, parts[[]string{"request1.json", "request2.json", "request3.json"}[i]])
+			}
+		})
+	}
+}
+
+// TestStateKeepsBytes: a State saved as JSON (indented, as run records are, or compact) and
+// read back holds the model's arguments and native messages byte for byte: whitespace,
+// characters encoding/json would escape, and arguments that were not JSON.
+func TestStateKeepsBytes(t *testing.T) {
+	args := json.RawMessage("{ \"path\" : \"a<b>&c.md\",\n  \"n\": 1e3 }")
+	notJSON := json.RawMessage(`"{\"path\": "`)
+	native := json.RawMessage("{\"parts\": [ {\"functionCall\": {\"name\": \"Files__read\"}, \"thoughtSignature\": \"c2ln\u003c\"} ]}")
+	st := State{
+		Messages: []model.Message{
+			{Role: model.User, Text: "go <now>"},
+			{Role: model.Assistant, ToolCalls: []model.ToolCall{{ID: "1", Name: "Files__read", Args: args}, {ID: "2", Name: "Files__read", Args: notJSON}},
+				Native: &model.Native{Provider: "gemini", Data: native}},
+		},
+		Requests: 1, Steps: 1,
+		Pending: []model.ToolCall{{ID: "1", Name: "Files__read", Args: args}, {ID: "2", Name: "Files__read", Args: notJSON}},
+		Results: []model.ToolResult{{CallID: "1", Name: "Files__read", Content: "x & y"}},
+	}
+	for _, indent := range []bool{true, false} {
+		var b []byte
+		var err error
+		if indent {
+			b, err = json.MarshalIndent(map[string]any{"s": st}, "", "  ")
+		} else {
+			b, err = json.Marshal(map[string]any{"s": st})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back struct{ S State }
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.S, st) {
+			t.Errorf("indent %v: read back\n%+v\nwant\n%+v", indent, back.S, st)
+		}
 	}
 }

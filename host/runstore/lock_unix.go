@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/halo-lang/halo/host/runtime"
 )
 
 const noFollow = syscall.O_NOFOLLOW
@@ -27,4 +29,33 @@ func lockFolder(root *os.Root, dir string) (func(), error) {
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store lock %s: %v", path, err), Err: err}
 	}
 	return func() { fd.Close() }, nil
+}
+
+// FolderInUse reports whether a process (a halo serve) has the folder store in dir open. A
+// missing folder is not in use.
+func FolderInUse(dir string) (bool, error) {
+	root, err := runtime.OpenRunsFolder(dir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	fd, err := root.OpenFile(".lock", os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer fd.Close()
+	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, nil
+		}
+		return false, err
+	}
+	syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
+	return false, nil
 }

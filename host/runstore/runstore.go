@@ -108,6 +108,8 @@ func SummaryOf(rec *runtime.Record) Summary {
 // A Note says that something changed in the store, for a process that did not change it:
 // another replica's run had an event, stopped, or is asked to cancel.
 type Note struct {
+	// RunID is the run that changed; "" means any run may have (Listen has just started
+	// listening, or listens again after a lost connection).
 	RunID string
 	// Kind is NoteEvent, NoteSaved or NoteCancel.
 	Kind string

@@ -26,60 +26,35 @@ import (
 func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, value any, o callOpts) (any, error) {
 	agentName, task := a.Name.Name, c.Method.Name
 	target := agentName + "." + task
-	sc := rn.scope()
 	set := rn.r.policySet(a)
 	st := agentSettings(a, c)
 
-	var parts []string
-	var toolFirst *lang.ToolDecl
-	for _, arg := range c.Args {
-		if arg.Name == nil {
-			v, err := sc.eval(arg.Value)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, text(v))
-			continue
-		}
-		switch arg.Name.Name {
-		case "tools", "temp", "temperature", "max_tokens", "max_steps", "tool_result_chars":
-			// Settings, read by agentSettings.
-		case "tool":
-			if id, ok := arg.Value.(*lang.Ident); ok {
-				toolFirst = rn.r.prog.Tool(id.Name)
-			}
-		default:
-			v, err := sc.eval(arg.Value)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, arg.Name.Name+": "+text(v))
-		}
+	// A run continued after an approval takes up the conversation this call saved.
+	var resumed *AgentPause
+	if rs := rn.resume; rs != nil && !rs.taken && rs.pause.Target == target {
+		rs.taken, resumed = true, rs.pause
+		defer func() { rn.resume = nil }()
 	}
-	if toolFirst != nil {
-		// tool: T is a call the pipeline makes for the agent: its policies apply to it as
-		// to any call the agent's model chooses.
-		out, err := rn.toolCall(ctx, toolReq{td: toolFirst, pos: inputArgs(value), implicit: value != nil, input: value,
-			at: o.at, agent: agentName, set: set, police: true})
+	var system, prompt string
+	if resumed != nil && resumed.Conversation != nil {
+		system = resumed.System
+		if msgs := resumed.Conversation.Messages; len(msgs) > 0 {
+			prompt = msgs[0].Text
+		}
+	} else {
+		var err error
+		system, prompt, err = rn.agentPrompt(ctx, a, c, value, o, set)
+		var pause *errPause
+		if errors.As(err, &pause) && pause.agent != nil && pause.agent.Target == "" {
+			// Its tool: T waits for approval: the call starts again once answered.
+			pause.agent.Target = target
+		}
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, "Result of "+toolFirst.Name.Name+":\n"+text(out))
-	}
-	prompt := buildPrompt(parts, value, !usesValue(c, o.valueNames), o.feedback)
-	system, err := sc.fill(stringOf(a.System))
-	if err != nil {
-		return nil, err
 	}
 
-	// Input policies see the prompt before anything leaves the host, mock or not.
-	prompt, err = set.Input(prompt)
-	if err != nil {
-		rn.violation(err, agentName, target, o.at)
-		return nil, err
-	}
-
-	mocked := rn.r.cfg.Mocks.Has(target) || rn.r.cfg.MockAgents
+	mocked := rn.mocks().Has(target) || rn.mockAgents()
 	ref := a.Model.String()
 	offered, lazy, err := rn.offer(ctx, a, st.tools, set, mocked)
 	if err != nil {
@@ -89,7 +64,11 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	step := &modelStep{rn: rn, set: set, ref: ref, agent: agentName, target: target, at: o.at,
 		retries: o.retries, timeout: o.timeout, mocked: mocked}
 	var modelID string
-	if mocked {
+	if rp := rn.tools.replay; rp != nil {
+		// A replay asks no model: the recording answers.
+		step.replay = &replayModel{rp: rp, target: target, place: rn.place(o.at)}
+		step.inner = step.replay
+	} else if mocked {
 		step.mock = &mockModel{rn: rn, withTools: len(st.tools) > 0,
 			req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
 		step.inner = step.mock
@@ -114,19 +93,23 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		Run: func(ctx context.Context, call agent.Call) (any, error) {
 			toolName, method, _ := strings.Cut(call.Target, ".")
 			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, at: o.at, agent: agentName, set: set})
-			if tool.Code(err) == CodeMock {
-				// A scripted mock that ran out is the test's mistake, not the model's.
+			if code := tool.Code(err); code == CodeMock || code == CodeReplayDiverged {
+				// A scripted mock that ran out is the test's mistake, not the model's; a
+				// replay that left its recording stops there.
 				return nil, &agent.Fatal{Err: err}
 			}
 			return out, err
 		},
-		Approve: rn.approve,
+		Approve: rn.approver(o.at, set),
 		Accept: func(resp model.Response) (any, error) {
 			res, verr := set.Output(policy.Answer{Text: resp.Text, CompletionTokens: resp.Usage.OutputTokens}, lookup{sc: rn.scope()})
 			if verr == nil {
 				var mockValue any
 				if step.mock != nil {
 					mockValue = step.mock.last
+				}
+				if step.replay != nil {
+					mockValue = step.replay.last
 				}
 				return answerValue(res, mockValue), nil
 			}
@@ -145,7 +128,12 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(v, agentName, tgt, o.at) },
 	}
 	cfg.Resolve = lazy
-	conv, err := agent.New(cfg)
+	var conv *agent.Conversation
+	if resumed != nil && resumed.Conversation != nil {
+		conv, err = agent.Resume(cfg, *resumed.Conversation)
+	} else {
+		conv, err = agent.New(cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, err)
 	}
@@ -153,7 +141,73 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	if step.mock != nil {
 		step.mock.tools = conv.Tools
 	}
-	return conv.Run(ctx)
+	out, err := conv.Run(ctx)
+	var pause *errPause
+	if errors.As(err, &pause) && pause.agent != nil && pause.agent.Target == "" {
+		// A call waits for approval: the conversation so far is saved with the paused run.
+		cst := conv.State()
+		pause.agent.Target, pause.agent.System, pause.agent.Conversation = target, system, &cst
+	}
+	return out, err
+}
+
+// agentPrompt builds an agent call's system prompt and first message: the call's prompt
+// parts, the result of its tool: T (a call the pipeline makes for the agent, under the
+// agent's policies), the flowing value and a loop's feedback, after the agent's input
+// policies.
+func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call, value any, o callOpts, set policy.Set) (system, prompt string, err error) {
+	agentName := a.Name.Name
+	target := agentName + "." + c.Method.Name
+	sc := rn.scope()
+	var parts []string
+	var toolFirst *lang.ToolDecl
+	for _, arg := range c.Args {
+		if arg.Name == nil {
+			v, err := sc.eval(arg.Value)
+			if err != nil {
+				return "", "", err
+			}
+			parts = append(parts, text(v))
+			continue
+		}
+		switch arg.Name.Name {
+		case "tools", "temp", "temperature", "max_tokens", "max_steps", "tool_result_chars":
+			// Settings, read by agentSettings.
+		case "tool":
+			if id, ok := arg.Value.(*lang.Ident); ok {
+				toolFirst = rn.r.prog.Tool(id.Name)
+			}
+		default:
+			v, err := sc.eval(arg.Value)
+			if err != nil {
+				return "", "", err
+			}
+			parts = append(parts, arg.Name.Name+": "+text(v))
+		}
+	}
+	if toolFirst != nil {
+		// tool: T is a call the pipeline makes for the agent: its policies apply to it as
+		// to any call the agent's model chooses.
+		out, err := rn.toolCall(ctx, toolReq{td: toolFirst, pos: inputArgs(value), implicit: value != nil, input: value,
+			at: o.at, agent: agentName, set: set, police: true})
+		if err != nil {
+			return "", "", err
+		}
+		parts = append(parts, "Result of "+toolFirst.Name.Name+":\n"+text(out))
+	}
+	prompt = buildPrompt(parts, value, !usesValue(c, o.valueNames), o.feedback)
+	system, err = sc.fill(stringOf(a.System))
+	if err != nil {
+		return "", "", err
+	}
+
+	// Input policies see the prompt before anything leaves the host, mock or not.
+	prompt, err = set.Input(prompt)
+	if err != nil {
+		rn.violation(err, agentName, target, o.at)
+		return "", "", err
+	}
+	return system, prompt, nil
 }
 
 // settings are an agent call's model and loop settings: the agent's brackets, overridden by
@@ -242,7 +296,19 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 		}
 		var ms []tool.Method
 		ok := false
-		if mocked || rn.r.cfg.Mocks.hasTool(name) {
+		if rp := rn.tools.replay; rp != nil {
+			// As the recorded run described it, or its type declares it, without starting
+			// anything. One it never described (its mocked agent never called it) is
+			// described only if the replayed model calls it, and cannot be then.
+			if ms, ok = rp.rec.Methods[name]; !ok {
+				ms, ok = rn.tools.staticMethods(td)
+			}
+			if !ok {
+				later = append(later, td)
+				continue
+			}
+		}
+		if !ok && (mocked || rn.mocks().hasTool(name)) {
 			// Described without starting anything: a mocked model or tool may never need
 			// the provider.
 			if ms, ok = rn.tools.staticMethods(td); !ok {
@@ -261,6 +327,7 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 				return nil, nil, err
 			}
 		}
+		rn.tools.rec.methods(name, ms)
 		n := 0
 		for _, m := range ms {
 			if !m.PipelineOnly {
@@ -323,12 +390,12 @@ func visible(set policy.Set, methods []agent.Method) ([]agent.Method, error) {
 // mockedMethods describes a tool by the mocks of its methods ("Tool.method" keys), for tools
 // whose provider alone knows its methods: a test that mocks them needs no server.
 func (rn *run) mockedMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
-	if rn.r.cfg.Mocks == nil {
+	if rn.mocks() == nil {
 		return nil, false
 	}
 	var ms []tool.Method
 	prefix := td.Name.Name + "."
-	for _, k := range rn.r.cfg.Mocks.Targets() {
+	for _, k := range rn.mocks().Targets() {
 		if m, ok := strings.CutPrefix(k, prefix); ok && m != "" && !strings.HasSuffix(k, "?") {
 			ms = append(ms, tool.Method{Name: m, Description: "(mocked) " + k})
 		}
@@ -356,23 +423,6 @@ func equipList(a *lang.AgentDecl) string {
 	return strings.Join(names, ", ")
 }
 
-// approve asks about a call that needs approval. Until approvals can reach a person, only
-// mocks answer: "Tool.method?" for that target, else "approval"; without one no one can be
-// asked.
-func (rn *run) approve(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-	key := req.Call.Target + "?"
-	if !rn.r.cfg.Mocks.Has(key, "approval") {
-		return agent.Approval{}, agent.ErrNoOneToAsk
-	}
-	mreq := MockRequest{Target: key, Agent: req.Agent}
-	json.Unmarshal(req.Call.Args, &mreq.Args)
-	v, _, err := rn.r.cfg.Mocks.answer(mreq, key, "approval")
-	if err != nil {
-		return agent.Approval{}, &agent.Fatal{Err: err}
-	}
-	return agent.ParseApproval(v), nil
-}
-
 // A modelStep makes one model request of a conversation: MaxSpend's check and reservation
 // with the conversation's real size, @timeout on each attempt and @retry of failures marked
 // retryable, then the llm event and context.meta.calls.
@@ -380,6 +430,7 @@ type modelStep struct {
 	rn                 *run
 	inner              model.Provider
 	mock               *mockModel
+	replay             *replayModel
 	conv               *agent.Conversation
 	set                policy.Set
 	ref, agent, target string
@@ -405,7 +456,7 @@ func (s *modelStep) Complete(ctx context.Context, req model.Request) (model.Resp
 		}
 		wait = min(wait, 30*time.Second)
 		rn.r.cfg.Logger.Debug("retrying model request", "at", s.at, "target", s.target, "attempt", retry+2, "wait", wait, "error", err)
-		if err := rn.r.cfg.Sleep(ctx, wait); err != nil {
+		if err := rn.sleep(ctx, wait); err != nil {
 			return model.Response{}, err
 		}
 	}
@@ -436,8 +487,26 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	if s.mock != nil {
 		s.mock.attempt, s.mock.step = attempt, st.Requests+1
 	}
+	if s.replay != nil {
+		s.replay.step = st.Requests + 1
+	}
 	start := rn.r.cfg.Now()
 	resp, err := s.inner.Complete(actx, req)
+	if rn.tools.rec != nil {
+		c := Recorded{Kind: RecordedLLM, Target: s.target, At: s.at, Step: st.Requests + 1}
+		if err != nil {
+			c.Error = recordError(err)
+		} else {
+			r := resp
+			c.Response = &r
+			if s.mock != nil && len(resp.ToolCalls) == 0 {
+				if _, isText := s.mock.last.(string); !isText {
+					c.Value = s.mock.last
+				}
+			}
+		}
+		rn.record(c)
+	}
 	timedOut := s.timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()

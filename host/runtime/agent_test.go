@@ -330,25 +330,6 @@ pipeline Tidy(task: String) -> Result:
 	}
 }
 
-// TestToolLoopApprovalNeeded: without an approval mock, a call that needs approval fails
-// the run with APPROVAL_NEEDED (approvals that reach a person come later).
-func TestToolLoopApprovalNeeded(t *testing.T) {
-	rt := load(t, `
-policy Careful : ApproveEffects(write)
-tool Files : Work()
-agent Clerk [openai/gpt-4o]
-  equips Files
-  requires Careful
-pipeline Tidy(task: String) -> Result:
-  task |> Clerk.work(tools: auto)
-`, runtime.Config{Tools: workspaceRegistry(t, &workspace{files: map[string]string{}})})
-	rt.Mock("Clerk.work", []any{map[string]any{"$useTool": "Files.write", "args": map[string]any{"path": "a", "text": "b"}}, "done"})
-	res := run(t, rt, "Tidy", map[string]any{"task": "t"})
-	if res.Status != runtime.Failed || res.Error.Code != runtime.CodeApprovalNeeded {
-		t.Fatalf("%s %+v", res.Status, res.Error)
-	}
-}
-
 // TestToolLoopDirectives: @correct adds to the same conversation (the agent keeps its tool
 // results); @retry retries the failed request, not the conversation; @timeout bounds each
 // request, not all of them together.

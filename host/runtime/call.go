@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -267,7 +268,9 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 	if method != "" {
 		targets = []string{target, name}
 	}
-	if rn.r.cfg.Mocks.Has(targets...) {
+	var raw json.RawMessage // the result as the provider (or mock) gave it, for the recording
+	rp := rn.tools.replay
+	if rn.mocks().Has(targets...) || rp != nil && rp.mocked(targets...) {
 		mocked = true
 		args = q.raw
 		if args == nil {
@@ -284,9 +287,18 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 				return nil, err
 			}
 		}
-		mreq := MockRequest{Target: target, Agent: q.agent, Input: q.input}
-		json.Unmarshal(args, &mreq.Args)
-		out, _, err = rn.r.cfg.Mocks.answer(mreq, targets...)
+		if rp != nil {
+			out, err = rn.replayTool(q, target, args)
+		} else {
+			mreq := MockRequest{Target: target, Agent: q.agent, Input: q.input}
+			json.Unmarshal(args, &mreq.Args)
+			out, _, err = rn.mocks().answer(mreq, targets...)
+			if err == nil && rn.tools.rec != nil {
+				if raw, err = json.Marshal(out); err != nil {
+					raw, err = nil, fmt.Errorf("the mock's answer is not JSON: %w", err)
+				}
+			}
+		}
 	} else {
 		var p prepared
 		p, err = rn.tools.prepare(ctx, q.td, q.method, q.raw, q.pos, q.implicit, q.named)
@@ -297,11 +309,27 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 					return nil, err
 				}
 			}
-			progress := func(pr tool.Progress) {
-				rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
+			if rp != nil {
+				out, err = rn.replayTool(q, target, args)
+			} else {
+				progress := func(pr tool.Progress) {
+					rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
+				}
+				if raw, err = p.call(ctx, progress); err == nil {
+					out, err = decodeResult(raw)
+				}
 			}
-			out, err = p.call(ctx, progress)
 		}
+	}
+	if rn.tools.rec != nil && args != nil {
+		c := Recorded{Kind: RecordedTool, Target: target, At: q.at, Args: args, Mocked: mocked}
+		switch {
+		case err != nil:
+			c.Error = recordError(err)
+		case len(bytes.TrimSpace(raw)) > 0:
+			c.Result = raw
+		}
+		rn.record(c)
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
 	ci := CallInfo{Kind: "tool", Target: target, Agent: q.agent, DurationMs: dur, Mocked: mocked}
@@ -330,7 +358,8 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 
 // police checks a call the pipeline makes for an agent (tool: T) against the agent's tool
 // policies, as the tool loop checks the calls its model asks for: a refusal fails the call
-// and is a violation; a call that needs approval is put to the approval mocks.
+// and is a violation; a call that needs approval is asked about as the loop's are (approve),
+// and a declined one fails the call with APPROVAL_DECLINED.
 func (rn *run) police(ctx context.Context, q toolReq, target string, effect tool.Effect, args json.RawMessage) error {
 	d := q.set.Decide(target, effect, args)
 	switch d.Verdict {
@@ -340,9 +369,9 @@ func (rn *run) police(ctx context.Context, q toolReq, target string, effect tool
 		return v
 	case policy.NeedsApproval:
 		a, err := rn.approve(ctx, agent.ApprovalRequest{Agent: q.agent, Call: agent.Call{Target: target, Effect: effect, Args: args},
-			Policy: d.Policy, Rule: d.Rule, Reason: d.Reason})
+			Policy: d.Policy, Rule: d.Rule, Reason: d.Reason}, q.at, q.set)
 		if errors.Is(err, agent.ErrNoOneToAsk) {
-			return &Error{Code: agent.CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("tool: %s calls %s, which policy %s sends to a person for approval (%s), and there is no way to ask one here", q.td.Name.Name, target, d.Policy, d.Reason)}
+			return &Error{Code: agent.CodeApprovalNeeded, Err: err, Message: fmt.Sprintf("tool: %s calls %s, which policy %s sends to a person for approval (%s)%s", q.td.Name.Name, target, d.Policy, d.Reason, agent.NoOneBecause(err))}
 		}
 		if err != nil {
 			return err

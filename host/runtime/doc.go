@@ -3,7 +3,8 @@
 // fan-outs, yields), applies stage directives (@retry, @timeout, @correct), applies each
 // agent's policies through host/policy on every model call, keeps the run's context (data,
 // meta), emits events, answers targets from mocks, and saves run records so a paused run can
-// be resumed.
+// be resumed: through a RunStore, by default Store (a folder of JSON files); a store that is
+// also a Tracker (halo serve's) is told as runs start and continue.
 //
 // cmd/halo's run and resume commands use it, and so can users' own Go tests: Load a source,
 // Mock targets, Run a pipeline, and inspect the Result's output and meta.

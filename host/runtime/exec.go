@@ -28,6 +28,8 @@ type run struct {
 	// another pipeline"); empty at the top level of the pipeline the run started with.
 	// A yield, listen or approval there needs an interrupt handler (see canPause).
 	where string
+	// resume is set while a run that paused for approval is continued (see approvalResume).
+	resume *approvalResume
 	// list is the stages this run goes through: the pipeline's, or a branch arm's.
 	list []*lang.Stage
 
@@ -51,9 +53,13 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 		meta: Meta{RunID: r.cfg.NewID(), Calls: []CallInfo{}, Violations: []ViolationInfo{}},
 		data: data, onEv: r.cfg.OnEvent, now: r.cfg.Now,
 	}
+	tools := newToolSet(r, inputs)
+	if r.cfg.Store != nil {
+		tools.rec = &recorder{}
+	}
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
-		tools:  newToolSet(r, inputs),
+		tools:  tools,
 		budget: policy.NewBudget(), shares: newShares(),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
@@ -65,7 +71,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	for k, v := range inputs {
 		data[k] = v
 	}
-	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm}
+	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	return &run{
 		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, list: pd.Stages,
 		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
@@ -78,7 +84,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 // events, tools and budget; its names see this run's names, and the names it sets stay
 // its own. where says where it is, for a stage in it that would pause.
 func (rn *run) inner(where string, list []*lang.Stage) *run {
-	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm}
+	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, where: where, list: list}
 	if list != nil {
 		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
@@ -87,6 +93,26 @@ func (rn *run) inner(where string, list []*lang.Stage) *run {
 }
 
 func (rn *run) close() { rn.tools.close() }
+
+// mocks are the mocks this run answers from: none in a replay, which answers from its
+// recording.
+func (rn *run) mocks() *Mocks {
+	if rn.tools.replay != nil {
+		return nil
+	}
+	return rn.r.cfg.Mocks
+}
+
+// mockAgents is --mock, which a replay ignores.
+func (rn *run) mockAgents() bool { return rn.r.cfg.MockAgents && rn.tools.replay == nil }
+
+// sleep waits between @retry attempts; a replay does not wait.
+func (rn *run) sleep(ctx context.Context, d time.Duration) error {
+	if rn.tools.replay != nil {
+		return ctx.Err()
+	}
+	return rn.r.cfg.Sleep(ctx, d)
+}
 
 func (rn *run) scope() *scope {
 	return &scope{inputs: rn.inputs, st: rn.st, env: rn.r.cfg.Env}
@@ -105,8 +131,12 @@ func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) 
 		info := pause.info
 		rn.st.meta.Paused = &info
 		rn.st.mu.Unlock()
-		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut}
-		rn.st.emit(Event{Type: "paused", At: rn.list[pause.stage].Pos.String(), Channel: info.WaitingFor, Output: info.Question})
+		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut, Agent: pause.agent}
+		at := rn.pd.Pos.String()
+		if pause.agent == nil || !pause.agent.Start {
+			at = rn.list[pause.stage].Pos.String()
+		}
+		rn.st.emit(Event{Type: "paused", At: at, Channel: info.WaitingFor, Output: info.Question})
 	case err != nil:
 		res.Status = Failed
 		var se *stageError
@@ -140,6 +170,7 @@ func (rn *run) save(res *Result) error {
 	rec.Events = append([]Event(nil), rn.st.events...)
 	rn.st.mu.Unlock()
 	rec.Mocks = rn.r.cfg.Mocks.cursors()
+	rec.Recording = rn.tools.rec.recording()
 	rec.Updated = rn.r.cfg.Now().UTC()
 	return rn.r.cfg.Store.Save(rec)
 }
@@ -153,10 +184,12 @@ type stageError struct {
 func (e *stageError) Error() string { return e.at + ": " + e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
-// body runs the pipeline: its start value, then its stages. When resuming, payload is the
-// value of the stage at start, which the run paused at.
+// body runs the pipeline: its start value, then its stages. When resuming a yield or a
+// listen, payload is the value of the stage at start, which the run paused at; when resuming
+// an agent call that waited for approval (rn.resume), that stage (or the start value) runs
+// again and its agent call goes on with its saved conversation.
 func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) (any, error) {
-	if resuming {
+	if resuming && rn.resume == nil {
 		st := rn.list[start]
 		if st.As != nil {
 			rn.st.set(st.As.Name, payload)
@@ -165,8 +198,34 @@ func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) 
 		rn.stageDone(st)
 		return rn.stages(ctx, start+1, payload)
 	}
+	if resuming && !rn.resume.pause.Start {
+		st := rn.list[start]
+		if st.Op != lang.OpFallback {
+			return rn.stages(ctx, start, rn.stageIn[start])
+		}
+		// The handler of a failed stage waited: it goes on, then the stages after it.
+		out, _, err := rn.stage(ctx, start, st, rn.stageIn[start], nil)
+		if err != nil {
+			var pause *errPause
+			if errors.As(err, &pause) {
+				pause.place(start)
+				return nil, err
+			}
+			return nil, wrapStage(st, err)
+		}
+		if st.As != nil {
+			rn.st.set(st.As.Name, out)
+		}
+		rn.stageDone(st)
+		return rn.stages(ctx, start+1, out)
+	}
 	v, err := rn.startValue(ctx)
 	if err != nil {
+		var pause *errPause
+		if errors.As(err, &pause) {
+			pause.placeStart()
+			return nil, err
+		}
 		return nil, &stageError{at: rn.pd.Pos.String(), err: err}
 	}
 	return rn.stages(ctx, 0, v)
@@ -195,6 +254,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		if err != nil {
 			var pause *errPause
 			if errors.As(err, &pause) {
+				pause.place(i)
 				return nil, err
 			}
 			var ie *itemError
@@ -207,6 +267,10 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 				rn.stageIn[i+1] = value
 				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
 				if err != nil {
+					if errors.As(err, &pause) {
+						pause.place(i + 1)
+						return nil, err
+					}
 					return nil, wrapStage(fb, err)
 				}
 				value = out
@@ -380,7 +444,7 @@ func (rn *run) directed(ctx context.Context, st *lang.Stage, f func(ctx context.
 			wait = 30 * time.Second
 		}
 		rn.r.cfg.Logger.Debug("retrying stage", "at", st.Pos.String(), "attempt", attempt+1, "wait", wait, "error", err)
-		if err := rn.r.cfg.Sleep(ctx, wait); err != nil {
+		if err := rn.sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -72,6 +73,7 @@ func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any, names []st
 	err := fan(ctx, len(st.Calls), limit, func(ctx context.Context, k int) error {
 		c := st.Calls[k]
 		in := rn.inner(where, nil)
+		in.st.lane += "*" + strconv.Itoa(k)
 		opts := callOpts{at: c.Pos.String(), valueNames: names}
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
@@ -128,6 +130,7 @@ func (rn *run) each(ctx context.Context, st *lang.Stage, fb *lang.Stage, value a
 		in := rn.inner(where, nil)
 		index := k
 		in.st.item = &index
+		in.st.lane += "#" + strconv.Itoa(k)
 		in.st.data[name] = item
 		out, err := in.directedCall(ctx, st, st.Call, item, opts)
 		if err != nil && fb != nil && ctx.Err() == nil {
@@ -172,6 +175,7 @@ func (rn *run) branch(ctx context.Context, st *lang.Stage, value any) (any, erro
 		rn.st.emit(Event{Type: "branch", At: st.Pos.String(), Arm: arm.Label()})
 		in := rn.inner(fmt.Sprintf("inside the branch arm %q at %s", arm.Label(), arm.Pos), arm.Stages)
 		in.st.arm = arm.Label()
+		in.st.lane += "?" + arm.Label()
 		return in.stages(ctx, 0, value)
 	}
 	rn.st.emit(Event{Type: "branch", At: st.Pos.String(), Message: "no arm taken; the value passes through"})

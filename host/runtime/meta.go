@@ -62,10 +62,15 @@ type ViolationInfo struct {
 
 // PauseInfo is context.meta.paused.
 type PauseInfo struct {
-	// WaitingFor is the channel the run waits on: "yield", or a listen stage's channel.
+	// WaitingFor is the channel the run waits on: "yield", a listen stage's channel, or
+	// "approval".
 	WaitingFor string `json:"waitingFor"`
-	// Question is the yield's argument, for the person who answers.
+	// Question is the yield's argument, for the person who answers; for an approval, the
+	// message ("Allow Clerk to call Files.write with {...}? (policy Careful)").
 	Question any `json:"question"`
+	// Named holds an approval's details, as the interrupt handler gets them: target, args
+	// (with the agent's Redact rules applied), policy and agent.
+	Named map[string]any `json:"named,omitempty"`
 }
 
 // An Event is one line of the event stream (--events FILE) and of a run record. Which
@@ -145,6 +150,11 @@ type state struct {
 	// item and arm are stamped on every event made here (see Event.Item and Event.Arm).
 	item *int
 	arm  string
+	// lane says which branch of the run's nesting the state is on, the same in every run of
+	// the pipeline whatever the file's line numbers: "*1" for the second call of a fan-out,
+	// "#3" for the fourth item of an each, "?else" for a branch arm, joined from the
+	// outermost. A replay matches recorded calls by it.
+	lane string
 }
 
 // top returns the state that holds the run's meta and events.

@@ -35,7 +35,7 @@ func (m *mockModel) Complete(_ context.Context, req model.Request) (model.Respon
 			mreq.Tools = append(mreq.Tools, t.Target)
 		}
 	}
-	v, ok, err := m.rn.r.cfg.Mocks.answer(mreq, mreq.Target)
+	v, ok, err := m.rn.mocks().answer(mreq, mreq.Target)
 	if err != nil {
 		return model.Response{}, err
 	}

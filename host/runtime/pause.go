@@ -23,10 +23,12 @@ type Interrupt struct {
 	// "approval". It is the channel Runtime.Signal answers a paused run on.
 	Channel string `json:"channel"`
 	// Message is the text to show a person: a yield's question as text, what a listen
-	// stage waits for.
+	// stage waits for, or for an approval "Allow Clerk to call Files.write with {...}?
+	// (policy Careful)".
 	Message string `json:"message"`
 	// Named holds the request's details by name: a yield's question as written
-	// ("question"); a listen's channel ("channel").
+	// ("question"); a listen's channel ("channel"); an approval's target ("Files.write"),
+	// args (with the agent's Redact rules applied), policy and agent.
 	Named map[string]any `json:"named,omitempty"`
 	// At is where the asking stage is written (file:line:col).
 	At string `json:"at,omitempty"`
@@ -38,12 +40,34 @@ type Interrupt struct {
 type InterruptFunc func(ctx context.Context, in Interrupt) (answer any, ok bool, err error)
 
 // errPause is how a stage that waits stops the stages; exec turns it into a paused result.
+// A yield or listen knows its stage; an approval, asked from deep inside an agent call, is
+// placed at its stage by the stage loop that ran it (place).
 type errPause struct {
-	stage int
-	info  PauseInfo
+	stage  int
+	placed bool
+	info   PauseInfo
+	// agent is the agent call that waits for approval; nil for a yield or a listen.
+	agent *AgentPause
 }
 
 func (e *errPause) Error() string { return "paused waiting for " + e.info.WaitingFor }
+
+// place sets the stage the pause is at, unless a stage nested deeper set it.
+func (e *errPause) place(stage int) {
+	if !e.placed {
+		e.stage, e.placed = stage, true
+	}
+}
+
+// placeStart places the pause at the pipeline's start value.
+func (e *errPause) placeStart() {
+	if !e.placed {
+		e.stage, e.placed = 0, true
+		if e.agent != nil {
+			e.agent.Start = true
+		}
+	}
+}
 
 // ask puts in to the runtime's OnInterrupt handler. ok is false when there is none or it
 // gave no answer.
@@ -79,12 +103,25 @@ func (rn *run) canPause(code, what string) error {
 // pause the run at stage i (or fail with NOT_PAUSABLE where it cannot pause). question is
 // what context.meta.paused shows.
 func (rn *run) wait(ctx context.Context, i int, in Interrupt, what string, question any) (any, error) {
-	answer, ok, err := rn.ask(ctx, in)
+	var (
+		answer any
+		ok     bool
+		err    error
+	)
+	if rp := rn.tools.replay; rp != nil {
+		// A replay asks no one: the recorded run's answer here, if it was answered.
+		answer, ok = rp.answer(in.Channel, rn.place(in.At))
+	} else {
+		answer, ok, err = rn.ask(ctx, in)
+		if ok {
+			rn.record(Recorded{Kind: RecordedAnswer, Target: in.Channel, At: in.At, Answer: answer})
+		}
+	}
 	if err != nil || ok {
 		return answer, err
 	}
 	if err := rn.canPause(CodeNotPausable, what); err != nil {
 		return nil, err
 	}
-	return nil, &errPause{stage: i, info: PauseInfo{WaitingFor: in.Channel, Question: question}}
+	return nil, &errPause{stage: i, placed: true, info: PauseInfo{WaitingFor: in.Channel, Question: question}}
 }

@@ -337,10 +337,55 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	for k, v := range rec.Resume.Outputs {
 		rn.stageOut[k] = v
 	}
+	if rn.tools.rec != nil && rec.Recording != nil {
+		// The run records on after what it recorded before it paused.
+		rn.tools.rec.rec = *rec.Recording.clone()
+	}
+	if rec.Resume.Agent != nil {
+		rn.resume = &approvalResume{pause: rec.Resume.Agent, payload: payload}
+	} else if i := rec.Resume.Stage; i >= 0 && i < len(pd.Stages) {
+		// The answer to a yield or a listen, for a replay of the run.
+		rn.record(Recorded{Kind: RecordedAnswer, Target: rec.Meta.Paused.WaitingFor, At: pd.Stages[i].Pos.String(), Answer: payload})
+	}
 	r.cfg.Mocks.seek(rec.Mocks)
 	defer rn.close()
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)
 	return res, rn.save(res)
+}
+
+// Replay runs rec's pipeline again with its inputs, answering every model request, tool
+// call, approval and yield or listen from rec.Recording instead of asking a model, a tool
+// or a person: nothing is started and no key is needed, so a changed policy or prompt can be
+// tried against a run that happened. Calls are answered by the recorded call of the same
+// target (and, for tools and approvals, the same arguments) in the order they were made;
+// the first the recording cannot answer fails the run with REPLAY_DIVERGED saying what
+// differed. Mocks, the interrupt handler and the store are not used: the replay is not
+// saved, rec is left as it is, and the result keeps rec's run id. It ends paused where the
+// recorded run was never answered. A record without a recording, or whose pipeline or
+// inputs no longer fit the file, is a RUN_RECORD error.
+func (r *Runtime) Replay(ctx context.Context, rec *Record) (*Result, error) {
+	id := rec.RunID
+	if rec.Recording == nil {
+		return nil, errorf(CodeRun, "run %s has no recording to replay (it was saved by a version of Halo that did not record runs)", id)
+	}
+	pd := r.prog.Pipeline(rec.Pipeline)
+	if pd == nil {
+		return nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, orUnknown(rec.Pipeline))
+	}
+	in, err := bindInputs(pd, rec.Inputs)
+	if err != nil {
+		return nil, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: its inputs no longer fit pipeline %s: %v", id, pd.Name.Name, err), Err: err}
+	}
+	rn := r.newRun(pd, in)
+	rn.st.meta.RunID = id
+	rn.tools.rec, rn.tools.replay = nil, newReplayer(rec.Recording)
+	if rec.Status == Paused && rec.Resume != nil && rec.Resume.Agent != nil {
+		w := rec.Resume.Agent.Call
+		rn.tools.replay.waiting = &w
+	}
+	rn.rec = &Record{RunID: id, File: rec.File, Pipeline: rec.Pipeline, Inputs: in}
+	defer rn.close()
+	return rn.exec(ctx, 0, nil, false), nil
 }
 
 // resumable checks that rec is a paused run this program can go on with, waiting on
@@ -362,7 +407,11 @@ func (r *Runtime) resumable(rec *Record, channel string) (*lang.PipelineDecl, ma
 		return nil, nil, errorf(CodeRun, "run %s ran pipeline %s, which this file does not declare", id, orUnknown(rec.Pipeline))
 	}
 	i := rec.Resume.Stage
-	if i < 0 || i >= len(pd.Stages) || !waitsOn(pd.Stages[i], waiting) {
+	if waiting == ChannelApproval || rec.Resume.Agent != nil {
+		if err := r.approvalResumable(rec, pd); err != nil {
+			return nil, nil, err
+		}
+	} else if i < 0 || i >= len(pd.Stages) || !waitsOn(pd.Stages[i], waiting) {
 		return nil, nil, errorf(CodeRun, "run %s paused at stage %d waiting on %q, and stage %d of pipeline %s in this file does not; was the file changed?", id, i+1, waiting, i+1, pd.Name.Name)
 	}
 	in, err := bindInputs(pd, rec.Inputs)
@@ -370,6 +419,38 @@ func (r *Runtime) resumable(rec *Record, channel string) (*lang.PipelineDecl, ma
 		return nil, nil, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: its inputs no longer fit pipeline %s: %v", id, pd.Name.Name, err), Err: err}
 	}
 	return pd, in, nil
+}
+
+// approvalResumable checks the agent call a run paused for approval at: the record names
+// it, pipeline pd still has that agent call at that place, and the saved conversation waits
+// at the call the record names.
+func (r *Runtime) approvalResumable(rec *Record, pd *lang.PipelineDecl) error {
+	id, ap := rec.RunID, rec.Resume.Agent
+	if rec.Meta.Paused.WaitingFor != ChannelApproval || ap == nil {
+		return errorf(CodeRun, "run %s: the record does not say which agent call waits for approval", id)
+	}
+	var c *lang.Call
+	place := fmt.Sprintf("the start of pipeline %s", pd.Name.Name)
+	if ap.Start {
+		c, _ = pd.Start.(*lang.Call)
+	} else if i := rec.Resume.Stage; i >= 0 && i < len(pd.Stages) {
+		place = fmt.Sprintf("stage %d of pipeline %s", i+1, pd.Name.Name)
+		if st := pd.Stages[i]; st.Op == lang.OpThen || st.Op == lang.OpFallback {
+			c = st.Call
+		}
+	} else {
+		place = fmt.Sprintf("stage %d of pipeline %s, which has %d stages,", i+1, pd.Name.Name, len(pd.Stages))
+	}
+	if c == nil || c.Recv == nil || r.prog.Agent(c.Recv.Name) == nil || c.Target() != ap.Target {
+		return errorf(CodeRun, "run %s waits for approval in agent call %s, and %s in this file is not that call; was the file changed?", id, orUnknown(ap.Target), place)
+	}
+	if cv := ap.Conversation; cv != nil {
+		n := len(cv.Results)
+		if n >= len(cv.Pending) || cv.Pending[n].ID != ap.Call.ID {
+			return errorf(CodeRun, "run %s: the saved conversation of %s does not wait at the call the record names", id, ap.Target)
+		}
+	}
+	return nil
 }
 
 // waitsOn reports whether st is a stage that waits on channel.

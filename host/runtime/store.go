@@ -38,6 +38,10 @@ type Record struct {
 	Mocks   map[string]int `json:"mocks,omitempty"`
 	Started time.Time      `json:"started"`
 	Updated time.Time      `json:"updated"`
+
+	// Recording is what the run's models answered, its tools returned and its people said,
+	// unredacted, for halo replay (Runtime.Replay).
+	Recording *Recording `json:"recording,omitempty"`
 }
 
 // A ResumePoint is where a paused run stopped.
@@ -51,6 +55,9 @@ type ResumePoint struct {
 	// loops going back (and the answer their feedback quotes).
 	Inputs  map[int]any `json:"inputs,omitempty"`
 	Outputs map[int]any `json:"outputs,omitempty"`
+	// Agent, for a run waiting for approval, is the agent call that waits: its conversation
+	// so far and the call put to a person. Stage is that call's stage.
+	Agent *AgentPause `json:"agent,omitempty"`
 }
 
 // A RunStore keeps run records: the runtime saves a run's record when the run stops (it
@@ -220,37 +227,64 @@ func (s *Store) Load(id string) (*Record, error) {
 	return &rec, nil
 }
 
-// Latest returns the id of the most recently updated paused run, for `halo resume FILE
-// last`.
-func (s *Store) Latest() (string, error) {
+// ids returns the run ids of the records in the folder; none when it does not exist.
+func (s *Store) ids() ([]string, error) {
 	root, done, err := s.root(false)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, &Error{Code: CodeRun, Message: err.Error(), Err: err}
+	}
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && runIDPattern().MatchString(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// newest returns the id of the most recently updated record that keep accepts.
+func (s *Store) newest(keep func(*Record) bool) (string, error) {
+	ids, err := s.ids()
+	if err != nil {
 		return "", err
 	}
-	var entries []fs.DirEntry
-	if err == nil {
-		entries, err = fs.ReadDir(root.FS(), ".")
-		done()
-		if err != nil {
-			return "", &Error{Code: CodeRun, Message: err.Error(), Err: err}
-		}
-	}
 	best, bestTime := "", time.Time{}
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !runIDPattern().MatchString(id) {
-			continue
-		}
+	for _, id := range ids {
 		rec, err := s.Load(id)
-		if err != nil || rec.Status != Paused {
-			continue
+		if err != nil || !keep(rec) {
+			continue // unreadable records are passed over
 		}
 		if best == "" || rec.Updated.After(bestTime) {
 			best, bestTime = id, rec.Updated
 		}
 	}
-	if best == "" {
-		return "", errorf(CodeRun, "no paused run in %s", s.Dir)
-	}
 	return best, nil
+}
+
+// Latest returns the id of the most recently updated paused run, for `halo resume FILE
+// last`.
+func (s *Store) Latest() (string, error) {
+	best, err := s.newest(func(rec *Record) bool { return rec.Status == Paused })
+	if err == nil && best == "" {
+		err = errorf(CodeRun, "no paused run in %s", s.Dir)
+	}
+	return best, err
+}
+
+// Newest returns the id of the most recently updated run of any status, for `halo replay
+// FILE last`. Unreadable records are passed over.
+func (s *Store) Newest() (string, error) {
+	best, err := s.newest(func(*Record) bool { return true })
+	if err == nil && best == "" {
+		err = errorf(CodeRun, "no run in %s", s.Dir)
+	}
+	return best, err
 }

@@ -18,6 +18,10 @@ import (
 type toolSet struct {
 	r      *Runtime
 	inputs map[string]any
+	// rec, when set, records the run's calls and tool descriptions (see Recording); replay,
+	// when set, answers them from a recording instead, and no provider is opened.
+	rec    *recorder
+	replay *replayer
 
 	mu    sync.Mutex
 	open  map[string]*openTool
@@ -68,6 +72,11 @@ func (ts *toolSet) provider(ctx context.Context, td *lang.ToolDecl) (*openTool, 
 	}
 	ts.mu.Unlock()
 	ot.once.Do(func() {
+		if ts.replay != nil {
+			static, _ := ts.staticMethods(td)
+			ot.p = &replayProvider{rp: ts.replay, name: td.Name.Name, static: static}
+			return
+		}
 		d, err := ts.declaration(td)
 		if err != nil {
 			ot.err = err
@@ -113,6 +122,7 @@ func (ts *toolSet) prepare(ctx context.Context, td *lang.ToolDecl, method string
 	if err != nil {
 		return prepared{}, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)
 	}
+	ts.rec.methods(td.Name.Name, methods)
 	if method == "" {
 		var callable []string
 		for _, m := range methods {
@@ -147,14 +157,10 @@ func (ts *toolSet) prepare(ctx context.Context, td *lang.ToolDecl, method string
 	return prepared{ot: ot, method: m, args: args}, nil
 }
 
-// call runs a prepared call and decodes its result. progress, when not nil, receives the
-// call's progress reports.
-func (p prepared) call(ctx context.Context, progress func(tool.Progress)) (any, error) {
-	raw, err := p.ot.p.Call(ctx, tool.Request{Method: p.method.Name, Args: p.args, Progress: progress})
-	if err != nil {
-		return nil, err
-	}
-	return decodeResult(raw)
+// call runs a prepared call and returns its result as the provider gave it. progress, when
+// not nil, receives the call's progress reports.
+func (p prepared) call(ctx context.Context, progress func(tool.Progress)) (json.RawMessage, error) {
+	return p.ot.p.Call(ctx, tool.Request{Method: p.method.Name, Args: p.args, Progress: progress})
 }
 
 // staticMethods describes td without running anything when that is possible: the methods its
@@ -175,6 +181,9 @@ func (ts *toolSet) describe(ctx context.Context, td *lang.ToolDecl) ([]tool.Meth
 		return nil, err
 	}
 	ms, err := ot.list(ctx)
+	if err == nil {
+		ts.rec.methods(td.Name.Name, ms)
+	}
 	if err != nil {
 		if tool.Code(err) == "" {
 			return nil, &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("tool %s cannot describe its methods: %v", td.Name.Name, err), Err: err}

@@ -89,7 +89,10 @@ func errorOf(err error) *apiError {
 	case code == runstore.CodeStore:
 		return &apiError{http.StatusServiceUnavailable, code, err.Error()}
 	}
-	return &apiError{http.StatusInternalServerError, CodeInternal, err.Error()}
+	if code == "" {
+		code = CodeInternal
+	}
+	return &apiError{http.StatusInternalServerError, code, err.Error()}
 }
 
 // routes builds the handler: every route behind the checks it needs, one log line each.

@@ -1,9 +1,13 @@
 package serve_test
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -56,5 +60,30 @@ func TestCloseGrace(t *testing.T) {
 	}
 	if rec, _ := e.store.Load(paused); rec.Status != runtime.Paused {
 		t.Errorf("the paused run is %s", rec.Status)
+	}
+}
+
+// keepFails is a store whose leases cannot be renewed (the database is unreachable).
+type keepFails struct{ runstore.Store }
+
+func (k keepFails) Keep(ctx context.Context) ([]string, error) {
+	return nil, errors.New("connection refused")
+}
+
+// A server that cannot renew its runs' leases for about a lease stops them: another
+// replica may already have failed them, and they must not run on twice.
+func TestLeaseLostCancels(t *testing.T) {
+	f, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e := newEnv(t, opts{gate: true, store: keepFails{f}})
+	id := e.do("POST", "/api/runs", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 202)["runId"].(string)
+	time.Sleep(400 * time.Millisecond) // 8 intervals without a renewal
+	e.gate <- struct{}{}
+	m := e.waitStatus(id, runtime.Failed)
+	if m["error"].(map[string]any)["code"] != runtime.CodeCancelled || e.count("A.two") != 0 {
+		t.Errorf("%v; A.two ran %d times", m, e.count("A.two"))
 	}
 }

@@ -51,6 +51,8 @@ type env struct {
 	mu   sync.Mutex
 	// calls counts agent calls by target.
 	calls map[string]int
+	// mocks answer the targets; tests may set more before they run.
+	mocks *runtime.Mocks
 }
 
 type opts struct {
@@ -113,11 +115,15 @@ func newEnv(t *testing.T, o opts) *env {
 		o.store = f
 	}
 	e.store = o.store
+	targets := []string{"A.one", "A.two", "A.three", "A.draft"}
 	if o.src == "" {
 		o.src = src
+	} else {
+		targets = nil // the test's own program: it sets its own mocks
 	}
 	mocks := runtime.NewMocks()
-	for _, target := range []string{"A.one", "A.two", "A.three", "A.draft"} {
+	e.mocks = mocks
+	for _, target := range targets {
 		mocks.SetFunc(target, func(req runtime.MockRequest) (any, error) {
 			e.mu.Lock()
 			e.calls[target]++

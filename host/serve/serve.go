@@ -244,6 +244,7 @@ func (s *Server) Start() {
 	s.bg.Go(func() {
 		t := time.NewTicker(s.cfg.Interval)
 		defer t.Stop()
+		kept := time.Now()
 		for {
 			select {
 			case <-ctx.Done():
@@ -251,8 +252,16 @@ func (s *Server) Start() {
 			case <-t.C:
 			}
 			ids, err := s.store.Keep(ctx)
-			if err != nil && ctx.Err() == nil {
+			switch {
+			case err == nil:
+				kept = time.Now()
+			case ctx.Err() == nil:
 				s.log.Warn("renewing run leases failed", "error", err)
+				// Past about a lease without renewing, another replica may already have
+				// failed these runs: stop them here rather than run them twice.
+				if time.Since(kept) > 3*s.cfg.Interval {
+					s.cancelAll(errLeaseLost)
+				}
 			}
 			for _, id := range ids {
 				s.cancelLocal(id, errCancelled)

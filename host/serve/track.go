@@ -15,6 +15,7 @@ import (
 var (
 	errCancelled   = errors.New("the run was cancelled")
 	errInterrupted = errors.New("halo serve stopped before the run finished")
+	errLeaseLost   = errors.New("this server could not renew its hold on the run in the store")
 )
 
 // CodeInterrupted is the code of a run that was still running when the server stopped and
@@ -225,6 +226,15 @@ func (s *Server) cancelLocal(id string, why error) bool {
 	}
 	lr.cancel(why)
 	return true
+}
+
+// cancelAll cancels every run running here.
+func (s *Server) cancelAll(why error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lr := range s.live {
+		lr.cancel(why)
+	}
 }
 
 func (s *Server) liveRun(id string) *liveRun {

@@ -131,6 +131,15 @@ func TestCancelReachesHolder(t *testing.T) {
 	done := make(chan struct{})
 	go func() { a.Listen(ctx, func(n runstore.Note) { notes <- n }); close(done) }()
 	defer func() { cancel(); <-done }()
+	// Listen says so (a note for every run) once it listens: only then is a NOTIFY heard.
+	select {
+	case n := <-notes:
+		if n.RunID != "" {
+			t.Fatalf("first note %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not start")
+	}
 	if err := a.Start(ctx, runstoretest.NewRecord("r1", runtime.Running)); err != nil {
 		t.Fatal(err)
 	}

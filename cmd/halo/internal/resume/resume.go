@@ -1,18 +1,20 @@
 // Package resume implements `halo resume FILE RUNID [--channel NAME] --payload ...`:
 // continue a run that paused at a |! yield or a ~> listen, with the payload as that stage's
-// value.
+// value, or at a tool call waiting for approval, with the payload as the answer.
 package resume
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -29,6 +31,8 @@ type Options struct {
 	Events  string
 	Mock    bool
 	Mocks   string
+	// AutoApprove approves every later call that waits for approval (--auto-approve).
+	AutoApprove bool
 	// Registry builds the tool registry; nil means the one halo run uses.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -39,14 +43,18 @@ func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *Options) error
 	cmd := &cobra.Command{
 		Use:   "resume FILE RUNID [--channel NAME] --payload ANSWER",
 		Short: "Continue a paused run",
-		Long: `Continue run RUNID of FILE, paused at a |! yield or a ~> listen, from where it
-stopped: the payload becomes that stage's value. RUNID "last" means the run that paused
-most recently. With --channel, the run must be waiting on that channel ("yield" for a
-yield, the listen's channel name): a signal for another channel is refused. A payload
-that parses as JSON is used as JSON; anything else is text. The run record is read from
-and written back to .halo/runs; a run that cannot be resumed (unknown, unreadable,
-finished, waiting on another channel) is a RUN_RECORD error and its record is left as it
-was.
+		Long: `Continue run RUNID of FILE, paused at a |! yield, a ~> listen or a tool call
+waiting for approval, from where it stopped: the payload becomes the stage's value, or
+answers the approval (approve, y, yes, ok, true, {"approved": true} approve; anything else
+declines, and text other than a bare no is the reason the agent's model reads). An
+approved call runs and the agent's conversation goes on where it stopped. RUNID "last"
+means the run that paused most recently. With --channel, the run must be waiting on that
+channel ("yield" for a yield, "approval", or the listen's channel name): a signal for
+another channel is refused. A payload that parses as JSON is used as JSON; anything else
+is text. The run record is read from and written back to .halo/runs; a run that cannot
+be resumed (unknown, unreadable, finished, waiting on another channel) is a RUN_RECORD
+error and its record is left as it was. Later approvals are asked at the terminal as in
+halo run (--auto-approve approves them).
 
 Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused again.`,
 		Args: cobra.ExactArgs(2),
@@ -63,16 +71,22 @@ Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused aga
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Payload, "payload", "", "the answer to the yield, or the signal's payload (JSON or text)")
-	fl.StringVar(&opts.Channel, "channel", "", "the channel the payload answers (`NAME`: yield, or a listen's channel)")
+	fl.StringVar(&opts.Channel, "channel", "", "the channel the payload answers (`NAME`: yield, approval, or a listen's channel)")
 	fl.BoolVar(&opts.JSON, "json", false, "print { status, output, runId, meta } as JSON")
 	fl.StringVar(&opts.Events, "events", "", "write the resumed run's events as JSON lines to `FILE`")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "approve every later tool call that waits for approval, without asking")
 	return cmd
 }
 
 func resumeRun(ctx context.Context, opts *Options) error {
-	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry})
+	// A halo serve that has this folder's runs continues them itself: a resume beside it
+	// could continue a run it continues too.
+	if busy, _ := runstore.FolderInUse(filepath.Join(opts.F.Dir, ".halo", "runs")); busy {
+		return Refused(opts.F, opts.RunID, opts.JSON, runstore.Errorf(runstore.CodeBusy, "a halo serve is serving this folder's runs: answer run %s through it (POST /api/runs/%s/signal, or its approval link)", opts.RunID, opts.RunID))
+	}
+	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
 	if err != nil {
 		return err
 	}
@@ -84,7 +98,7 @@ func resumeRun(ctx context.Context, opts *Options) error {
 		res, err = s.Runtime.Resume(ctx, opts.RunID, Payload(opts.Payload))
 	}
 	if err != nil {
-		return refused(opts, err)
+		return Refused(opts.F, opts.RunID, opts.JSON, err)
 	}
 	return run.Report(opts.F, res, opts.File, opts.JSON)
 }
@@ -95,21 +109,21 @@ type Refusal struct {
 	Error *runtime.ErrorInfo `json:"error"`
 }
 
-// refused reports a run that could not be resumed: its code on stderr (and as JSON on
-// stdout with --json), exit status 1.
-func refused(opts *Options, err error) error {
+// Refused reports a run that could not be resumed (or replayed): its code on stderr (and
+// as JSON on stdout with --json), exit status 1.
+func Refused(f *cmdutil.Factory, runID string, asJSON bool, err error) error {
 	code := tool.Code(err)
 	if code == "" {
 		return err
 	}
-	if opts.JSON {
-		enc := json.NewEncoder(termsafe.Writer(opts.F.IO.Out))
+	if asJSON {
+		enc := json.NewEncoder(termsafe.Writer(f.IO.Out))
 		enc.SetIndent("", "  ")
-		if werr := enc.Encode(Refusal{RunID: opts.RunID, Error: &runtime.ErrorInfo{Code: code, Message: err.Error()}}); werr != nil {
+		if werr := enc.Encode(Refusal{RunID: runID, Error: &runtime.ErrorInfo{Code: code, Message: err.Error()}}); werr != nil {
 			return werr
 		}
 	}
-	fmt.Fprintf(opts.F.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
+	fmt.Fprintf(f.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
 	return cmdutil.Silent(cmdutil.ExitFailed)
 }
 

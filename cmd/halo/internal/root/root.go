@@ -25,6 +25,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
 	"github.com/halo-lang/halo/cmd/halo/internal/remove"
+	"github.com/halo-lang/halo/cmd/halo/internal/replay"
 	"github.com/halo-lang/halo/cmd/halo/internal/resume"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/sandboxwrap"
@@ -134,6 +135,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return run.NewCmdRun(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return resume.NewCmdResume(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return replay.NewCmdReplay(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return initcmd.NewCmdInit(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pluginserve.NewCmdPlugin(f, nil) },

@@ -27,6 +27,7 @@ type spinner struct {
 	frame  int
 	drawn  bool // the line holds a drawing
 	closed bool
+	held   int // questions being asked on the terminal: the line is not drawn
 
 	stop chan struct{}
 	done chan struct{}
@@ -110,7 +111,7 @@ func (s *spinner) run() {
 func (s *spinner) draw() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.held > 0 {
 		return
 	}
 	if len(s.order) == 0 {
@@ -143,6 +144,20 @@ func (s *spinner) erase() {
 	if s.drawn {
 		io.WriteString(s.w, "\r\x1b[K")
 		s.drawn = false
+	}
+}
+
+// hold erases the line and keeps it from being drawn until release is called: a question
+// is being asked on the terminal.
+func (s *spinner) hold() (release func()) {
+	s.mu.Lock()
+	s.held++
+	s.erase()
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.held--
+		s.mu.Unlock()
 	}
 }
 

@@ -70,3 +70,36 @@ func TestSpinnerLine(t *testing.T) {
 		t.Errorf("drawn again after the end: %q", got)
 	}
 }
+
+// While a question is asked on the terminal the line is erased and not drawn; once it is
+// answered, the line comes back.
+func TestSpinnerHeldForAQuestion(t *testing.T) {
+	var out lockedBuffer
+	s := newSpinner(&out, time.Hour)
+	defer s.close()
+	s.event(runtime.Event{Type: "progress", Target: "A.x", At: "f:1:1", Progress: &tool.Progress{Message: "one"}})
+	s.draw()
+	p := newPrompter(strings.NewReader("y\n"), &out)
+	p.hold = s.hold
+	before := out.String()
+	var during string
+	p.out = writerFunc(func(b []byte) (int, error) {
+		s.draw() // a tick while the question is on the terminal
+		during = out.String()
+		return out.Write(b)
+	})
+	if _, ok, _ := p.ask(t.Context(), runtime.Interrupt{Channel: runtime.ChannelApproval, Message: "m"}); !ok {
+		t.Fatal("no answer")
+	}
+	if during != before+"\r\x1b[K" {
+		t.Errorf("the line was drawn while asking: %q", strings.TrimPrefix(during, before))
+	}
+	s.draw()
+	if got := out.String(); !strings.HasSuffix(got, "\r\x1b[K⠙ A.x: one") {
+		t.Errorf("not drawn again after the answer: %q", got)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

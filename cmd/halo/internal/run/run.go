@@ -41,6 +41,8 @@ type Options struct {
 	// Mock is --mock; Mocks is --mocks FILE.
 	Mock  bool
 	Mocks string
+	// AutoApprove is --auto-approve: every call a policy puts up for approval is approved.
+	AutoApprove bool
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -58,8 +60,14 @@ pipeline) with the inputs given, and print its output. With --json, print
 Inputs are --input name=value (repeatable; parsed for the parameter's type) and
 --input-json '{"name": value}'. The run is saved in .halo/runs/<runId>.json.
 
+A tool call an agent's policies put up for approval (ApproveTools, ApproveEffects) is
+asked about at the terminal: the call is shown, then "Allow? [y/N, or say why not]"; y
+approves, Enter alone declines, and other text declines with it as the reason the model
+reads. Without a terminal the run pauses and says how to answer with halo resume;
+--auto-approve approves every call without asking.
+
 Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
-3 paused at a |! yield (continue it with halo resume).`,
+3 paused at a |! yield, a ~> listen or an approval (continue it with halo resume).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
@@ -79,6 +87,7 @@ Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
 	fl.StringVar(&opts.Events, "events", "", "write every event as a JSON line to `FILE`")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "approve every tool call that waits for approval, without asking")
 	return cmd
 }
 
@@ -87,7 +96,7 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, Registry: opts.Registry})
+	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
 	if err != nil {
 		return err
 	}
@@ -128,12 +137,15 @@ func ParseInputs(kvs []string, inputJSON string) (map[string]any, error) {
 	return in, nil
 }
 
-// A Session is what opening a file for a run needs.
+// A Session is what opening a file for a run needs. AutoApprove approves every call that
+// waits for approval; without it a person at a terminal (stdin) is asked, and without one
+// the run pauses.
 type Session struct {
 	File        string
 	Events      string
 	Mock        bool
 	Mocks       string
+	AutoApprove bool
 	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	Runtime     *runtime.Runtime
 	closeEvents func() error
@@ -195,6 +207,14 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockAgents: s.Mock,
 		Store: &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}, Now: f.Now, Logger: f.Logger,
 	}
+	var ask *prompter
+	switch {
+	case s.AutoApprove:
+		cfg.OnInterrupt = autoApprove
+	case f.IO.InTTY:
+		ask = newPrompter(f.IO.In, f.IO.ErrOut)
+		cfg.OnInterrupt = ask.ask
+	}
 	if s.Events != "" {
 		w, err := os.Create(f.Abs(s.Events))
 		if err != nil {
@@ -229,6 +249,9 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			}
 		}
 		s.spinner = sp
+		if ask != nil {
+			ask.hold = sp.hold
+		}
 	}
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
@@ -279,6 +302,10 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 		return nil
 	case runtime.Paused:
 		p := res.Meta.Paused
+		if p != nil && p.WaitingFor == runtime.ChannelApproval {
+			fmt.Fprintf(errOut, "paused: run %s waits for approval: %s\ncontinue it with: halo resume %s %s --payload approve\n(or decline it, saying why: --payload 'no, <why>')\n", res.RunID, textOf(p.Question), file, res.RunID)
+			return cmdutil.Silent(cmdutil.ExitPaused)
+		}
 		if p != nil && p.WaitingFor != runtime.ChannelYield {
 			fmt.Fprintf(errOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
 			return cmdutil.Silent(cmdutil.ExitPaused)

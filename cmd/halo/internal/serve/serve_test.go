@@ -208,9 +208,20 @@ func TestServeAndStop(t *testing.T) {
 	second := exec.Command(halo, "serve", "--addr", "127.0.0.1:0", "--mock")
 	second.Dir = dir
 	out, err := second.CombinedOutput()
-	_ = q
 	if err == nil || !strings.Contains(string(out), "another process") {
 		t.Errorf("a second halo serve on one folder: %v %s", err, out)
+	}
+	// halo resume beside it is refused: the server continues its runs itself.
+	_, m = q.do("POST", "/api/runs?wait=20s", `{"pipeline": "Ask", "inputs": {"x": "a"}}`)
+	paused := m["runId"].(string)
+	resume := exec.Command(halo, "resume", "flows.halo", paused, "--payload", "yes", "--mocks", "mocks.json")
+	resume.Dir = dir
+	out, err = resume.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "[STORE_BUSY]") {
+		t.Errorf("halo resume beside halo serve: %v %s", err, out)
+	}
+	if _, got := q.do("GET", "/api/runs/"+paused, ""); got["status"] != "paused" {
+		t.Errorf("the run after a refused resume: %v", got)
 	}
 }
 

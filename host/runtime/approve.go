@@ -1,0 +1,167 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/halo-lang/halo/host/agent"
+	"github.com/halo-lang/halo/host/policy"
+)
+
+// An AgentPause is an agent call stopped at a tool call that waits for a person's approval,
+// as a paused run's record keeps it (ResumePoint.Agent).
+type AgentPause struct {
+	// Target is the agent call ("Clerk.work").
+	Target string `json:"target"`
+	// Start says the call is the pipeline's start value, not the stage at ResumePoint.Stage.
+	Start bool `json:"start,omitempty"`
+	// System is the system prompt the conversation began with.
+	System string `json:"system,omitempty"`
+	// Conversation is where the conversation stood: host/agent's State, with the messages
+	// in their provider-native form, the calls of the turn in progress and the results given
+	// so far. Nil when the call paused before its conversation began (at its tool: T).
+	Conversation *agent.State `json:"conversation,omitempty"`
+	// Call is the tool call that waits.
+	Call WaitingCall `json:"call"`
+}
+
+// A WaitingCall is a tool call that waits for approval.
+type WaitingCall struct {
+	// ID is the call's id in the conversation ("" for a tool: T call).
+	ID     string `json:"id,omitempty"`
+	Target string `json:"target"`
+	// Args are the arguments as the model sent them.
+	Args json.RawMessage `json:"args"`
+}
+
+// An approvalResume is a run that paused for approval being continued: the agent call that
+// waits (taken by agentCall) and the payload that answers its call (taken by approve).
+type approvalResume struct {
+	pause   *AgentPause
+	payload any
+	// taken is set once agentCall took the pause; answered once approve used the payload.
+	taken, answered bool
+}
+
+// approver is the approval hook of an agent call written at at, with the agent's policies.
+func (rn *run) approver(at string, set policy.Set) agent.Approver {
+	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+		return rn.approve(ctx, req, at, set)
+	}
+}
+
+// approve asks about a call a policy puts up for approval. In order: the payload of the
+// signal that continues a run paused at this very call; a mock for "Tool.method?", else for
+// "approval"; the interrupt handler (channel "approval"). With no answer the run pauses at
+// the agent's stage, where a run can pause; elsewhere no one can be asked, and the call
+// fails with APPROVAL_NEEDED.
+func (rn *run) approve(ctx context.Context, req agent.ApprovalRequest, at string, set policy.Set) (agent.Approval, error) {
+	if rp := rn.tools.replay; rp != nil {
+		// A replay asks no one: the recorded run's answer to the same call.
+		shown := func(a json.RawMessage) string { return quoteArgs(agent.ShowArgs(set, a)) }
+		a, err := rp.approval(req.Call.Target, req.Call.Args, rn.place(at), shown)
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, errUnanswered) {
+			return agent.Approval{}, &agent.Fatal{Err: err}
+		}
+		// The recorded run was never answered here: the replay pauses where it paused.
+		return agent.Approval{}, rn.unanswered(req, at, set)
+	}
+	answered := func(a agent.Approval) (agent.Approval, error) {
+		rn.record(Recorded{Kind: RecordedApproval, Target: req.Call.Target, At: at, Args: req.Call.Args,
+			Answer: map[string]any{"approved": a.Approved, "reason": a.Reason}})
+		return a, nil
+	}
+	if rs := rn.resume; rs != nil && rs.taken && !rs.answered && rs.pause.Call.matches(req.Call) {
+		rs.answered = true
+		return answered(agent.ParseApproval(rs.payload))
+	}
+	key := req.Call.Target + "?"
+	if rn.mocks().Has(key, "approval") {
+		mreq := MockRequest{Target: key, Agent: req.Agent}
+		json.Unmarshal(req.Call.Args, &mreq.Args)
+		v, _, err := rn.mocks().answer(mreq, key, "approval")
+		if err != nil {
+			return agent.Approval{}, &agent.Fatal{Err: err}
+		}
+		return answered(agent.ParseApproval(v))
+	}
+	in := approvalInterrupt(req, at, set)
+	answer, ok, err := rn.ask(ctx, in)
+	if err != nil {
+		return agent.Approval{}, err
+	}
+	if ok {
+		return answered(agent.ParseApproval(answer))
+	}
+	return agent.Approval{}, rn.unanswered(req, at, set)
+}
+
+// unanswered is what a call no one answered does: it pauses the run at the agent's stage,
+// where a run can pause; elsewhere no one can be asked.
+func (rn *run) unanswered(req agent.ApprovalRequest, at string, set policy.Set) error {
+	if rn.where != "" {
+		return agent.NoOneToAsk(fmt.Sprintf("no interrupt handler answered, and a run cannot pause %s to wait for one", rn.where))
+	}
+	in := approvalInterrupt(req, at, set)
+	return &errPause{
+		info:  PauseInfo{WaitingFor: ChannelApproval, Question: in.Message, Named: in.Named},
+		agent: &AgentPause{Call: WaitingCall{ID: req.Call.ID, Target: req.Call.Target, Args: req.Call.Args}},
+	}
+}
+
+// matches reports whether c is the call w waits for.
+func (w WaitingCall) matches(c agent.Call) bool {
+	return w.ID == c.ID && w.Target == c.Target && sameJSON(w.Args, c.Args)
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return false
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// maxShownArgs bounds the arguments quoted in an approval's message, in bytes; Named.args
+// has all of them.
+const maxShownArgs = 1000
+
+// approvalInterrupt is the request an approval puts to the interrupt handler: the message
+// a person reads, and named {target, args, policy, agent}. The arguments are shown as
+// events show them: with the agent's Redact rules applied, withheld on a Block match.
+func approvalInterrupt(req agent.ApprovalRequest, at string, set policy.Set) Interrupt {
+	shown := agent.ShowArgs(set, req.Call.Args)
+	var args any
+	if json.Unmarshal(shown, &args) != nil {
+		args = string(shown)
+	}
+	var compact bytes.Buffer
+	quoted := string(shown)
+	if json.Compact(&compact, shown) == nil {
+		quoted = compact.String()
+	}
+	if len(quoted) > maxShownArgs {
+		cut := maxShownArgs
+		for cut > 0 && !utf8.RuneStart(quoted[cut]) {
+			cut--
+		}
+		quoted = quoted[:cut] + "…"
+	}
+	return Interrupt{
+		Channel: ChannelApproval,
+		Message: fmt.Sprintf("Allow %s to call %s with %s? (policy %s)", req.Agent, req.Call.Target, quoted, req.Policy),
+		Named:   map[string]any{"target": req.Call.Target, "args": args, "policy": req.Policy, "agent": req.Agent},
+		At:      at,
+	}
+}
