@@ -478,3 +478,55 @@ func TestBrowserScreenshots(t *testing.T) {
 	do(t, ctx, "size", chromedp.EmulateViewport(1000, 900))
 	shoot("studio-run.png", "/runs/"+str(tidy["runId"]), `document.querySelector(".entry.violation") !== null`)
 }
+
+// TestBrowserApproval: a tool call waiting for approval shows its message, agent, call,
+// policy and arguments; Approve runs the call and completes the run; Decline with a reason
+// completes it without the call, and the (scripted) model is told the reason.
+func TestBrowserApproval(t *testing.T) {
+	for _, decision := range []string{"approve", "decline"} {
+		t.Run(decision, func(t *testing.T) {
+			e := newEnv(t, opts{token: "browser-token-approval-9"})
+			ctx := newTab(t)
+			signIn(t, ctx, e)
+			paused := e.run("Keep", map[string]any{"task": "dedupe"})
+			id := str(paused["runId"])
+			if p, _ := paused["paused"].(map[string]any); paused["status"] != "paused" || p["waitingFor"] != "approval" {
+				t.Fatalf("Keep: %v", paused)
+			}
+			do(t, ctx, "the run's page", chromedp.Navigate(e.http.URL+"/runs/"+id))
+			waitJS(t, ctx, "the approval", `document.querySelector("#wait button[value=approve]") !== null`)
+			w := eval[string](t, ctx, `document.querySelector("#wait").innerText`)
+			for _, want := range []string{"This run waits for your approval", `Allow Keeper to call Files.write with {"path":"notes.md","text":"buy milk `, `"}? (policy Asking)`,
+				"Agent\nKeeper", "Call\nFiles.write", "Policy\nAsking", `"text": "buy milk <b>twice</b>\n"`, "Approve", "Decline"} {
+				if !strings.Contains(w, want) {
+					t.Errorf("the approval does not show %q:\n%s", want, w)
+				}
+			}
+			if decision == "decline" {
+				do(t, ctx, "type the reason", chromedp.SendKeys(chromedp.CSS("#reason"), "write to drafts/ instead"))
+			}
+			do(t, ctx, decision, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#wait button[value=%s]`, decision))))
+			waitJS(t, ctx, "the run completes", `document.querySelector("#head .status").textContent === "completed"`)
+			out := eval[string](t, ctx, `document.querySelector("#outcome").innerText`)
+			tl := eval[string](t, ctx, `[...document.querySelectorAll(".entry.agent_tool")].map(e => e.innerText).join("\n")`)
+			e.notes.mu.Lock()
+			note := e.notes.files["notes.md"]
+			e.notes.mu.Unlock()
+			switch decision {
+			case "approve":
+				if note != "buy milk <b>twice</b>\n" || !strings.Contains(out, `Kept. The tool said: {"written":22}`) || !strings.Contains(tl, "approved") {
+					t.Errorf("approved: note %q, output %q, timeline %q", note, out, tl)
+				}
+			case "decline":
+				req, _ := e.lastRequest("Keep the notes")
+				told := req.Messages[len(req.Messages)-1].ToolResults[0].Content
+				if !strings.HasPrefix(told, "A person declined this call: write to drafts/ instead.") {
+					t.Errorf("the model was told %q", told)
+				}
+				if strings.Contains(note, "twice") || !strings.Contains(out, "A person declined this call: write to drafts/ instead.") || !strings.Contains(tl, "declined") || !strings.Contains(tl, "write to drafts/ instead") {
+					t.Errorf("declined: note %q, output %q, timeline %q", note, out, tl)
+				}
+			}
+		})
+	}
+}

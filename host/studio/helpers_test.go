@@ -29,12 +29,18 @@ import (
 const src = `
 policy Careful : AllowTools("Files.*") & DenyArgs("Files.write", "path", "^secret") & Redact(Email)
 
+policy Asking : AllowTools("Files.*") & ApproveTools("Files.write")
+
 tool Files : Notes()
 
 agent Writer [openai/gpt-4o]
 agent Clerk [openai/gpt-4o-mini]
   equips Files
   requires Careful
+
+agent Keeper [openai/gpt-4o-mini]
+  equips Files
+  requires Asking
 
 schema Ticket {
   title: String,
@@ -54,6 +60,10 @@ pipeline Shop(id: String) -> Result:
 // The clerk reads the notes and merges duplicates, under the Careful policy.
 pipeline Tidy(task: String) -> Result:
   task |> Clerk.work("Tidy the notes: {{task}}", tools: [Files])
+
+// The keeper rewrites the notes, once a person approves the write.
+pipeline Keep(task: String) -> Result:
+  task |> Keeper.work("Keep the notes: {{task}}", tools: [Files])
 
 pipeline Count(n: Number, flag: Boolean) -> Result:
   n |> System.Value({ n: n, flag: flag })
@@ -226,6 +236,12 @@ func (e *env) complete(ctx context.Context, req model.Request) (model.Response, 
 		return answer("a draft about " + strings.TrimSuffix(strings.TrimPrefix(first, "Draft about "), ".")), nil
 	case strings.HasPrefix(first, "Revise with:"):
 		return answer("Revised. " + first), nil
+	case strings.HasPrefix(first, "Keep the notes"):
+		last := req.Messages[len(req.Messages)-1]
+		if len(last.ToolResults) == 0 {
+			return calls(in, model.ToolCall{ID: "k1", Name: "Files__write", Args: json.RawMessage(`{"path":"notes.md","text":"buy milk <b>twice</b>\n"}`)}), nil
+		}
+		return answer("Kept. The tool said: " + last.ToolResults[0].Content), nil
 	case strings.HasPrefix(first, "Tidy the notes"):
 		step := 1
 		for _, m := range req.Messages {

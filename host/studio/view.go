@@ -44,7 +44,8 @@ func newText(label, s string, mono bool) text {
 	return t
 }
 
-// jsonText shows a JSON value indented, or a string as it is.
+// jsonText shows a JSON value indented (with <, > and & as they are: the page escapes
+// them), or a string as it is.
 func jsonText(label string, v any) (text, bool) {
 	switch x := v.(type) {
 	case nil:
@@ -55,17 +56,22 @@ func jsonText(label string, v any) (text, bool) {
 		if len(x) == 0 || string(x) == "null" {
 			return text{}, false
 		}
-		var buf bytes.Buffer
-		if json.Indent(&buf, x, "", "  ") != nil {
+		dec := json.NewDecoder(bytes.NewReader(x))
+		dec.UseNumber()
+		var val any
+		if dec.Decode(&val) != nil {
 			return newText(label, string(x), true), true
 		}
-		return newText(label, buf.String(), true), true
+		v = val
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return newText(label, fmt.Sprint(v), true), true
 	}
-	return newText(label, string(b), true), true
+	return newText(label, strings.TrimSuffix(buf.String(), "\n"), true), true
 }
 
 // A fact is one "label value" of a timeline entry.
