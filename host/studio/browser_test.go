@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -528,5 +529,38 @@ func TestBrowserApproval(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBrowserWithoutJavaScript: with scripts off, the list and a run's page read in full,
+// and a run is started and answered through the forms.
+func TestBrowserWithoutJavaScript(t *testing.T) {
+	e := newEnv(t, opts{token: "browser-token-nojs-31"})
+	tidy := e.run("Tidy", map[string]any{"task": "merge"})
+	ctx := newTab(t)
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	signIn(t, ctx, e)
+	if eval[bool](t, ctx, `document.querySelector("script") !== null && typeof followList !== "undefined"`) {
+		t.Fatal("studio.js ran: scripts are not off")
+	}
+	do(t, ctx, "the run", chromedp.Navigate(e.http.URL+"/runs/"+str(tidy["runId"])))
+	if got := text(t, ctx); !strings.Contains(got, "Merged the duplicate notes") || !strings.Contains(got, "Policy Careful") || !strings.Contains(got, "gpt-4o-mini") {
+		t.Errorf("the run's page without scripts:\n%s", got)
+	}
+	do(t, ctx, "start Ask from its form", chromedp.Navigate(e.http.URL+"/start/Ask"),
+		chromedp.SendKeys(chromedp.CSS("#f-in-x"), "dogs"),
+		chromedp.Click(chromedp.CSS(`form.start-form button[type=submit]`)))
+	waitJS(t, ctx, "the run's page", `location.pathname.startsWith("/runs/")`)
+	id := strings.TrimPrefix(eval[string](t, ctx, `location.pathname`), "/runs/")
+	e.waitStatus(id, "paused")
+	do(t, ctx, "reload", chromedp.Reload())
+	waitJS(t, ctx, "the question", `document.querySelector("#answer") !== null`)
+	do(t, ctx, "answer", chromedp.SendKeys(chromedp.CSS("#answer"), "fine"), chromedp.Click(chromedp.CSS(`form.answer button[type=submit]`)))
+	waitJS(t, ctx, "the answer sent", `location.search === "?sent=answer"`)
+	m := e.waitStatus(id, "completed")
+	if !strings.Contains(str(m["output"]), "Revise with: fine") {
+		t.Errorf("output %v", m["output"])
 	}
 }

@@ -231,3 +231,23 @@ func TestEscaped(t *testing.T) {
 		t.Errorf("not escaped:\n%s", body)
 	}
 }
+
+// TestEventsRelay: a run's page gets the API's event stream through Studio with the
+// cookie's token, resumed after Last-Event-ID.
+func TestEventsRelay(t *testing.T) {
+	e := newEnv(t, opts{token: "tok-relay-0123456789"})
+	res := e.run("Greet", map[string]any{"name": "Ada"})
+	id := str(res["runId"])
+	c := e.signedIn()
+	st, body, hdr := e.page(c, "GET", "/runs/"+id+"/events", nil, "Last-Event-ID", "1")
+	if st != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("%d %v\n%s", st, hdr, body)
+	}
+	if strings.Contains(body, "id: 1\n") || !strings.Contains(body, "id: 2\nevent: stage\n") || !strings.Contains(body, "event: run\n") {
+		t.Errorf("the stream after event 1:\n%s", body)
+	}
+	st, body, _ = e.page(e.client(), "GET", "/runs/"+id+"/events", nil)
+	if st != http.StatusUnauthorized || strings.Contains(body, "Hello") {
+		t.Errorf("without the cookie: %d\n%s", st, body)
+	}
+}
