@@ -17,6 +17,7 @@ package studio
 import (
 	"bytes"
 	"embed"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -33,7 +34,7 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// CookieName is the cookie that keeps the API token in the browser.
+// CookieName is the cookie that keeps the API token in the browser (base64url, unpadded).
 const CookieName = "halo_token"
 
 // DefaultListInterval is how often the runs list's live stream looks at the list.
@@ -132,7 +133,9 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Studio) caller(r *http.Request) caller {
 	c := caller{api: s.cfg.API, r: r}
 	if ck, err := r.Cookie(CookieName); err == nil {
-		c.token = ck.Value
+		if tok, err := base64.RawURLEncoding.DecodeString(ck.Value); err == nil {
+			c.token = string(tok)
+		}
 	}
 	return c
 }
@@ -168,7 +171,8 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request, tok, next string
 		s.problem(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookie || r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	// Encoded, so a token with characters a cookie cannot hold (spaces, quotes, ;) survives.
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: base64.RawURLEncoding.EncodeToString([]byte(tok)), Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookie || r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	s.render(w, http.StatusOK, "signedin", loginData{page: page{Title: "Signed in"}, Next: next})
 }
 

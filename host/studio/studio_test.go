@@ -1,6 +1,7 @@
 package studio_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,7 +12,7 @@ import (
 // wrong token is refused; the right one, given once, is kept in an HttpOnly SameSite=Strict
 // cookie, and the page that sets it does not show it.
 func TestToken(t *testing.T) {
-	e := newEnv(t, opts{token: "s3cret-token-for-studio"})
+	e := newEnv(t, opts{token: "s3cret-token-for-studio; with \"odd\" bytes"})
 	res := e.run("Greet", map[string]any{"name": "Ada"})
 	id := str(res["runId"])
 
@@ -38,9 +39,9 @@ func TestToken(t *testing.T) {
 		t.Errorf("a wrong token: %d %q\n%s", st, hdr.Get("Set-Cookie"), body)
 	}
 
-	st, body, hdr = e.page(c, "GET", "/runs/"+id+"?token=s3cret-token-for-studio", nil)
+	st, body, hdr = e.page(c, "GET", "/runs/"+id+"?token="+url.QueryEscape(e.token), nil)
 	ck := hdr.Get("Set-Cookie")
-	if st != 200 || !strings.Contains(ck, "halo_token=s3cret-token-for-studio") || !strings.Contains(ck, "HttpOnly") || !strings.Contains(ck, "SameSite=Strict") || !strings.Contains(ck, "Path=/") {
+	if st != 200 || !strings.Contains(ck, "halo_token="+base64.RawURLEncoding.EncodeToString([]byte(e.token))+";") || !strings.Contains(ck, "HttpOnly") || !strings.Contains(ck, "SameSite=Strict") || !strings.Contains(ck, "Path=/") {
 		t.Fatalf("the right token: %d, cookie %q", st, ck)
 	}
 	if strings.Contains(body, "s3cret") || !strings.Contains(body, `url=/runs/`+id) {
@@ -53,7 +54,7 @@ func TestToken(t *testing.T) {
 
 	// The sign-in form does the same; a next address elsewhere is not followed.
 	c2 := e.client()
-	st, body, hdr = e.page(c2, "POST", "/login", url.Values{"token": {"s3cret-token-for-studio"}, "next": {"//evil.example/x"}})
+	st, body, hdr = e.page(c2, "POST", "/login", url.Values{"token": {e.token}, "next": {"//evil.example/x"}})
 	if st != 200 || !strings.Contains(hdr.Get("Set-Cookie"), "HttpOnly") || strings.Contains(body, "evil.example") {
 		t.Errorf("sign-in form: %d %q\n%s", st, hdr.Get("Set-Cookie"), body)
 	}
@@ -95,6 +96,8 @@ func TestCrossSite(t *testing.T) {
 				{"/start/Greet", url.Values{"in.name": {"Mallory"}}},
 				{"/runs/" + id + "/answer", url.Values{"channel": {"yield"}, "answer": {"approve"}}},
 				{"/runs/" + id + "/cancel", url.Values{}},
+				{"/login", url.Values{"token": {"the attacker's token"}}}, // signing the victim in as someone else
+				{"/logout", url.Values{}},
 			} {
 				st, body, _ := e.page(c, "POST", post.path, post.form, a.hdr...)
 				if st != http.StatusForbidden {
