@@ -10,9 +10,10 @@
 package pkgmgr
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/halo-lang/halo/errcode"
 )
 
 // Stable error codes of package operations. Users match on them; never change or reuse one.
@@ -51,7 +52,9 @@ func (p Problem) String() string {
 	return p.Path + ": " + p.Message
 }
 
-// An Error is a package failure with a stable code.
+// An Error is a package failure with a stable code. It is a type of its own, beside
+// errcode.Error, because it lists every problem found (Problems), which commands print one a
+// line.
 type Error struct {
 	Code    string
 	Message string
@@ -79,7 +82,7 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrorCode returns the stable code.
+// ErrorCode returns the stable code, for errcode.Code.
 func (e *Error) ErrorCode() string { return e.Code }
 
 func errorf(code, format string, args ...any) *Error {
@@ -90,11 +93,8 @@ func wrapf(code string, err error, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
 }
 
-// Code returns the stable code of err, or "" when it has none.
-func Code(err error) string {
-	var c interface{ ErrorCode() string }
-	if errors.As(err, &c) {
-		return c.ErrorCode()
-	}
-	return ""
-}
+// Code returns errcode.Code(err).
+//
+// Deprecated: use errcode.Code, the one way to read a code; Code remains only until the
+// branches that still call it are merged.
+func Code(err error) string { return errcode.Code(err) }

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
@@ -48,25 +49,9 @@ const (
 	CodeToolConfig = tool.CodeToolConfig
 )
 
-// An Error is a failure of the loop itself, with a stable code.
-type Error struct {
-	Code    string
-	Message string
-	Err     error
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" && e.Err != nil {
-		return e.Err.Error()
-	}
-	return e.Message
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode returns the stable code.
-func (e *Error) ErrorCode() string { return e.Code }
+// An Error is a failure of the loop itself, with a stable code: the host's one coded-error
+// type.
+type Error = errcode.Error
 
 // A Tool is one method offered to the model.
 type Tool struct {

@@ -3,8 +3,11 @@
 // effects, categories), providers, types, stages and directives. `halo validate` prints what
 // it finds; the runtime refuses to run a program with errors.
 //
-// check never loads a provider: which provider names exist is a function the caller passes
-// in (built-ins plus the names halo.lock lists), in the manner of starlark-go's resolver.
+// check knows no vocabulary of its own that another package owns: which tool providers exist
+// and what their declarations take (host/tool's registry), which model providers exist
+// (host/model), what policy rules take (host/policy) are functions and tables the caller
+// passes in or the owner exports, in the manner of starlark-go's resolver. check never loads a
+// provider.
 package check
 
 import (
@@ -19,21 +22,17 @@ import (
 
 // Config is what the checker needs to know from outside the program.
 type Config struct {
-	// IsProvider reports whether a tool provider type exists: an installed package's
-	// provider, say. Built-in providers (see BuiltinProviders) are always known. Nil means
-	// only built-ins exist.
+	// IsProvider reports whether a tool provider type exists: a built-in, MCP, an installed
+	// package's provider (host/tool's registry: reg.Has). Nil accepts every provider name.
 	IsProvider func(name string) bool
 	// Providers lists the known package provider names, for "did you mean" suggestions.
 	// Optional.
 	Providers []string
-	// IsSystemMethod reports whether System.<name> exists beside Value and Fail (a host may
-	// register its own). Nil means only the built-in ones.
-	IsSystemMethod func(name string) bool
 	// CheckDeclaration, when not nil, checks a tool declaration's arguments the way its
 	// provider reads them (every option of MCP(...), say), without opening anything. Values
-	// are what can be known before a run: literals as JSON-like Go values, and nil for
-	// anything that needs the environment or a run's inputs (Env.NAME, {{templates}}). When
-	// it is set it replaces the checker's own, smaller MCP check.
+	// are what can be known before a run (lang.StaticValue): literals as JSON-like Go values,
+	// and nil for anything that needs the environment or a run's inputs (Env.NAME,
+	// {{templates}}).
 	CheckDeclaration func(provider string, args []any, named map[string]any) []DeclProblem
 	// ModelProvider resolves the provider part of an agent's model id ("google" stands for
 	// "gemini"): the canonical name, and false when no provider goes by that name. host/model
@@ -58,9 +57,6 @@ type DeclProblem struct {
 	Option  string
 	Message string
 }
-
-// BuiltinProviders returns the provider types every project has.
-func BuiltinProviders() []string { return []string{"Workspace", "Bash", "MCP"} }
 
 // Builtin names that declarations cannot take.
 var reserved = set("System", "Env", "context", "loop", "yield", "listen", "auto", "none", "true", "false", "null")
@@ -106,8 +102,6 @@ type checker struct {
 	decls map[string]lang.Decl
 	// byKind lists the declared names of each kind, sorted, for suggestions.
 	byKind map[string][]string
-	// regexErrs remembers each pattern's compile result.
-	regexErrs map[regexKey]error
 	// conds remembers each condition's compile result.
 	conds map[string]compiledCond
 	// compiled holds each policy as host/policy compiles it (nil when it has errors).
@@ -128,11 +122,11 @@ func (c *checker) declare(decls []lang.Decl) {
 	for _, d := range decls {
 		id := d.DeclName()
 		if reserved[id.Name] {
-			c.errorf(id.Pos, lang.CodeDuplicate, "%s is built in and cannot be declared", id.Name)
+			c.errorf(id.Pos, CodeDuplicate, "%s is built in and cannot be declared", id.Name)
 			continue
 		}
 		if prev, ok := c.decls[id.Name]; ok {
-			c.errorf(id.Pos, lang.CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos)
+			c.errorf(id.Pos, CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos)
 			continue
 		}
 		c.decls[id.Name] = d
@@ -162,36 +156,31 @@ func (c *checker) namesOf(kind string) []string {
 // undeclared reports a name that is not a declared kind, suggesting the nearest one.
 func (c *checker) undeclared(pos lang.Pos, kind, name string) {
 	if other := c.kindOf(name); other != "" {
-		c.errorf(pos, lang.CodeUndeclared, "%s is %s, not %s", name, article(other), article(kind))
+		c.errorf(pos, CodeUndeclared, "%s is %s, not %s", name, article(other), article(kind))
 		return
 	}
-	c.errorf(pos, lang.CodeUndeclared, "undeclared %s %s%s", kind, name, suggest(name, c.namesOf(kind)))
+	c.errorf(pos, CodeUndeclared, "undeclared %s %s%s", kind, name, suggest(name, c.namesOf(kind)))
 }
 
 func (c *checker) checkTool(d *lang.ToolDecl) {
 	p := d.Provider.Name
-	builtin := false
-	for _, b := range BuiltinProviders() {
-		builtin = builtin || b == p
-	}
-	if !builtin && (c.cfg.IsProvider == nil || !c.cfg.IsProvider(p)) {
-		hint := "; install a package that provides it (halo add) or use Workspace, Bash or MCP"
-		if s := suggest(p, append(BuiltinProviders(), c.cfg.Providers...)); s != "" {
-			hint = s
+	if c.cfg.IsProvider != nil && !c.cfg.IsProvider(p) {
+		hint := suggest(p, c.cfg.Providers)
+		if hint == "" {
+			names := append([]string(nil), c.cfg.Providers...)
+			sort.Strings(names)
+			hint = "; install a package that provides it (halo add)"
+			if len(names) > 0 {
+				hint += " or use one of " + strings.Join(names, ", ")
+			}
 		}
-		c.errorf(d.Provider.Pos, lang.CodeUnknownProvider, "unknown provider %s%s", p, hint)
+		c.errorf(d.Provider.Pos, CodeUnknownProvider, "unknown provider %s%s", p, hint)
 	}
 	for _, a := range d.Args {
-		if p == "MCP" && a.Name != nil && a.Name.Name == "env" {
-			continue // checkMCP says what env: takes
-		}
 		c.checkStatic(a.Value, "a tool declaration")
 	}
-	switch {
-	case c.cfg.CheckDeclaration != nil:
+	if c.cfg.CheckDeclaration != nil {
 		c.checkDeclaration(d)
-	case p == "MCP":
-		c.checkMCP(d)
 	}
 }
 
@@ -202,9 +191,9 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 	named := map[string]any{}
 	for _, a := range d.Args {
 		if a.Name == nil {
-			args = append(args, staticValue(a.Value))
+			args = append(args, lang.StaticValue(a.Value))
 		} else {
-			named[a.Name.Name] = staticValue(a.Value)
+			named[a.Name.Name] = lang.StaticValue(a.Value)
 		}
 	}
 	for _, pr := range c.cfg.CheckDeclaration(d.Provider.Name, args, named) {
@@ -214,72 +203,7 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 		} else if pos := d.Positional(); len(pos) > 0 && (pr.Option == "" || pr.Option == "command") {
 			at = pos[0].Pos
 		}
-		c.errorf(at, lang.CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
-	}
-}
-
-// staticValue is v as a JSON-like Go value when it is known before a run, else nil.
-func staticValue(v lang.Expr) any {
-	switch x := v.(type) {
-	case *lang.StringLit:
-		if len(x.Templates()) > 0 {
-			return nil
-		}
-		return x.Value
-	case *lang.NumberLit:
-		return x.Value
-	case *lang.BoolLit:
-		return x.Value
-	case *lang.ListLit:
-		out := make([]any, len(x.Elems))
-		for i, e := range x.Elems {
-			out[i] = staticValue(e)
-		}
-		return out
-	case *lang.ObjectLit:
-		out := make(map[string]any, len(x.Fields))
-		for _, f := range x.Fields {
-			out[f.Key] = staticValue(f.Value)
-		}
-		return out
-	}
-	return nil
-}
-
-// checkMCP: an MCP tool needs exactly one of a command and a url.
-func (c *checker) checkMCP(d *lang.ToolDecl) {
-	pos := d.Positional()
-	url := d.Named("url")
-	hasCommand := len(pos) > 0
-	if len(pos) > 0 {
-		if s, ok := pos[0].Value.(*lang.StringLit); ok && (strings.HasPrefix(s.Value, "https://") || strings.HasPrefix(s.Value, "http://")) {
-			hasCommand = false
-			if url != nil {
-				c.errorf(pos[0].Pos, lang.CodeToolConfig, "MCP tool %s has two URLs: give either a first argument or url:", d.Name.Name)
-			}
-			url = pos[0]
-		}
-	}
-	switch {
-	case len(pos) > 1:
-		c.errorf(pos[1].Pos, lang.CodeToolConfig, "MCP takes one positional argument, the command or URL; pass the rest by name")
-	case hasCommand && url != nil:
-		c.errorf(url.Pos, lang.CodeToolConfig, "MCP tool %s has both a command and url:; give one", d.Name.Name)
-	case !hasCommand && url == nil:
-		c.errorf(d.Provider.Pos, lang.CodeToolConfig, "MCP tool %s needs a command to start a stdio server or url: for a remote one", d.Name.Name)
-	}
-	if env := d.Named("env"); env != nil {
-		switch v := env.Value.(type) {
-		case *lang.ListLit:
-			for _, e := range v.Elems {
-				if _, ok := e.(*lang.StringLit); !ok {
-					c.errorf(e.Position(), lang.CodeToolConfig, "env: lists variable names as strings, such as [\"GITHUB_TOKEN\"]")
-				}
-			}
-		case *lang.ObjectLit:
-		default:
-			c.errorf(env.Pos, lang.CodeToolConfig, "env: is a list of variable names or an object of values")
-		}
+		c.errorf(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
 	}
 }
 
@@ -287,9 +211,9 @@ func (c *checker) checkMCP(d *lang.ToolDecl) {
 func (c *checker) checkStatic(v lang.Expr, where string) {
 	switch x := v.(type) {
 	case *lang.Ident:
-		c.errorf(x.Pos, lang.CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
+		c.errorf(x.Pos, CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
 	case *lang.Path:
-		c.errorf(x.Pos, lang.CodeUndeclared, "%s is not a value in %s", x, where)
+		c.errorf(x.Pos, CodeUndeclared, "%s is not a value in %s", x, where)
 	case *lang.ListLit:
 		for _, e := range x.Elems {
 			c.checkStatic(e, where)
@@ -325,15 +249,15 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 		}
 		switch {
 		case !known:
-			c.errorf(m.Pos, lang.CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, c.cfg.ModelProviders))
+			c.errorf(m.Pos, CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, c.cfg.ModelProviders))
 		case m.Name == "":
-			c.errorf(m.Pos, lang.CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
+			c.errorf(m.Pos, CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
 		}
 	}
 	for _, s := range d.Settings {
 		name := s.Name.Name
 		if !agentSettings[name] {
-			c.warn(s.Pos, lang.CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
+			c.warn(s.Pos, CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
 			continue
 		}
 		c.checkAgentOption(d, s)
@@ -341,7 +265,7 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 	seen := map[string]bool{}
 	for _, id := range d.Equips {
 		if seen[id.Name] {
-			c.warn(id.Pos, lang.CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
+			c.warn(id.Pos, CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
 		}
 		seen[id.Name] = true
 		if c.kindOf(id.Name) != "tool" {
@@ -351,7 +275,7 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 	seen = map[string]bool{}
 	for _, id := range d.Requires {
 		if seen[id.Name] {
-			c.warn(id.Pos, lang.CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
+			c.warn(id.Pos, CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
 		}
 		seen[id.Name] = true
 		if c.kindOf(id.Name) != "policy" {
@@ -365,11 +289,11 @@ func (c *checker) checkAgentOption(a *lang.AgentDecl, s *lang.Arg) {
 	switch s.Name.Name {
 	case "temp", "temperature":
 		if n, ok := s.Value.(*lang.NumberLit); !ok || n.Value < 0 || n.Value > 2 {
-			c.errorf(s.Value.Position(), lang.CodeArguments, "%s must be a number from 0 to 2", s.Name.Name)
+			c.errorf(s.Value.Position(), CodeArguments, "%s must be a number from 0 to 2", s.Name.Name)
 		}
 	case "max_steps", "tool_result_chars", "max_tokens":
 		if n, ok := s.Value.(*lang.NumberLit); !ok || n.Value < 1 || !n.IsInteger() {
-			c.errorf(s.Value.Position(), lang.CodeArguments, "%s must be a whole number, 1 or more", s.Name.Name)
+			c.errorf(s.Value.Position(), CodeArguments, "%s must be a whole number, 1 or more", s.Name.Name)
 		}
 	case "tools":
 		c.checkToolsOption(a, s)
@@ -385,12 +309,12 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		switch v.Name {
 		case "auto":
 			if len(a.Equips) == 0 {
-				c.warn(v.Pos, lang.CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
+				c.warn(v.Pos, CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
 			}
 		case "none":
 			wantsTools = false
 		default:
-			c.errorf(v.Pos, lang.CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
+			c.errorf(v.Pos, CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
 			return
 		}
 	case *lang.ListLit:
@@ -398,7 +322,7 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		for _, e := range v.Elems {
 			id, ok := e.(*lang.Ident)
 			if !ok {
-				c.errorf(e.Position(), lang.CodeToolConfig, "tools: lists tool names, such as [Files, Tests]")
+				c.errorf(e.Position(), CodeToolConfig, "tools: lists tool names, such as [Files, Tests]")
 				continue
 			}
 			if c.kindOf(id.Name) != "tool" {
@@ -406,15 +330,15 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 				continue
 			}
 			if !equips(a, id.Name) {
-				c.errorf(id.Pos, lang.CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, equipNames(a), "; add it to the agent's equips"))
+				c.errorf(id.Pos, CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, equipNames(a), "; add it to the agent's equips"))
 			}
 		}
 	default:
-		c.errorf(s.Value.Position(), lang.CodeToolConfig, "tools: is auto, none or a list of tool names")
+		c.errorf(s.Value.Position(), CodeToolConfig, "tools: is auto, none or a list of tool names")
 		return
 	}
 	if wantsTools && c.noTools(a) {
-		c.errorf(s.Pos, lang.CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
+		c.errorf(s.Pos, CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
 	}
 }
 
@@ -455,7 +379,7 @@ func (c *checker) checkSchema(d *lang.SchemaDecl) {
 	seen := map[string]bool{}
 	for _, f := range d.Fields {
 		if seen[f.Name.Name] {
-			c.errorf(f.Name.Pos, lang.CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
+			c.errorf(f.Name.Pos, CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
 		}
 		seen[f.Name.Name] = true
 		c.checkType(f.Type)
@@ -469,9 +393,9 @@ func (c *checker) checkType(t *lang.TypeRef) {
 	if arity, ok := builtinTypes[t.Name]; ok {
 		if len(t.Args) < arity[0] || len(t.Args) > arity[1] {
 			if arity[1] == 0 {
-				c.errorf(t.Pos, lang.CodeBadType, "%s takes no type arguments", t.Name)
+				c.errorf(t.Pos, CodeBadType, "%s takes no type arguments", t.Name)
 			} else {
-				c.errorf(t.Pos, lang.CodeBadType, "%s takes one type argument, as in %s<String>", t.Name, t.Name)
+				c.errorf(t.Pos, CodeBadType, "%s takes one type argument, as in %s<String>", t.Name, t.Name)
 			}
 		}
 		for _, a := range t.Args {
@@ -481,12 +405,12 @@ func (c *checker) checkType(t *lang.TypeRef) {
 	}
 	if c.kindOf(t.Name) == "schema" {
 		if len(t.Args) > 0 {
-			c.errorf(t.Pos, lang.CodeBadType, "schema %s takes no type arguments", t.Name)
+			c.errorf(t.Pos, CodeBadType, "schema %s takes no type arguments", t.Name)
 		}
 		return
 	}
 	names := append(c.namesOf("schema"), "String", "Number", "Integer", "Boolean", "Array", "List", "Object", "Map", "JSON", "Any", "Result")
-	c.errorf(t.Pos, lang.CodeBadType, "unknown type %s%s", t.Name, suggest(t.Name, names))
+	c.errorf(t.Pos, CodeBadType, "unknown type %s%s", t.Name, suggest(t.Name, names))
 }
 
 // suggest returns `; did you mean "X"?` for the candidate nearest to name, or "".

@@ -10,26 +10,46 @@ import (
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func lockProviders(name string) bool { return name == "Stripe" }
 
-// testConfig is what halo validate tells the checker: host/model's model providers, and the
-// built-ins' methods (as their provider types declare them).
+// testConfig is what halo validate tells the checker (runtime.CheckConfig, which this package
+// cannot import): the provider types of a registry with MCP as host/tool/mcp describes it
+// (its declaration checks too), Workspace and Bash with their methods, and the package
+// providers isProvider accepts; host/model's model providers.
 func testConfig(isProvider func(string) bool, providers ...string) Config {
+	reg := tool.NewRegistry()
+	for _, t := range []tool.Type{
+		mcp.Type(nil),
+		{Name: "Bash", Kind: tool.KindBuiltin, Methods: []tool.Method{{Name: "run", Effect: tool.External}}},
+		{Name: "Workspace", Kind: tool.KindBuiltin, Methods: []tool.Method{{Name: "read", Effect: tool.Read}, {Name: "write", Effect: tool.Write}, {Name: "list", Effect: tool.Read}}},
+	} {
+		if err := reg.Add(t); err != nil {
+			panic(err)
+		}
+	}
+	names := providers
+	for _, t := range reg.Types() {
+		names = append(names, t.Name)
+	}
 	return Config{
-		IsProvider: isProvider, Providers: providers,
+		IsProvider: func(n string) bool { return reg.Has(n) || isProvider != nil && isProvider(n) },
+		Providers:  names,
+		CheckDeclaration: func(provider string, args []any, named map[string]any) []DeclProblem {
+			var out []DeclProblem
+			for _, p := range reg.CheckDeclaration(tool.Declaration{Provider: provider, Args: args, Named: named}) {
+				out = append(out, DeclProblem{Option: p.Option, Message: p.Message})
+			}
+			return out
+		},
 		ModelProvider: model.Canonical, ModelProviders: model.Spellings(), CanCallTools: model.SupportsTools,
 		ToolMethods: func(p string) ([]tool.Method, bool) {
-			switch p {
-			case "Bash":
-				return []tool.Method{{Name: "run", Effect: tool.External}}, true
-			case "Workspace":
-				return []tool.Method{{Name: "read", Effect: tool.Read}, {Name: "write", Effect: tool.Write}, {Name: "list", Effect: tool.Read}}, true
-			}
-			return nil, false
+			t, ok := reg.Lookup(p)
+			return t.Methods, ok && t.Methods != nil
 		},
 	}
 }

@@ -32,9 +32,9 @@ func (c *checker) checkPipeline(d *lang.PipelineDecl) {
 		name := p.Name.Name
 		switch {
 		case reserved[name]:
-			c.errorf(p.Name.Pos, lang.CodeDuplicate, "parameter %s: %s is built in", name, name)
+			c.errorf(p.Name.Pos, CodeDuplicate, "parameter %s: %s is built in", name, name)
 		case sc.names[name]:
-			c.errorf(p.Name.Pos, lang.CodeDuplicate, "pipeline %s has two parameters named %s", d.Name.Name, name)
+			c.errorf(p.Name.Pos, CodeDuplicate, "pipeline %s has two parameters named %s", d.Name.Name, name)
 		}
 		sc.names[name] = true
 		c.checkType(p.Type)
@@ -77,7 +77,7 @@ func (c *checker) checkStages(stages []*lang.Stage, sc *scope) {
 
 func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 	if i == 0 && st.Op == lang.OpFallback {
-		c.errorf(st.Pos, lang.CodeStage, "|? handles a failure of the stage before it, so it cannot be the first stage")
+		c.errorf(st.Pos, CodeStage, "|? handles a failure of the stage before it, so it cannot be the first stage")
 	}
 	switch st.Op {
 	case lang.OpLoop:
@@ -88,7 +88,7 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 		c.checkListen(st.Call)
 	case lang.OpFanOut:
 		if len(st.Calls) == 0 {
-			c.errorf(st.Pos, lang.CodeStage, "|* { } has no calls")
+			c.errorf(st.Pos, CodeStage, "|* { } has no calls")
 		}
 		for _, call := range st.Calls {
 			c.checkStageCall(call, sc)
@@ -105,7 +105,7 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 	}
 	if st.As != nil {
 		if reserved[st.As.Name] {
-			c.errorf(st.As.Pos, lang.CodeDuplicate, "as %s: %s is built in", st.As.Name, st.As.Name)
+			c.errorf(st.As.Pos, CodeDuplicate, "as %s: %s is built in", st.As.Name, st.As.Name)
 		}
 		sc.names[st.As.Name] = true
 	}
@@ -118,12 +118,12 @@ func (c *checker) checkEach(st *lang.Stage, sc *scope) {
 	if st.Item != nil {
 		switch {
 		case reserved[name]:
-			c.errorf(st.Item.Pos, lang.CodeDuplicate, "|* each %s: %s is built in; give the item another name", name, name)
+			c.errorf(st.Item.Pos, CodeDuplicate, "|* each %s: %s is built in; give the item another name", name, name)
 		case sc.names[name]:
-			c.warn(st.Item.Pos, lang.CodeDuplicate, "|* each %s: the item hides the earlier %s inside the call; give it another name", name, name)
+			c.warn(st.Item.Pos, CodeDuplicate, "|* each %s: the item hides the earlier %s inside the call; give it another name", name, name)
 		}
 	} else if sc.names[name] {
-		c.warn(st.Call.Pos, lang.CodeDuplicate, "inside |* each, %s is the item, which hides the earlier %s; name the item, as in |* each x: %s(...)", name, name, st.Call.Target())
+		c.warn(st.Call.Pos, CodeDuplicate, "inside |* each, %s is the item, which hides the earlier %s; name the item, as in |* each x: %s(...)", name, name, st.Call.Target())
 	}
 	inner := sc.child()
 	inner.names[name] = true
@@ -137,7 +137,7 @@ func (c *checker) checkEach(st *lang.Stage, sc *scope) {
 // compiles, and each arm's stages are checked in a scope of their own.
 func (c *checker) checkBranch(st *lang.Stage, sc *scope) {
 	if len(st.Arms) == 0 {
-		c.errorf(st.Pos, lang.CodeStage, "branch { } has no arms; write \"condition\": Call(...) or else: Call(...)")
+		c.errorf(st.Pos, CodeStage, "branch { } has no arms; write \"condition\": Call(...) or else: Call(...)")
 	}
 	for _, arm := range st.Arms {
 		if arm.Cond != nil {
@@ -146,7 +146,7 @@ func (c *checker) checkBranch(st *lang.Stage, sc *scope) {
 		c.checkStages(arm.Stages, sc.child())
 		for _, in := range arm.Stages {
 			if in.Op == lang.OpYield || in.Op == lang.OpListen {
-				c.warn(in.Pos, lang.CodeStage, "%s %s(...) inside a branch arm cannot pause the run: without an interrupt handler to answer it, it fails with NOT_PAUSABLE", in.Op, in.Call.Method.Name)
+				c.warn(in.Pos, CodeStage, "%s %s(...) inside a branch arm cannot pause the run: without an interrupt handler to answer it, it fails with NOT_PAUSABLE", in.Op, in.Call.Method.Name)
 			}
 		}
 	}
@@ -156,17 +156,17 @@ func (c *checker) checkBranch(st *lang.Stage, sc *scope) {
 // the way host/runtime compiles it.
 func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
 	if strings.TrimSpace(s.Value) == "" {
-		c.errorf(s.Pos, lang.CodeArguments, "a %s is an expression, such as \"context.data.result.exitCode != 0\"", what)
+		c.errorf(s.Pos, CodeArguments, "a %s is an expression, such as \"context.data.result.exitCode != 0\"", what)
 		return
 	}
 	names, err := c.compileCondition(s.Value)
 	if err != nil {
-		c.errorf(s.Pos, lang.CodeBadCondition, "%s %q is not a valid expression: %s", what, s.Value, firstLine(err.Error()))
+		c.errorf(s.Pos, CodeBadCondition, "%s %q is not a valid expression: %s", what, s.Value, firstLine(err.Error()))
 		return
 	}
 	for _, n := range names {
 		if n != "context" && !sc.names[n] {
-			c.warn(s.Pos, lang.CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()))
+			c.warn(s.Pos, CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()))
 		}
 	}
 }
@@ -174,7 +174,7 @@ func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
 // checkStageCall checks a |>, |? or fan-out call, which may not be loop or yield.
 func (c *checker) checkStageCall(call *lang.Call, sc *scope) {
 	if op := stageOnly[call.Method.Name]; call.Recv == nil && op != "" {
-		c.errorf(call.Pos, lang.CodeStage, "%s(...) is written as its own stage: %s %s(...)", call.Method.Name, op, call.Method.Name)
+		c.errorf(call.Pos, CodeStage, "%s(...) is written as its own stage: %s %s(...)", call.Method.Name, op, call.Method.Name)
 		return
 	}
 	c.checkCall(call, sc)
@@ -182,23 +182,23 @@ func (c *checker) checkStageCall(call *lang.Call, sc *scope) {
 
 func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 	if call.Recv != nil || call.Method.Name != "loop" {
-		c.errorf(call.Pos, lang.CodeStage, "a |<> stage is loop(Agent, \"condition\", max: n), not %s(...)", call.Target())
+		c.errorf(call.Pos, CodeStage, "a |<> stage is loop(Agent, \"condition\", max: n), not %s(...)", call.Target())
 		return
 	}
 	pos := call.Positional()
 	if len(pos) != 2 {
-		c.errorf(call.Pos, lang.CodeArguments, "loop takes an agent and a condition, as in loop(Fixer, \"context.data.result.exitCode != 0\", max: 3)")
+		c.errorf(call.Pos, CodeArguments, "loop takes an agent and a condition, as in loop(Fixer, \"context.data.result.exitCode != 0\", max: 3)")
 		return
 	}
 	if id, ok := pos[0].Value.(*lang.Ident); !ok {
-		c.errorf(pos[0].Pos, lang.CodeArguments, "loop's first argument is the agent to go back to")
+		c.errorf(pos[0].Pos, CodeArguments, "loop's first argument is the agent to go back to")
 	} else if c.kindOf(id.Name) != "agent" {
 		c.undeclared(id.Pos, "agent", id.Name)
 	} else if !sc.agents[id.Name] {
-		c.errorf(id.Pos, lang.CodeStage, "loop goes back to agent %s's stage, but no stage before it calls %s", id.Name, id.Name)
+		c.errorf(id.Pos, CodeStage, "loop goes back to agent %s's stage, but no stage before it calls %s", id.Name, id.Name)
 	}
 	if s, ok := pos[1].Value.(*lang.StringLit); !ok || strings.TrimSpace(s.Value) == "" {
-		c.errorf(pos[1].Pos, lang.CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
+		c.errorf(pos[1].Pos, CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
 	} else {
 		c.checkCondition(s, "loop condition", sc)
 	}
@@ -207,11 +207,11 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 			continue
 		}
 		if a.Name.Name != "max" {
-			c.errorf(a.Pos, lang.CodeArguments, "loop has no option %s; it takes max:", a.Name.Name)
+			c.errorf(a.Pos, CodeArguments, "loop has no option %s; it takes max:", a.Name.Name)
 			continue
 		}
 		if n, ok := a.Value.(*lang.NumberLit); !ok || n.Value < 1 || !n.IsInteger() {
-			c.errorf(a.Value.Position(), lang.CodeArguments, "max: must be a whole number, 1 or more")
+			c.errorf(a.Value.Position(), CodeArguments, "max: must be a whole number, 1 or more")
 		}
 	}
 }
@@ -238,30 +238,30 @@ var channelPattern = sync.OnceValue(func() *regexp.Regexp {
 // checkListen checks `~> listen("channel")`: one channel name, written as a plain string.
 func (c *checker) checkListen(call *lang.Call) {
 	if call.Recv != nil || call.Method.Name != "listen" {
-		c.errorf(call.Pos, lang.CodeStage, "a ~> stage is listen(\"channel\"), not %s(...)", call.Target())
+		c.errorf(call.Pos, CodeStage, "a ~> stage is listen(\"channel\"), not %s(...)", call.Target())
 		return
 	}
 	if len(call.Args) != 1 || call.Args[0].Name != nil {
-		c.errorf(call.Pos, lang.CodeArguments, "listen takes one argument, the channel's name, as in listen(\"orders\")")
+		c.errorf(call.Pos, CodeArguments, "listen takes one argument, the channel's name, as in listen(\"orders\")")
 		return
 	}
 	s, ok := call.Args[0].Value.(*lang.StringLit)
 	if !ok || len(s.Templates()) > 0 {
-		c.errorf(call.Args[0].Pos, lang.CodeArguments, "listen's channel is a name written as a plain string, as in listen(\"orders\")")
+		c.errorf(call.Args[0].Pos, CodeArguments, "listen's channel is a name written as a plain string, as in listen(\"orders\")")
 		return
 	}
 	if err := ListenChannel(s.Value); err != nil {
-		c.errorf(s.Pos, lang.CodeArguments, "%v", err)
+		c.errorf(s.Pos, CodeArguments, "%v", err)
 	}
 }
 
 func (c *checker) checkYield(call *lang.Call, sc *scope) {
 	if call.Recv != nil || call.Method.Name != "yield" {
-		c.errorf(call.Pos, lang.CodeStage, "a |! stage is yield(\"question\"), not %s(...)", call.Target())
+		c.errorf(call.Pos, CodeStage, "a |! stage is yield(\"question\"), not %s(...)", call.Target())
 		return
 	}
 	if len(call.Args) != 1 || call.Args[0].Name != nil {
-		c.errorf(call.Pos, lang.CodeArguments, "yield takes one argument, the question for a person")
+		c.errorf(call.Pos, CodeArguments, "yield takes one argument, the question for a person")
 		return
 	}
 	c.checkValue(call.Args[0].Value, sc)
@@ -270,36 +270,36 @@ func (c *checker) checkYield(call *lang.Call, sc *scope) {
 func (c *checker) checkDirective(st *lang.Stage, d *lang.Directive) {
 	name := d.Name.Name
 	if !directives[name] {
-		c.errorf(d.Name.Pos, lang.CodeUndeclared, "unknown directive @%s; directives are @retry, @timeout, @correct and @limit%s", name, suggest(name, keys(directives)))
+		c.errorf(d.Name.Pos, CodeUndeclared, "unknown directive @%s; directives are @retry, @timeout, @correct and @limit%s", name, suggest(name, keys(directives)))
 		return
 	}
 	switch {
 	case st.Op == lang.OpBranch:
-		c.errorf(d.Pos, lang.CodeStage, "@%s on a branch: directives go on the stages inside its arms", name)
+		c.errorf(d.Pos, CodeStage, "@%s on a branch: directives go on the stages inside its arms", name)
 		return
 	case name == "limit" && st.Op != lang.OpEach && st.Op != lang.OpFanOut:
-		c.errorf(d.Pos, lang.CodeStage, "@limit bounds how many calls of a |* each or |* { } run at once; this stage makes one call")
+		c.errorf(d.Pos, CodeStage, "@limit bounds how many calls of a |* each or |* { } run at once; this stage makes one call")
 		return
 	}
 	if len(d.Args) != 1 || d.Args[0].Name != nil {
-		c.errorf(d.Pos, lang.CodeArguments, "@%s takes one number", name)
+		c.errorf(d.Pos, CodeArguments, "@%s takes one number", name)
 		return
 	}
 	n, ok := d.Args[0].Value.(*lang.NumberLit)
 	switch {
 	case !ok:
-		c.errorf(d.Args[0].Pos, lang.CodeArguments, "@%s takes a number", name)
+		c.errorf(d.Args[0].Pos, CodeArguments, "@%s takes a number", name)
 	case name == "timeout" && n.Value <= 0:
-		c.errorf(n.Pos, lang.CodeArguments, "@timeout takes milliseconds, more than 0")
+		c.errorf(n.Pos, CodeArguments, "@timeout takes milliseconds, more than 0")
 	case name == "limit" && (n.Value < 1 || !n.IsInteger()):
-		c.errorf(n.Pos, lang.CodeArguments, "@limit takes a whole number, 1 or more")
+		c.errorf(n.Pos, CodeArguments, "@limit takes a whole number, 1 or more")
 	case name != "timeout" && (n.Value < 0 || !n.IsInteger()):
-		c.errorf(n.Pos, lang.CodeArguments, "@%s takes a whole number, 0 or more", name)
+		c.errorf(n.Pos, CodeArguments, "@%s takes a whole number, 0 or more", name)
 	}
 }
 
 func (c *checker) isSystem(name string) bool {
-	return name == "Value" || name == "Fail" || c.cfg.IsSystemMethod != nil && c.cfg.IsSystemMethod(name)
+	return name == "Value" || name == "Fail"
 }
 
 func (c *checker) checkCall(call *lang.Call, sc *scope) {
@@ -316,7 +316,7 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 	recv := call.Recv.Name
 	if recv == "System" {
 		if !c.isSystem(call.Method.Name) {
-			c.errorf(call.Method.Pos, lang.CodeUndeclared, "System has no method %s%s", call.Method.Name, suggestOr(call.Method.Name, []string{"Value", "Fail"}))
+			c.errorf(call.Method.Pos, CodeUndeclared, "System has no method %s%s", call.Method.Name, suggestOr(call.Method.Name, []string{"Value", "Fail"}))
 		}
 		for _, a := range call.Args {
 			c.checkValue(a.Value, sc)
@@ -337,7 +337,7 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 				c.checkAgentOption(agent, a)
 			case "tool":
 				if id, ok := a.Value.(*lang.Ident); !ok {
-					c.errorf(a.Value.Position(), lang.CodeToolConfig, "tool: names one declared tool")
+					c.errorf(a.Value.Position(), CodeToolConfig, "tool: names one declared tool")
 				} else if c.kindOf(id.Name) != "tool" {
 					c.undeclared(id.Pos, "tool", id.Name)
 				} else {
@@ -353,14 +353,14 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 		}
 	case "":
 		names := append(c.namesOf("agent"), c.namesOf("tool")...)
-		c.errorf(call.Recv.Pos, lang.CodeUndeclared, "undeclared agent or tool %s%s", recv, suggest(recv, append(names, "System")))
+		c.errorf(call.Recv.Pos, CodeUndeclared, "undeclared agent or tool %s%s", recv, suggest(recv, append(names, "System")))
 		for _, a := range call.Args {
 			if a.Name == nil || a.Name.Name != "tools" && a.Name.Name != "tool" {
 				c.checkValue(a.Value, sc)
 			}
 		}
 	default:
-		c.errorf(call.Recv.Pos, lang.CodeUndeclared, "%s is %s; only agents, tools and System have methods", recv, article(c.kindOf(recv)))
+		c.errorf(call.Recv.Pos, CodeUndeclared, "%s is %s; only agents, tools and System have methods", recv, article(c.kindOf(recv)))
 	}
 }
 
@@ -380,7 +380,7 @@ func (c *checker) checkValue(v lang.Expr, sc *scope) {
 		for _, t := range x.Templates() {
 			root, _, _ := strings.Cut(t, ".")
 			if root != "context" && !sc.names[root] {
-				c.warn(x.Pos, lang.CodeUndeclared, "template {{%s}} names no parameter or earlier stage result%s", t, suggest(root, sc.list()))
+				c.warn(x.Pos, CodeUndeclared, "template {{%s}} names no parameter or earlier stage result%s", t, suggest(root, sc.list()))
 			}
 		}
 	case *lang.ListLit:
@@ -399,11 +399,11 @@ func (c *checker) checkValue(v lang.Expr, sc *scope) {
 func (c *checker) undeclaredValue(pos lang.Pos, name string, sc *scope) {
 	switch {
 	case name == "auto" || name == "none":
-		c.errorf(pos, lang.CodeArguments, "%s is a value of tools: only", name)
+		c.errorf(pos, CodeArguments, "%s is a value of tools: only", name)
 	case c.kindOf(name) != "":
-		c.errorf(pos, lang.CodeUndeclared, "%s is %s, not a value; values are parameters, `as` names and context paths", name, article(c.kindOf(name)))
+		c.errorf(pos, CodeUndeclared, "%s is %s, not a value; values are parameters, `as` names and context paths", name, article(c.kindOf(name)))
 	default:
-		c.errorf(pos, lang.CodeUndeclared, "undeclared name %s: not a parameter or an earlier stage's `as` name%s", name, suggest(name, sc.list()))
+		c.errorf(pos, CodeUndeclared, "undeclared name %s: not a parameter or an earlier stage's `as` name%s", name, suggest(name, sc.list()))
 	}
 }
 

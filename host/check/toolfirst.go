@@ -23,6 +23,9 @@ func RuleSpecs(pd *lang.PolicyDecl) []policy.RuleSpec {
 	return specs
 }
 
+// ruleArg is a rule argument as host/policy reads it: a string, number, boolean, null, or a
+// bare name (a dotted one too: DenyTools(Git.delete)). Any other expression (a list, an
+// object, Env.NAME, a call) is passed as itself, which no rule takes.
 func ruleArg(e lang.Expr) any {
 	switch x := e.(type) {
 	case *lang.StringLit:
@@ -31,12 +34,14 @@ func ruleArg(e lang.Expr) any {
 		return x.Value
 	case *lang.BoolLit:
 		return x.Value
+	case *lang.NullLit:
+		return nil
 	case *lang.Ident:
 		return policy.Ident(x.Name)
 	case *lang.Path:
 		return policy.Ident(x.String())
 	}
-	return nil
+	return e
 }
 
 // policySet compiles the policies agent a requires; a policy with errors (reported where it
@@ -87,7 +92,7 @@ func (c *checker) checkToolFirst(a *lang.AgentDecl, id *lang.Ident) {
 		for i, m := range callable {
 			names[i] = m.Name
 		}
-		c.errorf(id.Pos, lang.CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", id.Name, len(callable), strings.Join(names, ", "))
+		c.errorf(id.Pos, CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", id.Name, len(callable), strings.Join(names, ", "))
 		return
 	}
 	m := callable[0]
@@ -99,5 +104,5 @@ func (c *checker) checkToolFirst(a *lang.AgentDecl, id *lang.Ident) {
 	// Offered hid it; Decide checks the same rules first and says which refused.
 	d := set.Decide(target, m.EffectOrDefault(), []byte(`{}`))
 	reason := fmt.Sprintf("policy %s: %s", d.Policy, d.Reason)
-	c.errorf(id.Pos, lang.CodeToolConfig, "tool: %s calls %s, which agent %s's policies refuse (%s)", id.Name, target, a.Name.Name, reason)
+	c.errorf(id.Pos, CodeToolConfig, "tool: %s calls %s, which agent %s's policies refuse (%s)", id.Name, target, a.Name.Name, reason)
 }

@@ -373,6 +373,17 @@ func Calls(stages []*Stage) []*Call {
 	return out
 }
 
+// Calls returns every call the pipeline makes, in source order: its start, when it is a call,
+// then its stages' (see Calls). Every tool that asks which agents, tools and pipelines a
+// pipeline reaches walks it so.
+func (d *PipelineDecl) Calls() []*Call {
+	var out []*Call
+	if c, ok := d.Start.(*Call); ok {
+		out = append(out, c)
+	}
+	return append(out, Calls(d.Stages)...)
+}
+
 // ItemName returns the name an OpEach stage's call reads its item by.
 func (s *Stage) ItemName() string {
 	if s.Item != nil {

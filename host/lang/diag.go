@@ -16,21 +16,11 @@ const (
 	Warning Severity = "warning"
 )
 
-// Stable diagnostic codes. Users match on them; never change or reuse one.
+// Stable diagnostic codes of reading and parsing. Users match on them; never change or reuse
+// one. The codes of validation are host/check's.
 const (
-	CodeSyntax          = "SYNTAX"           // the text does not follow the grammar
-	CodeUndeclared      = "UNDECLARED"       // a name that no declaration introduces
-	CodeDuplicate       = "DUPLICATE"        // a name declared twice
-	CodeToolConfig      = "TOOL_CONFIG"      // an agent's tool set or a declaration's options are wrong
-	CodeBadRegex        = "BAD_REGEX"        // a DenyArgs/MatchRegex pattern that does not compile
-	CodeBadEffect       = "BAD_EFFECT"       // an effect other than read, write, external
-	CodeUnknownProvider = "UNKNOWN_PROVIDER" // `tool X : Name(...)` with no such provider
-	CodeArguments       = "ARGUMENTS"        // wrong number or kind of arguments
-	CodeNotEnforced     = "NOT_ENFORCED"     // a policy rule the runtime ignores
-	CodeBadType         = "BAD_TYPE"         // an unknown parameter or field type
-	CodeStage           = "STAGE"            // a stage in a place it cannot be (|? first, loop to no agent)
-	CodeBadCondition    = "BAD_CONDITION"    // a loop condition that is not a valid expression
-	CodeIO              = "IO"               // a file that could not be read
+	CodeSyntax = "SYNTAX" // the text does not follow the grammar
+	CodeIO     = "IO"     // a file that could not be read
 )
 
 // A Diagnostic is one problem found in a program, with where it is and how bad.

@@ -193,4 +193,16 @@ func TestCalls(t *testing.T) {
 	if n != 7 {
 		t.Errorf("walked %d stages, want the 7 outside the arms", n)
 	}
+	// A pipeline's calls begin with its start, when that is a call.
+	f, diags = Parse("f.halo", []byte("pipeline P() -> Result:\n  Shop.list() |> A.a()\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	got = nil
+	for _, c := range f.Decls[0].(*PipelineDecl).Calls() {
+		got = append(got, c.Target())
+	}
+	if strings.Join(got, " ") != "Shop.list A.a" {
+		t.Errorf("pipeline calls %v", got)
+	}
 }

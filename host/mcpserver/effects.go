@@ -113,12 +113,9 @@ func reachOf(prog *lang.Program, pd *lang.PipelineDecl, effectsOf func(provider 
 			return
 		}
 		seen[pd.Name.Name] = true
-		if c, ok := pd.Start.(*lang.Call); ok {
-			call(c)
-		}
-		// Every call of every stage, branch arms and each included; loop(...), yield(...)
-		// and listen(...) name no pipeline, so they reach nothing.
-		for _, c := range lang.Calls(pd.Stages) {
+		// The start and every call of every stage, branch arms and each included; loop(...),
+		// yield(...) and listen(...) name no pipeline, so they reach nothing.
+		for _, c := range pd.Calls() {
 			call(c)
 		}
 	}

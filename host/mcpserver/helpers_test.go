@@ -47,7 +47,7 @@ func newFixtureTools(t testing.TB, src string, mocks map[string]runtime.MockFunc
 		t.Fatalf("parse: %v", diags)
 	}
 	prog := &lang.Program{Files: []*lang.File{f}}
-	if d := runtime.Validate(prog, reg, nil); d.HasErrors() {
+	if d := runtime.Validate(prog, reg); d.HasErrors() {
 		t.Fatalf("validate: %v", d)
 	}
 	runs := filepath.Join(t.TempDir(), "runs")

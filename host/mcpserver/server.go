@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -226,7 +227,7 @@ func (s *Server) handler(p *pipeline) server.ToolHandlerFunc {
 // client can ask its user, becomes a question (see ask).
 func (s *Server) finish(c *call, res *runtime.Result, err error) *mcp.CallToolResult {
 	if res == nil {
-		code := tool.Code(err)
+		code := errcode.Code(err)
 		if code == "" {
 			code = runtime.CodeInternal
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/halo-lang/halo/errcode"
 )
 
 // Stable error codes of model calls. Users match on them; never change or reuse one.
@@ -20,15 +22,14 @@ const (
 	// CodeConfig: the model cannot be called as configured (unknown provider, a malformed
 	// model reference, a missing API key).
 	CodeConfig = "MODEL_CONFIG"
-	// CodeTimeout: an attempt ran out of time; retryable. The same string as the tool
-	// package's timeout code, so @retry and users see one code for every timeout.
-	CodeTimeout = "TIMEOUT"
-	// CodeToolConfig: the request offers tools to a provider that cannot call them
-	// (Replicate). The same string as the tool package's TOOL_CONFIG.
-	CodeToolConfig = "TOOL_CONFIG"
+	// CodeTimeout: an attempt ran out of time; retryable. The code every timeout has, so
+	// @retry and users see one code for every timeout.
+	CodeTimeout = errcode.CodeTimeout
 )
 
-// An Error is a failed model call with a stable code.
+// An Error is a failed model call with a stable code. It is a type of its own, beside
+// errcode.Error, because it carries what callers act on: whether a retry may pass and how long
+// the provider asked to wait, the HTTP status and the attempts made.
 type Error struct {
 	// Code is one of the Code* constants.
 	Code string
@@ -62,7 +63,7 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrorCode returns the stable code.
+// ErrorCode returns the stable code, for errcode.Code.
 func (e *Error) ErrorCode() string { return e.Code }
 
 // IsRetryable reports whether err is a model failure worth retrying (the runtime's @retry

@@ -89,7 +89,7 @@ func (p *replicateProvider) Complete(ctx context.Context, req Request) (Response
 // models endpoint, "owner/name:version" that version through /v1/predictions.
 func (p *replicateProvider) request(req Request) (string, map[string]any, error) {
 	if len(req.Tools) > 0 {
-		return "", nil, &Error{Code: CodeToolConfig, Provider: Replicate,
+		return "", nil, &Error{Code: CodeConfig, Provider: Replicate,
 			Message: "Replicate models cannot call tools; give this agent a model from another provider"}
 	}
 	prompt, err := replicatePrompt(req.Messages)
@@ -125,7 +125,7 @@ func replicatePrompt(msgs []Message) (string, error) {
 	var b strings.Builder
 	for _, m := range msgs {
 		if m.Role == Tool || len(m.ToolCalls) > 0 {
-			return "", &Error{Code: CodeToolConfig, Provider: Replicate, Message: "Replicate models cannot call tools"}
+			return "", &Error{Code: CodeConfig, Provider: Replicate, Message: "Replicate models cannot call tools"}
 		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")

@@ -119,8 +119,8 @@ func TestReplicateRefusesTools(t *testing.T) {
 	} {
 		_, err := p.Complete(context.Background(), req)
 		var me *Error
-		if !errors.As(err, &me) || me.Code != CodeToolConfig || me.Retryable {
-			t.Errorf("err = %v, want %s", err, CodeToolConfig)
+		if !errors.As(err, &me) || me.Code != CodeConfig || me.Retryable {
+			t.Errorf("err = %v, want %s", err, CodeConfig)
 		}
 	}
 	if n := len(f.requests()); n != 0 {

@@ -21,13 +21,16 @@ import (
 	"github.com/halo-lang/halo/host/tool"
 )
 
-// Stable codes of policy diagnostics.
+// Stable codes of policy diagnostics. Users match on them; never change or reuse one.
 const (
-	// CodeInvalid: a rule that can never work (a bad regular expression, an unknown
-	// effect, a wrong argument).
+	// CodeInvalid: a policy that can never work, as Compile reports it (every problem listed).
 	CodeInvalid = "POLICY_INVALID"
 	// CodeNotEnforced: a rule the runtime ignores (Tone, Block(Competitors), ...).
-	CodeNotEnforced = "POLICY_NOT_ENFORCED"
+	CodeNotEnforced = "NOT_ENFORCED"
+	// CodeBadRegex: a MatchRegex or DenyArgs pattern that does not compile.
+	CodeBadRegex = "BAD_REGEX"
+	// CodeBadEffect: an effect other than read, write and external.
+	CodeBadEffect = "BAD_EFFECT"
 )
 
 // An Ident is a bare identifier argument, as in Block(PII) or AllowEffects(read).
@@ -49,6 +52,12 @@ type Diagnostic struct {
 	Warning bool
 	Message string
 	Code    string
+	// Arg is the argument at fault, counted from 1; 0 means the rule as a whole.
+	Arg int `json:"-"`
+	// Word and Known, when set, are the name that is not known and the names that are,
+	// for a "did you mean" (Block(Profanty): Profanity).
+	Word  string   `json:"-"`
+	Known []string `json:"-"`
 }
 
 func (d Diagnostic) String() string {
@@ -191,264 +200,4 @@ func ruleText(s RuleSpec) string {
 		}
 	}
 	return s.Name + "(" + strings.Join(args, ", ") + ")"
-}
-
-type compiler struct {
-	spec  RuleSpec
-	diags []Diagnostic
-}
-
-func (c *compiler) errorf(format string, args ...any) {
-	c.diags = append(c.diags, Diagnostic{Pos: c.spec.Pos, Message: fmt.Sprintf(format, args...), Code: CodeInvalid})
-}
-
-func (c *compiler) ignored(format string, args ...any) {
-	c.diags = append(c.diags, Diagnostic{Pos: c.spec.Pos, Warning: true, Message: fmt.Sprintf(format, args...) + "; the runtime ignores it", Code: CodeNotEnforced})
-}
-
-// word returns an argument written as a bare identifier or a string.
-func word(a any) (string, bool) {
-	switch v := a.(type) {
-	case Ident:
-		return string(v), true
-	case string:
-		return v, true
-	}
-	return "", false
-}
-
-func (c *compiler) nargs(min, max int) bool {
-	n := len(c.spec.Args)
-	if n < min || n > max {
-		switch {
-		case min == max:
-			c.errorf("%s takes %d argument(s), got %d", c.spec.Name, min, n)
-		case max < 0 || max > 100:
-			if n < min {
-				c.errorf("%s takes at least %d argument(s), got %d", c.spec.Name, min, n)
-				return false
-			}
-			return true
-		default:
-			c.errorf("%s takes %d to %d arguments, got %d", c.spec.Name, min, max, n)
-		}
-		return false
-	}
-	return true
-}
-
-func (c *compiler) positiveInt(a any) (int, bool) {
-	f, ok := a.(float64)
-	if !ok || f < 1 || f != float64(int(f)) {
-		c.errorf("%s takes a whole number above 0, got %v", c.spec.Name, a)
-		return 0, false
-	}
-	return int(f), true
-}
-
-func (c *compiler) rule() *rule {
-	s := c.spec
-	switch s.Name {
-	case "Block", "Redact":
-		return c.categories()
-	case "MaxWords", "MaxChars", "MaxTokens":
-		if !c.nargs(1, 1) {
-			return nil
-		}
-		n, ok := c.positiveInt(s.Args[0])
-		if !ok {
-			return nil
-		}
-		k := map[string]ruleKind{"MaxWords": kMaxWords, "MaxChars": kMaxChars, "MaxTokens": kMaxTokens}[s.Name]
-		return &rule{kind: k, n: n}
-	case "MaxSpend":
-		if !c.nargs(1, 1) {
-			return nil
-		}
-		f, ok := s.Args[0].(float64)
-		if !ok || f <= 0 {
-			c.errorf("MaxSpend takes an amount in USD above 0, got %v", s.Args[0])
-			return nil
-		}
-		return &rule{kind: kMaxSpend, usd: f}
-	case "Require", "Enforce":
-		if !c.nargs(1, 1) {
-			return nil
-		}
-		w, _ := word(s.Args[0])
-		switch {
-		case w == "JSON" && s.Name == "Require":
-			return &rule{kind: kRequireJSON}
-		case w == "JSON":
-			return &rule{kind: kEnforceJSON}
-		case w == "XML" && s.Name == "Require":
-			return &rule{kind: kRequireXML}
-		case w == "Citation" && s.Name == "Require":
-			return &rule{kind: kRequireCitation}
-		case s.Name == "Require":
-			c.ignored("Require(%s) is not enforced: only JSON, XML and Citation are (for a person's approval, use |! yield)", w)
-		default:
-			c.ignored("Enforce(%s) is not enforced: only Enforce(JSON) is", w)
-		}
-		return nil
-	case "MatchRegex":
-		if !c.nargs(1, 1) {
-			return nil
-		}
-		pat, ok := s.Args[0].(string)
-		if !ok {
-			c.errorf("MatchRegex takes a pattern string")
-			return nil
-		}
-		re, err := compileRegex(pat, 0)
-		if err != nil {
-			c.errorf("MatchRegex: %v", err)
-			return nil
-		}
-		return &rule{kind: kMatchRegex, re: re}
-	case "Validate":
-		return c.validate()
-	case "LogViolation":
-		if !c.nargs(0, 0) {
-			return nil
-		}
-		return &rule{}
-	case "AllowTools", "DenyTools", "ApproveTools":
-		if !c.nargs(1, 1<<30) {
-			return nil
-		}
-		var pats []string
-		for _, a := range s.Args {
-			p, ok := word(a)
-			if !ok || !validPattern(p) {
-				c.errorf("%s: %v is not a tool pattern (Tool, Tool.method, Tool.*, *.method or *)", s.Name, a)
-				return nil
-			}
-			pats = append(pats, p)
-		}
-		k := map[string]ruleKind{"AllowTools": kAllowTools, "DenyTools": kDenyTools, "ApproveTools": kApproveTools}[s.Name]
-		return &rule{kind: k, patterns: pats}
-	case "AllowEffects", "ApproveEffects":
-		if !c.nargs(1, 1<<30) {
-			return nil
-		}
-		var effs []tool.Effect
-		for _, a := range s.Args {
-			w, _ := word(a)
-			e, err := tool.ParseEffect(w)
-			if err != nil {
-				c.errorf("%s: %v", s.Name, err)
-				return nil
-			}
-			effs = append(effs, e)
-		}
-		k := kAllowEffects
-		if s.Name == "ApproveEffects" {
-			k = kApproveEffects
-		}
-		return &rule{kind: k, effects: effs}
-	case "DenyArgs":
-		return c.denyArgs()
-	case "Tone", "Anonymize", "MaxDensity":
-		c.ignored("%s(...) would need a model to judge the output and is not enforced", s.Name)
-		return nil
-	}
-	c.ignored("%s is not a rule Halo enforces", s.Name)
-	return nil
-}
-
-func (c *compiler) categories() *rule {
-	s := c.spec
-	if !c.nargs(1, 1<<30) {
-		return nil
-	}
-	kind, allowed := kBlock, detect.Blockable
-	if s.Name == "Redact" {
-		kind, allowed = kRedact, detect.Redactable
-	}
-	r := &rule{kind: kind}
-	for _, a := range s.Args {
-		w, ok := word(a)
-		cat, known := detect.Parse(w)
-		if !ok || !known || cat&^allowed != 0 {
-			c.ignored("%s(%v) is not enforced: %s knows %s", s.Name, a, s.Name, strings.Join(categoryNames(allowed), ", "))
-			continue
-		}
-		r.cats = append(r.cats, cat)
-		r.mask |= cat
-	}
-	if len(r.cats) == 0 {
-		return nil
-	}
-	// Unknown categories beside known ones were warned about; the known ones still run.
-	return r
-}
-
-func categoryNames(allowed detect.Category) []string {
-	var out []string
-	for _, n := range detect.Names() {
-		if c, _ := detect.Parse(n); c&^allowed == 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-var validOps = map[string]bool{"==": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
-
-func (c *compiler) validate() *rule {
-	s := c.spec
-	if !c.nargs(3, 3) {
-		return nil
-	}
-	field, ok1 := s.Args[0].(string)
-	op, ok2 := s.Args[1].(string)
-	if !ok1 || field == "" {
-		c.errorf("Validate: the field must be a non-empty string")
-		return nil
-	}
-	if !ok2 || !validOps[op] {
-		c.errorf("Validate: the operator must be one of == != < <= > >=, got %v", s.Args[1])
-		return nil
-	}
-	v := s.Args[2]
-	if id, ok := v.(Ident); ok {
-		v = string(id)
-	}
-	return &rule{kind: kValidate, field: field, op: op, value: v}
-}
-
-func (c *compiler) denyArgs() *rule {
-	s := c.spec
-	if !c.nargs(2, 3) {
-		return nil
-	}
-	pat, ok := word(s.Args[0])
-	if !ok || !validPattern(pat) {
-		c.errorf("DenyArgs: %v is not a tool pattern (Tool, Tool.method, Tool.*, *.method or *)", s.Args[0])
-		return nil
-	}
-	r := &rule{kind: kDenyArgs, patterns: []string{pat}}
-	reArg := s.Args[1]
-	if len(s.Args) == 3 {
-		name, ok := s.Args[1].(string)
-		if !ok || name == "" {
-			c.errorf("DenyArgs: the argument name must be a non-empty string")
-			return nil
-		}
-		r.arg, r.hasArg = name, true
-		reArg = s.Args[2]
-	}
-	src, ok := reArg.(string)
-	if !ok {
-		c.errorf("DenyArgs: the pattern must be a string")
-		return nil
-	}
-	re, err := compileRegex(src, regexp2.IgnoreCase)
-	if err != nil {
-		c.errorf("DenyArgs: %v", err)
-		return nil
-	}
-	r.re = re
-	return r
 }

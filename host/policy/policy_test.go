@@ -2,10 +2,11 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/errcode"
 )
 
 func r(name string, args ...any) RuleSpec {
@@ -30,18 +31,19 @@ func TestCompileErrors(t *testing.T) {
 		spec RuleSpec
 		want string
 	}{
-		{r("MaxWords"), "MaxWords takes 1 argument(s), got 0"},
-		{r("MaxWords", -3.0), "whole number above 0"},
-		{r("MaxChars", 2.5), "whole number above 0"},
-		{r("MaxSpend", "lots"), "amount in USD"},
+		{r("MaxWords"), "MaxWords takes one argument, got 0"},
+		{r("MaxWords", -3.0), "whole number, 1 or more"},
+		{r("MaxChars", 2.5), "whole number, 1 or more"},
+		{r("MaxSpend", "lots"), "argument 1 of MaxSpend must be a number above 0"},
 		{r("MatchRegex", "(unclosed"), "not a valid regular expression"},
 		{r("DenyArgs", "Bash.run", "(?<"), "not a valid regular expression"},
 		{r("DenyArgs", "Bash.", "x"), "not a tool pattern"},
 		{r("DenyTools", ".run"), "not a tool pattern"},
 		{r("AllowEffects", Ident("delete")), `unknown effect "delete"`},
-		{r("AllowTools"), "at least 1 argument"},
-		{r("Validate", "amount", "=~", 3.0), "operator must be one of"},
-		{r("LogViolation", 1.0), "takes 0 argument"},
+		{r("AllowTools"), "at least one argument"},
+		{r("Validate", "amount", "=~", 3.0), `operator "=~" must be one of`},
+		{r("LogViolation", 1.0), "takes no arguments"},
+		{r("Validate", "amount", "<", []any{1.0}), "argument 3 of Validate must be a string, number or boolean"},
 	}
 	for _, tt := range tests {
 		_, err := Compile("Bad", []RuleSpec{tt.spec})
@@ -50,7 +52,7 @@ func TestCompileErrors(t *testing.T) {
 			continue
 		}
 		var errs Errors
-		if !errors.As(err, &errs) || errs[0].Pos != "test.halo:1:1" || tool.Code(err) != CodeInvalid {
+		if !errors.As(err, &errs) || errs[0].Pos != "test.halo:1:1" || errcode.Code(err) != CodeInvalid {
 			t.Errorf("%s: want Errors with position and code, got %#v", ruleText(tt.spec), err)
 		}
 	}
@@ -103,3 +105,40 @@ func TestLogViolation(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// CheckRule says which argument is at fault, with the code of the problem and, for a name it
+// does not know, the names it does (host/check turns them into positions and "did you mean").
+func TestCheckRule(t *testing.T) {
+	for _, tt := range []struct {
+		spec    RuleSpec
+		code    string
+		arg     int
+		warning bool
+		word    string
+		known   string
+	}{
+		{r("MaxSpend", 0.5, 1.0), CodeInvalid, 0, false, "", ""},
+		{r("Validate", "amount", "=~", 3.0), CodeInvalid, 2, false, "", ""},
+		{r("DenyArgs", "Bash.run", "cmd", "(?<"), CodeBadRegex, 3, false, "", ""},
+		{r("AllowEffects", Ident("read"), Ident("writes")), CodeBadEffect, 2, false, "writes", "write"},
+		{r("Block", Ident("PII"), Ident("Profanty")), CodeNotEnforced, 2, true, "Profanty", "Profanity"},
+		{r("MaxWord", 10.0), CodeNotEnforced, 0, true, "MaxWord", "MaxWords"},
+		{r("DenyTools", "Git."), CodeInvalid, 1, false, "", ""},
+	} {
+		ds := CheckRule(tt.spec)
+		if len(ds) != 1 {
+			t.Errorf("%s: %v, want one diagnostic", ruleText(tt.spec), ds)
+			continue
+		}
+		d := ds[0]
+		if d.Code != tt.code || d.Arg != tt.arg || d.Warning != tt.warning || d.Word != tt.word || tt.known != "" && !slices.Contains(d.Known, tt.known) || d.Pos != "test.halo:1:1" {
+			t.Errorf("%s: %+v", ruleText(tt.spec), d)
+		}
+	}
+	// Dotted MCP names and globs within a part are patterns.
+	for _, p := range []string{"Git.delete.repo", "Git.delete.*", "Gi*.read", "*.delete_*", "*"} {
+		if ds := CheckRule(r("DenyTools", p)); len(ds) != 0 {
+			t.Errorf("DenyTools(%q): %v", p, ds)
+		}
+	}
+}

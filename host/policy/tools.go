@@ -247,11 +247,17 @@ func matchAny(patterns []string, target string) bool {
 	return false
 }
 
-// validPattern accepts Tool, Tool.method, Tool.*, *.method, * and globs within a part. The
-// method part may hold dots, as MCP tool names may ("Git.delete.repo").
-func validPattern(p string) bool {
+// ParsePattern checks a tool pattern as AllowTools, DenyTools, ApproveTools and DenyArgs read
+// it, and returns its tool part. It accepts Tool, Tool.method, Tool.*, *.method, * and globs
+// within a part ("Gi*", "*.delete_*"); the method part may hold dots, as MCP tool names may
+// ("Git.delete.repo"), since the first dot separates tool from method (see MatchPattern). The
+// tool part is a tool's name, or a glob when it holds a `*`.
+func ParsePattern(p string) (toolPart string, err error) {
 	toolPart, method, hasDot := strings.Cut(p, ".")
-	return toolPart != "" && (!hasDot || method != "")
+	if toolPart == "" || hasDot && method == "" {
+		return "", fmt.Errorf("%q is not a tool pattern: write Tool, Tool.method, Tool.*, *.method or *", p)
+	}
+	return toolPart, nil
 }
 
 // MatchPattern reports whether a tool pattern matches a "Tool.method" target. Tool names

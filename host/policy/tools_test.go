@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -92,7 +93,7 @@ func TestOffered(t *testing.T) {
 		})
 	}
 	_, err := set(t, []RuleSpec{r("AllowTools", "Code.*")}, []RuleSpec{r("AllowTools", "Tests.*")}).Offered(methods)
-	if tool.Code(err) != tool.CodeToolConfig {
+	if errcode.Code(err) != tool.CodeToolConfig {
 		t.Fatalf("none allowed: err = %v", err)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runstore/runstoretest"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 )
 
 func openFolder(t *testing.T) runstore.Store {
@@ -31,7 +31,7 @@ func TestFolderIsLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runstore.OpenFolder(dir, runstore.FolderOptions{}); tool.Code(err) != runstore.CodeBusy {
+	if _, err := runstore.OpenFolder(dir, runstore.FolderOptions{}); errcode.Code(err) != runstore.CodeBusy {
 		t.Fatalf("a second open: %v, want %s", err, runstore.CodeBusy)
 	}
 	a.Close()
@@ -92,7 +92,7 @@ func TestFolderRefusesSymlinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := runstore.OpenFolder(filepath.Join(project, ".halo", "runs"), runstore.FolderOptions{})
-			if tool.Code(err) != "STATE_DIR_UNSAFE" {
+			if errcode.Code(err) != "STATE_DIR_UNSAFE" {
 				t.Fatalf("%v, want STATE_DIR_UNSAFE", err)
 			}
 			if entries, _ := os.ReadDir(victim); len(entries) != 0 {

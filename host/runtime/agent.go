@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/model"
@@ -93,7 +94,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		Run: func(ctx context.Context, call agent.Call) (any, error) {
 			toolName, method, _ := strings.Cut(call.Target, ".")
 			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, at: o.at, agent: agentName, set: set})
-			if code := tool.Code(err); code == CodeMock || code == CodeReplayDiverged {
+			if code := errcode.Code(err); code == CodeMock || code == CodeReplayDiverged {
 				// A scripted mock that ran out is the test's mistake, not the model's; a
 				// replay that left its recording stops there.
 				return nil, &agent.Fatal{Err: err}
@@ -513,7 +514,7 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	if err != nil {
 		resp = model.Response{}
 		if timedOut {
-			err = &Error{Code: CodeTimeout, Retryable: true, Err: err,
+			err = &Error{Code: CodeTimeout, Err: err,
 				Message: fmt.Sprintf("the model request took longer than @timeout(%d)", s.timeout.Milliseconds())}
 		}
 	}

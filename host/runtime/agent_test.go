@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -536,9 +537,9 @@ pipeline Tidy(task: String) -> Result:
 		rt.Mock(key, "x")
 		_, err := rt.Run(context.Background(), "Tidy", map[string]any{"task": "t"})
 		switch {
-		case want == "" && tool.Code(err) == runtime.CodeMock:
+		case want == "" && errcode.Code(err) == runtime.CodeMock:
 			t.Errorf("%s: %v", key, err)
-		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want) || tool.Code(err) != runtime.CodeMock):
+		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want) || errcode.Code(err) != runtime.CodeMock):
 			t.Errorf("%s: err = %v, want %q", key, err, want)
 		}
 	}

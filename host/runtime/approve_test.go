@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -291,7 +292,7 @@ func TestApprovalPauseResumeMidTurn(t *testing.T) {
 	before := recordBytes(t, store, res.RunID)
 	rt2 := load(t, clerkSrc, cfg)
 	for _, ch := range []string{"yield", "payment"} {
-		if _, err := rt2.Signal(context.Background(), res.RunID, ch, "approve"); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), `waits on channel "approval"`) {
+		if _, err := rt2.Signal(context.Background(), res.RunID, ch, "approve"); errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), `waits on channel "approval"`) {
 			t.Errorf("signal on %s: %v", ch, err)
 		}
 	}
@@ -345,7 +346,7 @@ func TestApprovalPauseResumeMidTurn(t *testing.T) {
 
 	// A finished run cannot be signalled again.
 	before = recordBytes(t, store, res.RunID)
-	if _, err := rt2.Signal(context.Background(), res.RunID, "approval", "approve"); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "is completed, not paused") {
+	if _, err := rt2.Signal(context.Background(), res.RunID, "approval", "approve"); errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "is completed, not paused") {
 		t.Errorf("signal of a finished run: %v", err)
 	}
 	if recordBytes(t, store, res.RunID) != before {
@@ -644,13 +645,13 @@ func TestApprovalBadRecords(t *testing.T) {
 	before := list()
 	rt := load(t, clerkSrc, cfg)
 	for _, id := range []string{"noagent", "othercall", "otherid", "answered", "stage", "farstage", "start", "yield"} {
-		if _, err := rt.Resume(context.Background(), id, "approve"); tool.Code(err) != runtime.CodeRun {
+		if _, err := rt.Resume(context.Background(), id, "approve"); errcode.Code(err) != runtime.CodeRun {
 			t.Errorf("%s: %v, want RUN_RECORD", id, err)
 		}
 	}
 	// The file changed: the paused stage is no longer Clerk.work.
 	changed := strings.Replace(clerkSrc, "task |> Clerk.work(tools: [Files]) as report", "task |> System.Value(task) as report", 1)
-	if _, err := load(t, changed, cfg).Signal(context.Background(), res.RunID, "approval", "approve"); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "was the file changed?") {
+	if _, err := load(t, changed, cfg).Signal(context.Background(), res.RunID, "approval", "approve"); errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "was the file changed?") {
 		t.Errorf("changed file: %v", err)
 	}
 	if list() != before {

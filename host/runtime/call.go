@@ -169,9 +169,6 @@ func (rn *run) system(ctx context.Context, c *lang.Call, value any) (any, error)
 		}
 		return nil, &Error{Code: CodeFail, Message: msg}
 	}
-	if fn := rn.r.sysExtra[c.Method.Name]; fn != nil {
-		return fn(ctx, value, pos, named)
-	}
 	return nil, errorf(CodeInternal, "System has no method %s", c.Method.Name)
 }
 

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/agent"
+	"github.com/halo-lang/halo/host/check"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
 	"github.com/halo-lang/halo/host/tool"
@@ -19,7 +20,7 @@ const (
 	// CodeInput: the run's inputs do not fit the pipeline's parameters.
 	CodeInput = "BAD_INPUT"
 	// CodeCondition: a loop condition could not be compiled or evaluated.
-	CodeCondition = "BAD_CONDITION"
+	CodeCondition = check.CodeBadCondition
 	// CodeMock: a mocks file is malformed, or a scripted list of answers ran out.
 	CodeMock = "MOCK"
 	// CodeApprovalNeeded: a call needs a person's approval and there is no way to ask one.
@@ -43,30 +44,11 @@ const (
 	CodeInternal = "INTERNAL"
 )
 
-// An Error is a run failure with a stable code.
-type Error struct {
-	Code    string
-	Message string
-	// Retryable failures may pass if the stage runs again (timeouts).
-	Retryable bool
-	Err       error
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" && e.Err != nil {
-		return e.Err.Error()
-	}
-	return e.Message
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode returns the stable code.
-func (e *Error) ErrorCode() string { return e.Code }
+// An Error is a run failure with a stable code: the host's one coded-error type.
+type Error = errcode.Error
 
 func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return errcode.New(code, format, args...)
 }
 
 // An ErrorInfo is a failure as a run result and a run record show it.
@@ -81,7 +63,7 @@ type ErrorInfo struct {
 }
 
 func infoOf(err error, at string) *ErrorInfo {
-	code := tool.Code(err)
+	code := errcode.Code(err)
 	switch {
 	case code == "" && errors.Is(err, context.Canceled):
 		code = CodeCancelled
@@ -98,8 +80,8 @@ func infoOf(err error, at string) *ErrorInfo {
 }
 
 // retryable reports whether @retry may run a stage again after err: tool and model failures
-// marked retryable (HTTP 408/429/5xx, network errors) and timeouts; never a policy violation
-// or a cancelled run.
+// marked retryable (HTTP 408/429/5xx, network errors) and timeouts (a stage's @timeout among
+// them); never a policy violation or a cancelled run.
 func retryable(err error) bool {
 	var v *policy.Violation
 	if errors.As(err, &v) || errors.Is(err, context.Canceled) {
@@ -108,9 +90,5 @@ func retryable(err error) bool {
 	if tool.IsRetryable(err) || model.IsRetryable(err) {
 		return true
 	}
-	var re *Error
-	if errors.As(err, &re) && re.Retryable {
-		return true
-	}
-	return tool.Code(err) == CodeTimeout
+	return errcode.Code(err) == CodeTimeout
 }

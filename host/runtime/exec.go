@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/policy"
@@ -342,7 +343,7 @@ func wrapStage(st *lang.Stage, err error) error {
 }
 
 func codeOf(err error) string {
-	if c := tool.Code(err); c != "" {
+	if c := errcode.Code(err); c != "" {
 		return c
 	}
 	return CodeInternal
@@ -430,7 +431,7 @@ func (rn *run) directed(ctx context.Context, st *lang.Stage, f func(ctx context.
 			return out, nil
 		}
 		if timedOut {
-			err = &Error{Code: CodeTimeout, Retryable: true, Err: err,
+			err = &Error{Code: CodeTimeout, Err: err,
 				Message: fmt.Sprintf("the stage took longer than @timeout(%d)", timeout.Milliseconds())}
 		}
 		if attempt > retries || !retryable(err) || ctx.Err() != nil {

@@ -3,8 +3,8 @@ package runtime_test
 import (
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 )
 
 // FuzzParseMocks: any bytes give mocks or a MOCK error, never a panic.
@@ -15,7 +15,7 @@ func FuzzParseMocks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := runtime.ParseMocks(data)
 		if err != nil {
-			if tool.Code(err) != runtime.CodeMock {
+			if errcode.Code(err) != runtime.CodeMock {
 				t.Fatalf("error without code MOCK: %v", err)
 			}
 			return

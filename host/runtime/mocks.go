@@ -318,11 +318,7 @@ func (r *Runtime) CheckMocks() error {
 	agentCalls := map[string]bool{}
 	for _, d := range r.prog.Decls() {
 		if pd, ok := d.(*lang.PipelineDecl); ok {
-			calls := lang.Calls(pd.Stages)
-			if c, ok := pd.Start.(*lang.Call); ok {
-				calls = append(calls, c)
-			}
-			for _, c := range calls {
+			for _, c := range pd.Calls() {
 				if c.Recv != nil && r.prog.Agent(c.Recv.Name) != nil {
 					agentCalls[c.Target()] = true
 				}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -165,11 +166,11 @@ func TestListenAndSignal(t *testing.T) {
 	before := recordBytes(t, store, res.RunID)
 	for _, ch := range []string{"yield", "approval", "paymnet"} {
 		_, err := rt.Signal(ctx, res.RunID, ch, "x")
-		if tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), `waits on channel "payment", not "`+ch+`"`) {
+		if errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), `waits on channel "payment", not "`+ch+`"`) {
 			t.Errorf("signal on %s: %v", ch, err)
 		}
 	}
-	if _, err := rt.Signal(ctx, res.RunID, "", "x"); tool.Code(err) != runtime.CodeRun {
+	if _, err := rt.Signal(ctx, res.RunID, "", "x"); errcode.Code(err) != runtime.CodeRun {
 		t.Errorf("signal without a channel: %v", err)
 	}
 	if after := recordBytes(t, store, res.RunID); after != before {
@@ -182,7 +183,7 @@ func TestListenAndSignal(t *testing.T) {
 	if res.Status != runtime.Paused || res.Meta.Paused.WaitingFor != "yield" || res.Meta.Paused.Question != "Ship o1?" {
 		t.Fatalf("after the payment: %s %+v", res.Status, res.Meta.Paused)
 	}
-	if _, err := rt.Signal(ctx, res.RunID, "payment", "again"); tool.Code(err) != runtime.CodeRun {
+	if _, err := rt.Signal(ctx, res.RunID, "payment", "again"); errcode.Code(err) != runtime.CodeRun {
 		t.Errorf("payment twice: %v", err)
 	}
 	res, err = rt.Signal(ctx, res.RunID, "yield", "yes")
@@ -195,7 +196,7 @@ func TestListenAndSignal(t *testing.T) {
 		t.Errorf("output %s", got)
 	}
 	before = recordBytes(t, store, res.RunID)
-	if _, err := rt.Signal(ctx, res.RunID, "yield", "more"); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "is completed, not paused") {
+	if _, err := rt.Signal(ctx, res.RunID, "yield", "more"); errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "is completed, not paused") {
 		t.Errorf("a finished run: %v", err)
 	}
 	if after := recordBytes(t, store, res.RunID); after != before {
@@ -289,7 +290,7 @@ func TestSignalBadRecords(t *testing.T) {
 			} else {
 				_, err = rt.Signal(context.Background(), id, ch, "x")
 			}
-			if tool.Code(err) != runtime.CodeRun {
+			if errcode.Code(err) != runtime.CodeRun {
 				t.Errorf("%q on %q: %v, want RUN_RECORD", id, ch, err)
 			}
 		}
@@ -341,7 +342,7 @@ pipeline Order(id: String) -> Result:
 		first <- err
 	}()
 	<-started
-	if _, err := rt.Signal(context.Background(), res.RunID, "payment", 2); tool.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "being resumed") {
+	if _, err := rt.Signal(context.Background(), res.RunID, "payment", 2); errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "being resumed") {
 		t.Errorf("second signal: %v", err)
 	}
 	close(release)

@@ -14,7 +14,7 @@ type compiledPolicy = policy.Policy
 // compilePolicies turns every policy declaration into host/policy's compiled form.
 func compilePolicies(prog *lang.Program) (map[string]*compiledPolicy, error) {
 	out := map[string]*compiledPolicy{}
-	var errs []string
+	var errs []error
 	for _, d := range prog.Decls() {
 		pd, ok := d.(*lang.PolicyDecl)
 		if !ok {
@@ -22,13 +22,13 @@ func compilePolicies(prog *lang.Program) (map[string]*compiledPolicy, error) {
 		}
 		p, err := policy.Compile(pd.Name.Name, check.RuleSpecs(pd))
 		if err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, err) // POLICY_INVALID, every problem listed
 			continue
 		}
 		out[pd.Name.Name] = p
 	}
 	if len(errs) > 0 {
-		return nil, errors.New(strings.Join(errs, "\n"))
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/agent"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/tool"
@@ -79,7 +80,7 @@ type RecordedError struct {
 }
 
 func recordError(err error) *RecordedError {
-	re := &RecordedError{Code: tool.Code(err), Message: err.Error(), Retryable: retryable(err)}
+	re := &RecordedError{Code: errcode.Code(err), Message: err.Error(), Retryable: retryable(err)}
 	var te *tool.Error
 	if errors.As(err, &te) {
 		re.Detail = te.Detail

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -413,7 +414,7 @@ func TestReplayBadRecords(t *testing.T) {
 		var r runtime.Record
 		json.Unmarshal(b, &r)
 		edit(&r)
-		if _, err := rt.Replay(context.Background(), &r); tool.Code(err) != runtime.CodeRun {
+		if _, err := rt.Replay(context.Background(), &r); errcode.Code(err) != runtime.CodeRun {
 			t.Errorf("%s: %v, want RUN_RECORD", name, err)
 		}
 	}

@@ -74,14 +74,10 @@ type Runtime struct {
 	cfg      Config
 	policies map[string]*compiledPolicy
 	conds    conditions
-	sysExtra map[string]SystemFunc
 	// resuming holds the ids of the runs a Resume or Signal is continuing now, so a
 	// second signal for one of them is refused instead of running it twice.
 	resuming sync.Map
 }
-
-// A SystemFunc is a host-registered System method: System.Name(args).
-type SystemFunc func(ctx context.Context, input any, args []any, named map[string]any) (any, error)
 
 // New prepares prog to run. prog must have passed host/check; New compiles its policies.
 func New(prog *lang.Program, cfg Config) (*Runtime, error) {
@@ -116,7 +112,7 @@ func New(prog *lang.Program, cfg Config) (*Runtime, error) {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
-	r := &Runtime{prog: prog, cfg: cfg, sysExtra: map[string]SystemFunc{}}
+	r := &Runtime{prog: prog, cfg: cfg}
 	pols, err := compilePolicies(prog)
 	if err != nil {
 		return nil, err
@@ -133,32 +129,23 @@ func Load(name, src string, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	prog := &lang.Program{Files: []*lang.File{f}}
-	if err := Validate(prog, cfg.Tools, nil).Err(); err != nil {
+	if err := Validate(prog, cfg.Tools).Err(); err != nil {
 		return nil, err
 	}
 	return New(prog, cfg)
 }
 
-// Validate runs host/check on prog with the providers of reg (nil: built-ins only) and the
-// extra System methods.
-func Validate(prog *lang.Program, reg *tool.Registry, system []string) lang.Diagnostics {
-	cfg := CheckConfig(reg)
-	if len(system) > 0 {
-		cfg.IsSystemMethod = func(n string) bool {
-			for _, s := range system {
-				if s == n {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	return check.Check(prog, cfg)
+// Validate runs host/check on prog with the providers of reg: the one validation every
+// command that loads .halo files makes, `halo validate` among them. With a nil reg any
+// provider name is accepted (every tool call must then be mocked, see Config.Tools).
+func Validate(prog *lang.Program, reg *tool.Registry) lang.Diagnostics {
+	return check.Check(prog, CheckConfig(reg))
 }
 
-// CheckConfig is what host/check is told about the world outside a program: the tool
-// provider types of reg (nil: built-ins only), what they declare of their methods and
-// options, and host/model's model providers.
+// CheckConfig is what host/check is told about the world outside a program, each vocabulary
+// from its owner: the tool provider types of reg (host/tool's registry; nil: any name), what
+// they declare of their methods and options, host/model's model providers. (Policy rules are
+// host/policy's, which check reads itself.)
 func CheckConfig(reg *tool.Registry) check.Config {
 	cfg := check.Config{
 		ModelProvider:  model.Canonical,
@@ -209,9 +196,6 @@ func (r *Runtime) mocks() *Mocks {
 	}
 	return r.cfg.Mocks
 }
-
-// RegisterSystem adds System.name; validation must be told about it (Validate's system).
-func (r *Runtime) RegisterSystem(name string, fn SystemFunc) { r.sysExtra[name] = fn }
 
 // Pipelines lists the program's pipeline names in source order.
 func (r *Runtime) Pipelines() []string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -318,7 +319,7 @@ pipeline P(n: Integer, ok: Boolean, tags: List, o: Object) -> Result:
 		{"n": "3", "ok": "true", "tags": "[]"},
 		{"n": "3", "ok": "true", "tags": "[]", "o": "{}", "extra": 1},
 	} {
-		if _, err := rt.Run(context.Background(), "P", in); tool.Code(err) != runtime.CodeInput {
+		if _, err := rt.Run(context.Background(), "P", in); errcode.Code(err) != runtime.CodeInput {
 			t.Errorf("inputs %v: err %v, want BAD_INPUT", in, err)
 		}
 	}
@@ -438,7 +439,7 @@ pipeline Ask(x: String) -> Result:
 	if string(got) != `{"a":"yes","d":"v1"}` || done.RunID != res.RunID || done.Meta.Paused != nil || len(done.Meta.Calls) != 1 {
 		t.Errorf("resumed: %s %+v", got, done.Meta)
 	}
-	if _, err := rt.Resume(context.Background(), res.RunID, "again"); tool.Code(err) != runtime.CodeRun {
+	if _, err := rt.Resume(context.Background(), res.RunID, "again"); errcode.Code(err) != runtime.CodeRun {
 		t.Errorf("resuming a completed run: %v", err)
 	}
 }
@@ -462,7 +463,7 @@ pipeline P(x: String) -> Result:
 	if res.Data["first"] != "one" || string(second) != `["a","b"]` || res.Data["f"].(map[string]any)["ok"] != true {
 		t.Errorf("context.data %v: want a list answer from the wrapped list, and Files answering Files.read", res.Data)
 	}
-	if _, err := runtime.ParseMocks([]byte(`["not", "an object"]`)); tool.Code(err) != runtime.CodeMock {
+	if _, err := runtime.ParseMocks([]byte(`["not", "an object"]`)); errcode.Code(err) != runtime.CodeMock {
 		t.Errorf("a list as mocks file: %v", err)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/internal/usertest"
 )
 
@@ -36,12 +36,12 @@ func TestStoreSaveLoad(t *testing.T) {
 		t.Errorf("the folder holds %d files, want only the record (no temporary file left)", len(entries))
 	}
 	for _, bad := range []string{"../x", "", "a/b", "nope"} {
-		if _, err := s.Load(bad); tool.Code(err) != runtime.CodeRun {
+		if _, err := s.Load(bad); errcode.Code(err) != runtime.CodeRun {
 			t.Errorf("load %q: %v, want RUN_RECORD", bad, err)
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{"), 0o644)
-	if _, err := s.Load("broken"); tool.Code(err) != runtime.CodeRun {
+	if _, err := s.Load("broken"); errcode.Code(err) != runtime.CodeRun {
 		t.Errorf("a broken record: %v", err)
 	}
 }
@@ -179,13 +179,13 @@ func TestStoreRefusesSymlinkedFolders(t *testing.T) {
 			}
 			os.WriteFile(filepath.Join(victim, "r1.json"), []byte(`{"runId":"r1","status":"paused"}`), 0o644)
 			s := &runtime.Store{Dir: filepath.Join(project, ".halo", "runs")}
-			if err := s.Save(&runtime.Record{RunID: "r2", Status: runtime.Completed}); tool.Code(err) != "STATE_DIR_UNSAFE" {
+			if err := s.Save(&runtime.Record{RunID: "r2", Status: runtime.Completed}); errcode.Code(err) != "STATE_DIR_UNSAFE" {
 				t.Errorf("save: %v, want STATE_DIR_UNSAFE", err)
 			}
-			if _, err := s.Load("r1"); tool.Code(err) != "STATE_DIR_UNSAFE" {
+			if _, err := s.Load("r1"); errcode.Code(err) != "STATE_DIR_UNSAFE" {
 				t.Errorf("load: %v, want STATE_DIR_UNSAFE", err)
 			}
-			if _, err := s.Latest(); tool.Code(err) != "STATE_DIR_UNSAFE" {
+			if _, err := s.Latest(); errcode.Code(err) != "STATE_DIR_UNSAFE" {
 				t.Errorf("latest: %v, want STATE_DIR_UNSAFE", err)
 			}
 			if entries, _ := os.ReadDir(victim); len(entries) != 1 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -48,8 +49,11 @@ func (ts *toolSet) declaration(td *lang.ToolDecl) (tool.Declaration, error) {
 		Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: ts.r.cfg.Dir,
 		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}
+	// {{templates}} name the run's inputs only: other names are not known when tools open.
+	sc := &scope{inputs: ts.inputs, st: &state{data: map[string]any{}}, env: env}
+	denv := lang.DeclEnv{Getenv: d.Getenv, Fill: sc.fill}
 	for _, a := range td.Args {
-		v, err := fillDecl(a.Value, ts.inputs, env)
+		v, err := lang.DeclValue(a.Value, denv)
 		if err != nil {
 			return d, tool.Errorf(tool.CodeToolConfig, "tool %s: %v", td.Name.Name, err)
 		}
@@ -185,7 +189,7 @@ func (ts *toolSet) describe(ctx context.Context, td *lang.ToolDecl) ([]tool.Meth
 		ts.rec.methods(td.Name.Name, ms)
 	}
 	if err != nil {
-		if tool.Code(err) == "" {
+		if errcode.Code(err) == "" {
 			return nil, &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("tool %s cannot describe its methods: %v", td.Name.Name, err), Err: err}
 		}
 		return nil, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/halo-lang/halo/host/lang"
@@ -145,18 +144,4 @@ func (sc *scope) fill(s string) (string, error) {
 	}
 	b.WriteString(s)
 	return b.String(), nil
-}
-
-// fillDecl fills a tool declaration's value: {{name}} templates from the run's inputs and
-// Env.NAME from the environment. Names other than inputs are not known when tools open.
-func fillDecl(e lang.Expr, inputs map[string]any, env map[string]string) (any, error) {
-	sc := &scope{inputs: inputs, st: &state{data: map[string]any{}}, env: env}
-	switch x := e.(type) {
-	case *lang.Ident:
-		// A bare word in a declaration (an option value such as `write`) is itself.
-		return x.Name, nil
-	case *lang.Path, *lang.Call:
-		return nil, fmt.Errorf("%s: a tool declaration's values are literals, templates and Env.NAME", e.Position())
-	}
-	return sc.eval(e)
 }

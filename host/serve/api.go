@@ -12,28 +12,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 )
 
-// Stable codes of the API's errors, beside the guard's, the links' and the runtime's.
+// Stable codes of the API's errors, beside the checks' (mcpserver's), the links' and the
+// runtime's and stores' own.
 const (
-	CodeBadJSON        = "BAD_JSON"
-	CodeBadRequest     = "BAD_REQUEST"
-	CodeTooLarge       = "REQUEST_TOO_LARGE"
-	CodeNoPipeline     = "UNKNOWN_PIPELINE"
-	CodeRunNotFound    = "RUN_NOT_FOUND"
-	CodeNotWaiting     = "NOT_WAITING"
-	CodeNotRunning     = "NOT_RUNNING"
-	CodeShuttingDown   = "SHUTTING_DOWN"
-	CodeTooManyRuns    = "TOO_MANY_RUNS"
-	CodeNotFound       = "NOT_FOUND"
-	CodeMethod         = "METHOD_NOT_ALLOWED"
-	CodeInternal       = "INTERNAL"
-	CodeStoreUnhealthy = "STORE"
+	CodeBadJSON      = "BAD_JSON"
+	CodeBadRequest   = "BAD_REQUEST"
+	CodeNoPipeline   = "UNKNOWN_PIPELINE"
+	CodeRunNotFound  = "RUN_NOT_FOUND"
+	CodeNotWaiting   = "NOT_WAITING"
+	CodeNotRunning   = "NOT_RUNNING"
+	CodeShuttingDown = "SHUTTING_DOWN"
+	CodeTooManyRuns  = "TOO_MANY_RUNS"
+	CodeNotFound     = "NOT_FOUND"
+	// CodeTooLarge is mcpserver's: a body over the limit.
+	CodeTooLarge = mcpserver.CodeTooLarge
+	// CodeInternal is the runtime's: anything else that went wrong.
+	CodeInternal = runtime.CodeInternal
 )
 
 // An apiError is an error response: {"error": {"code", "message"}} with a status.
@@ -74,7 +75,7 @@ func errorOf(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	code := tool.Code(err)
+	code := errcode.Code(err)
 	switch {
 	case runstore.IsNotFound(err):
 		return &apiError{http.StatusNotFound, CodeRunNotFound, err.Error()}
@@ -481,7 +482,7 @@ type runView struct {
 
 func (s *Server) load(id string) (*runtime.Record, error) {
 	rec, err := s.store.Load(id)
-	if err != nil && (runstore.IsNotFound(err) || tool.Code(err) == runtime.CodeRun) {
+	if err != nil && (runstore.IsNotFound(err) || errcode.Code(err) == runtime.CodeRun) {
 		return nil, &apiError{http.StatusNotFound, CodeRunNotFound, fmt.Sprintf("no run %q", trunc(id, 100))}
 	}
 	return rec, err

@@ -94,7 +94,7 @@ func program(t testing.TB, source string) *lang.Program {
 		t.Fatal(err)
 	}
 	prog := &lang.Program{Files: []*lang.File{f}}
-	if err := runtime.Validate(prog, nil, nil).Err(); err != nil {
+	if err := runtime.Validate(prog, nil).Err(); err != nil {
 		t.Fatal(err)
 	}
 	return prog

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/halo-lang/halo/errcode"
 )
 
 // Stable error codes of tool calls. Users match on them; never change or reuse one.
@@ -22,15 +24,17 @@ const (
 	CodeHTTPError = "HTTP_ERROR"
 	// CodeToolCrashed: the process serving the tool died during the call.
 	CodeToolCrashed = "TOOL_CRASHED"
-	// CodeTimeout: the call ran out of time.
-	CodeTimeout = "TIMEOUT"
+	// CodeTimeout: the call ran out of time; the code every timeout has.
+	CodeTimeout = errcode.CodeTimeout
 	// CodeLimit: the tool's reply went over a limit: its size (max_result_bytes:) or its
 	// nesting depth (MaxDepth).
 	CodeLimit = "TOOL_LIMIT"
 )
 
-// An Error is a tool failure with a stable code. Domain failures (a result the model should
-// read, like {"error": "no such file; try list"}) carry that result in Detail.
+// An Error is a tool failure with a stable code. It is a type of its own, beside
+// errcode.Error, because it carries what callers act on: whether a retry may pass and how
+// long to wait, the HTTP status, and the detail a model reads. Domain failures (a result the
+// model should read, like {"error": "no such file; try list"}) carry that result in Detail.
 type Error struct {
 	// Code is one of the Code* constants.
 	Code string
@@ -60,8 +64,7 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrorCode returns the stable code. Every coded error in the host has this method, so
-// callers can read a code without knowing the package that made the error.
+// ErrorCode returns the stable code, for errcode.Code.
 func (e *Error) ErrorCode() string { return e.Code }
 
 // Errorf makes an *Error with a code and a formatted message.
@@ -69,15 +72,11 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Code returns the stable code of err: the ErrorCode of the first error in its chain that
-// has one, or "" when none does.
-func Code(err error) string {
-	var c interface{ ErrorCode() string }
-	if errors.As(err, &c) {
-		return c.ErrorCode()
-	}
-	return ""
-}
+// Code returns errcode.Code(err).
+//
+// Deprecated: use errcode.Code, the one way to read a code; Code remains only until the
+// branches that still call it are merged.
+func Code(err error) string { return errcode.Code(err) }
 
 // IsRetryable reports whether err is a tool failure worth retrying.
 func IsRetryable(err error) bool {

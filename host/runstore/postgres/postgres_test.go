@@ -8,11 +8,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runstore/postgres"
 	"github.com/halo-lang/halo/host/runstore/runstoretest"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/internal/pgtest"
 )
 
@@ -67,7 +67,7 @@ func TestMigrations(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `INSERT INTO halo_schema (version) VALUES (99)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := postgres.Open(context.Background(), url, postgres.Options{}); tool.Code(err) != runstore.CodeStore {
+	if _, err := postgres.Open(context.Background(), url, postgres.Options{}); errcode.Code(err) != runstore.CodeStore {
 		t.Errorf("a schema from a newer halo: %v, want %s", err, runstore.CodeStore)
 	}
 }
@@ -113,7 +113,7 @@ func TestLeaseExpires(t *testing.T) {
 		t.Fatalf("lost run: %+v %v", got, err)
 	}
 	rec.Status = runtime.Completed
-	if err := a.Save(rec); tool.Code(err) != runstore.CodeTaken {
+	if err := a.Save(rec); errcode.Code(err) != runstore.CodeTaken {
 		t.Errorf("the lost replica's late save: %v, want %s", err, runstore.CodeTaken)
 	}
 }
@@ -184,7 +184,7 @@ func TestOpenErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, url := range []string{"postgres://%zz", "postgres://nobody@/x?host=/nonexistent&connect_timeout=2"} {
-		if _, err := postgres.Open(ctx, url, postgres.Options{}); tool.Code(err) != runstore.CodeStore {
+		if _, err := postgres.Open(ctx, url, postgres.Options{}); errcode.Code(err) != runstore.CodeStore {
 			t.Errorf("%s: %v, want %s", url, err, runstore.CodeStore)
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
 )
 
 // Config says how to get stores to check.
@@ -129,7 +129,7 @@ func claimOnce(t *testing.T, cfg Config) {
 			switch {
 			case err == nil:
 				wins.Add(1)
-			case tool.Code(err) != runstore.CodeTaken:
+			case errcode.Code(err) != runstore.CodeTaken:
 				t.Errorf("a losing claim: %v, want %s", err, runstore.CodeTaken)
 			}
 		})
@@ -162,7 +162,7 @@ func claimStale(t *testing.T, cfg Config) {
 	if err := s.Save(fresh); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Claim(ctx, old, runstore.Signal{Channel: "yield"}); tool.Code(err) != runstore.CodeTaken {
+	if err := s.Claim(ctx, old, runstore.Signal{Channel: "yield"}); errcode.Code(err) != runstore.CodeTaken {
 		t.Errorf("a claim of a record that changed since it was loaded: %v, want %s", err, runstore.CodeTaken)
 	}
 	if err := s.Claim(ctx, NewRecord("nope", runtime.Paused), runstore.Signal{}); err == nil {
@@ -216,7 +216,7 @@ func list(t *testing.T, cfg Config) {
 	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "l6" || p.Runs[0].Cost != 0.25 || p.Runs[0].Violations != 2 {
 		t.Errorf("runs of Q (with its cost 0.25 and 2 violations): %+v %v", p, err)
 	}
-	if _, err := s.List(ctx, runstore.Query{Cursor: "not-a-cursor"}); tool.Code(err) != runstore.CodeCursor {
+	if _, err := s.List(ctx, runstore.Query{Cursor: "not-a-cursor"}); errcode.Code(err) != runstore.CodeCursor {
 		t.Errorf("a forged cursor: %v, want %s", err, runstore.CodeCursor)
 	}
 }
@@ -225,7 +225,7 @@ func notFound(t *testing.T, cfg Config) {
 	s := open(t, cfg)
 	for _, id := range []string{"nope", "../etc/passwd", ""} {
 		_, err := s.Load(id)
-		if tool.Code(err) != runtime.CodeRun {
+		if errcode.Code(err) != runtime.CodeRun {
 			t.Errorf("load %q: %v, want %s", id, err, runtime.CodeRun)
 		}
 	}
@@ -305,7 +305,7 @@ func peerFenced(t *testing.T, cfg Config) {
 	}
 	other := *rec
 	other.Status = runtime.Completed
-	if err := peer.Save(&other); tool.Code(err) != runstore.CodeTaken {
+	if err := peer.Save(&other); errcode.Code(err) != runstore.CodeTaken {
 		t.Errorf("another process saved a run it does not hold: %v", err)
 	}
 	rec.Status = runtime.Completed

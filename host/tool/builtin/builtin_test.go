@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
@@ -235,7 +236,7 @@ func TestDeclarationErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := fx.reg.Open(context.Background(), tool.Declaration{Name: "T", Provider: c.provider, Args: c.args, Named: c.named, Dir: fx.work})
-		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), c.want) {
+		if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s(%v, %v): %v, want TOOL_CONFIG with %q", c.provider, c.args, c.named, err, c.want)
 		}
 	}

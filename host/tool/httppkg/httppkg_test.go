@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/pkgmgr"
 )
@@ -173,7 +174,7 @@ func TestTemplatesAndConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := Open(spec, tt.d, http.DefaultClient)
-		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), tt.want) {
+		if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: want TOOL_CONFIG %q, got %v", tt.d.Named, tt.want, err)
 		}
 	}
@@ -193,18 +194,18 @@ func TestArgumentErrorsAndReplies(t *testing.T) {
 	ctx := context.Background()
 	for _, args := range []string{`{}`, `{"id":null}`, `{"id":".."}`, `{"id":"."}`, `{"id":""}`, `{"id":{"a":1}}`, `[1]`} {
 		_, err := p.Call(ctx, tool.Request{Method: "get_order", Args: json.RawMessage(args)})
-		if tool.Code(err) != tool.CodeToolArgument {
+		if errcode.Code(err) != tool.CodeToolArgument {
 			t.Errorf("args %s: want TOOL_ARGUMENT, got %v", args, err)
 		}
 	}
 	if len(*got) != 0 {
 		t.Fatalf("refused calls reached the server: %+v", *got)
 	}
-	if _, err := p.Call(ctx, tool.Request{Method: "nope"}); tool.Code(err) != tool.CodeUnknownMethod {
+	if _, err := p.Call(ctx, tool.Request{Method: "nope"}); errcode.Code(err) != tool.CodeUnknownMethod {
 		t.Fatalf("unknown method: %v", err)
 	}
 	// A value that would climb out of the base URL once decoded is refused.
-	if _, err := p.Call(ctx, tool.Request{Method: "delete_order", Args: json.RawMessage(`{"id":"../../admin"}`)}); tool.Code(err) != tool.CodeToolArgument || !strings.Contains(err.Error(), "would leave") {
+	if _, err := p.Call(ctx, tool.Request{Method: "delete_order", Args: json.RawMessage(`{"id":"../../admin"}`)}); errcode.Code(err) != tool.CodeToolArgument || !strings.Contains(err.Error(), "would leave") {
 		t.Fatalf("climbing path: %v", err)
 	}
 	out, err := p.Call(ctx, tool.Request{Method: "delete_order", Args: json.RawMessage(`{"id":"a/b"}`)})

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -82,7 +83,7 @@ func TestRedirectsStayUnderTheBaseURL(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = p.Call(context.Background(), tool.Request{Method: "get_order", Args: []byte(`{"id":"redirect"}`)})
-			if tool.Code(err) != tool.CodeToolError || !strings.Contains(err.Error(), "is not under https://api.example.com/v2") {
+			if errcode.Code(err) != tool.CodeToolError || !strings.Contains(err.Error(), "is not under https://api.example.com/v2") {
 				t.Fatalf("want a refused redirect, got %v", err)
 			}
 			if strings.Contains(err.Error(), "sk_secret_key") {

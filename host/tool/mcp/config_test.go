@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -146,7 +147,7 @@ func TestFromDeclaration(t *testing.T) {
 	}
 
 	_, err = FromDeclaration(tool.Declaration{Name: "Bad", Named: map[string]any{"env": 3.0}})
-	if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "MCP tool Bad:") {
+	if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "MCP tool Bad:") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -169,7 +170,7 @@ func TestPackageConfig(t *testing.T) {
 		{Name: "GH", Named: map[string]any{"env": []any{"OTHER"}}},
 		{Name: "GH", Named: map[string]any{"url": "https://evil.example/mcp"}},
 	} {
-		if _, err := PackageConfig(pkg, d); tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "fixed by its package") {
+		if _, err := PackageConfig(pkg, d); errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "fixed by its package") {
 			t.Errorf("%+v: got %v", d, err)
 		}
 	}

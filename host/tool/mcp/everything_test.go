@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -183,7 +184,7 @@ func TestEverything(t *testing.T) {
 
 			// The reference server answers an unknown tool with an error result; the caller
 			// gets TOOL_UNKNOWN_METHOD all the same.
-			if _, err := call(t, p, "no-such-tool", `{}`); tool.Code(err) != tool.CodeUnknownMethod {
+			if _, err := call(t, p, "no-such-tool", `{}`); errcode.Code(err) != tool.CodeUnknownMethod {
 				t.Errorf("an unknown tool: got %v, want TOOL_UNKNOWN_METHOD", err)
 			}
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -133,7 +134,7 @@ func TestHostileFlood(t *testing.T) {
 			if want == 0 {
 				want = tool.DefaultMaxResultBytes
 			}
-			if tool.Code(err) != tool.CodeLimit || tool.IsRetryable(err) || !strings.Contains(err.Error(), tool.Size(want)) {
+			if errcode.Code(err) != tool.CodeLimit || tool.IsRetryable(err) || !strings.Contains(err.Error(), tool.Size(want)) {
 				t.Fatalf("got %v, want a final TOOL_LIMIT naming the limit of %s", err, tool.Size(want))
 			}
 			// Reading up to the limit keeps about the limit in memory; a little more than
@@ -153,7 +154,7 @@ func TestHostileDepth(t *testing.T) {
 			p := openT(t, Config{Name: "H", Command: hostileCommand(t, mode), Env: serverEnv(), Timeout: 10 * time.Second})
 			start := time.Now()
 			out, err := call(t, p, "attack", `{}`)
-			if tool.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
+			if errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
 				t.Fatalf("got %.100s, %v; want TOOL_LIMIT for nesting", out, err)
 			}
 			// Failed on arrival, not at the timeout.
@@ -170,7 +171,7 @@ func TestHostileGarbage(t *testing.T) {
 	p := openT(t, Config{Name: "H", Command: hostileCommand(t, "garbage"), Env: serverEnv(), Timeout: 30 * time.Second})
 	start := time.Now()
 	_, err := call(t, p, "attack", `{}`)
-	if tool.Code(err) != tool.CodeToolError || !strings.Contains(err.Error(), "not valid JSON-RPC: invalid character '}'") {
+	if errcode.Code(err) != tool.CodeToolError || !strings.Contains(err.Error(), "not valid JSON-RPC: invalid character '}'") {
 		t.Fatalf("got %v, want TOOL_ERROR about the answer", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {

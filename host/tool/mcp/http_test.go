@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -224,7 +225,7 @@ func TestProtocolVersions(t *testing.T) {
 	t.Run("2025-11-25", func(t *testing.T) {
 		_, p := fake(t, "2025-11-25")
 		_, err := p.Methods(context.Background())
-		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2025-11-25") {
+		if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2025-11-25") {
 			t.Errorf("got %v, want TOOL_CONFIG naming the version", err)
 		}
 	})
@@ -285,7 +286,7 @@ func TestHTTPResponseLimit(t *testing.T) {
 			p := openT(t, Config{Name: "Docs", URL: srv.URL + "/mcp", APIKey: "k-123", HTTPClient: srv.Client(), MaxResultBytes: 1 << 20})
 			var err error
 			n := allocated(func() { _, err = call(t, p, "lookup", `{"q": "x"}`) })
-			if tool.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "1 MiB") {
+			if errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "1 MiB") {
 				t.Fatalf("got %v, want TOOL_LIMIT", err)
 			}
 			if n > 16<<20 {

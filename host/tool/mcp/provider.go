@@ -24,6 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -642,7 +643,7 @@ func (p *Provider) call(ctx context.Context, req tool.Request) (json.RawMessage,
 			return p.readResource(ctx, s, args)
 		}
 		out, err := p.callTool(ctx, s, req.Method, args, req.Progress)
-		if err != nil && ctx.Err() == nil && tool.Code(err) != tool.CodeLimit {
+		if err != nil && ctx.Err() == nil && errcode.Code(err) != tool.CodeLimit {
 			if offered, unknown := p.unknownTool(ctx, s, req.Method); unknown {
 				// Servers report an unknown tool in different ways (invalid params, method
 				// not found, an error result); the caller gets one code for it, and the names.

@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/mcp/internal/testserver"
 )
@@ -168,10 +169,10 @@ func TestErrors(t *testing.T) {
 		if !errors.As(err, &te) || te.Code != tool.CodeToolError || te.Message != "quota exceeded; try again tomorrow" {
 			t.Errorf("fail: got %#v, want TOOL_ERROR with the server's message", err)
 		}
-		if _, err := call(t, p, "read_resource", `{}`); tool.Code(err) != tool.CodeToolArgument {
+		if _, err := call(t, p, "read_resource", `{}`); errcode.Code(err) != tool.CodeToolArgument {
 			t.Errorf("read_resource without uri: got %v, want TOOL_ARGUMENT", err)
 		}
-		if _, err := call(t, p, "no-such-tool", `{}`); tool.Code(err) != tool.CodeUnknownMethod || !strings.Contains(err.Error(), "add-numbers") {
+		if _, err := call(t, p, "no-such-tool", `{}`); errcode.Code(err) != tool.CodeUnknownMethod || !strings.Contains(err.Error(), "add-numbers") {
 			t.Errorf("an unknown tool: got %v, want TOOL_UNKNOWN_METHOD listing the server's tools", err)
 		}
 		// The connection survives a failed call.
@@ -385,7 +386,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Close took %v", d)
 	}
-	if _, err := call(t, p, "env", `{}`); tool.Code(err) != tool.CodeToolConfig {
+	if _, err := call(t, p, "env", `{}`); errcode.Code(err) != tool.CodeToolConfig {
 		t.Errorf("a call after Close: got %v", err)
 	}
 	if err := p.Close(); err != nil {
@@ -397,21 +398,21 @@ func TestStartFailures(t *testing.T) {
 	t.Run("not found", func(t *testing.T) {
 		p := openT(t, Config{Name: "T", Command: []string{"no-such-mcp-server"}, Env: map[string]string{"PATH": "/nonexistent"}})
 		_, err := p.Methods(context.Background())
-		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "no-such-mcp-server not found") {
+		if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "no-such-mcp-server not found") {
 			t.Errorf("got %v", err)
 		}
 	})
 	t.Run("exits at once", func(t *testing.T) {
 		p := openT(t, Config{Name: "T", Command: []string{"/bin/sh", "-c", "echo 'cannot find config' >&2; exit 7"}})
 		_, err := p.Methods(context.Background())
-		if tool.Code(err) != tool.CodeToolCrashed || !strings.Contains(err.Error(), "cannot find config") {
+		if errcode.Code(err) != tool.CodeToolCrashed || !strings.Contains(err.Error(), "cannot find config") {
 			t.Errorf("got %v, want TOOL_CRASHED with the server's stderr", err)
 		}
 	})
 	t.Run("silent", func(t *testing.T) {
 		p := openT(t, Config{Name: "T", Command: []string{"/bin/sh", "-c", "exec sleep 30"}, Timeout: 200 * time.Millisecond})
 		_, err := p.Methods(context.Background())
-		if tool.Code(err) != tool.CodeTimeout || !strings.Contains(err.Error(), "did not answer initialize") {
+		if errcode.Code(err) != tool.CodeTimeout || !strings.Contains(err.Error(), "did not answer initialize") {
 			t.Errorf("got %v, want TIMEOUT", err)
 		}
 	})
@@ -518,7 +519,7 @@ exec sleep 300`
 	big := `{"text": "` + strings.Repeat("x", 256<<10) + `"}`
 	start := time.Now()
 	_, err := call(t, p, "echo", big)
-	if tool.Code(err) != tool.CodeTimeout {
+	if errcode.Code(err) != tool.CodeTimeout {
 		t.Errorf("got %v, want TIMEOUT", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {

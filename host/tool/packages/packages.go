@@ -56,12 +56,7 @@ type Config struct {
 func Register(reg *tool.Registry, dir string, cfg Config) error {
 	types, err := Types(context.Background(), dir, reg.Has, cfg)
 	if err != nil {
-		// Commands print errors as they are; the stable code goes into the message so users
-		// can match it (PACKAGE_INTEGRITY: run halo install).
-		if code := pkgmgr.Code(err); code != "" {
-			return fmt.Errorf("%w [%s]", err, code)
-		}
-		return err
+		return err // coded (PACKAGE_INTEGRITY: run halo install); the command prints the code
 	}
 	for _, t := range types {
 		if err := reg.Add(t); err != nil {
@@ -69,6 +64,29 @@ func Register(reg *tool.Registry, dir string, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// Declared returns the provider types halo.lock in dir names, as names only: read with pkgmgr's
+// lock reader, as Register reads it, but nothing is verified, unpacked or started, so `halo
+// validate` checks a project whose packages are not installed (in CI, say). Opening one says
+// to run halo install. A lock that cannot be read is a coded error (PACKAGE_INTEGRITY).
+func Declared(dir string) ([]tool.Type, error) {
+	l, err := pkgmgr.ReadLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []tool.Type
+	for _, pkg := range l.Names() {
+		for _, name := range l.Tools[pkg].Providers {
+			out = append(out, tool.Type{
+				Name: name, Package: pkg,
+				Open: func(context.Context, tool.Declaration) (tool.Provider, error) {
+					return nil, tool.Errorf(tool.CodeToolConfig, "package %s is named by halo.lock but not loaded; run halo install", pkg)
+				},
+			})
+		}
+	}
+	return out, nil
 }
 
 // Types verifies the project's packages and returns their provider types.

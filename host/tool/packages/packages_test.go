@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/pkgmgr"
 )
@@ -148,7 +149,7 @@ func TestJiraRequests(t *testing.T) {
 	// The site comes only from the declaration, and only in its safe alphabet.
 	reg := tool.NewRegistry()
 	Register(reg, dir, Config{TrustFile: userTrust(dir), HTTPClient: client})
-	if _, err := reg.Open(ctx, tool.Declaration{Name: "T", Provider: "Jira", Named: map[string]any{"site": "evil.com/x"}, Getenv: env(map[string]string{"JIRA_EMAIL": "a", "JIRA_API_TOKEN": "b"})}); tool.Code(err) != tool.CodeToolConfig {
+	if _, err := reg.Open(ctx, tool.Declaration{Name: "T", Provider: "Jira", Named: map[string]any{"site": "evil.com/x"}, Getenv: env(map[string]string{"JIRA_EMAIL": "a", "JIRA_API_TOKEN": "b"})}); errcode.Code(err) != tool.CodeToolConfig {
 		t.Fatalf("a hostile site: %v", err)
 	}
 }
@@ -181,7 +182,7 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 	reg := tool.NewRegistry()
 	reg.Add(tool.Type{Name: "Stripe", Kind: tool.KindBuiltin})
 	err := Register(reg, dir, Config{TrustFile: userTrust(dir)})
-	if pkgmgr.Code(err) != pkgmgr.CodeConflict || !strings.Contains(err.Error(), "[PACKAGE_CONFLICT]") {
+	if errcode.Code(err) != pkgmgr.CodeConflict || strings.Contains(err.Error(), "[PACKAGE_CONFLICT]") {
 		t.Fatalf("a package taking a built-in's name: %v", err)
 	}
 	reg = tool.NewRegistry()
@@ -201,7 +202,7 @@ func TestConflictsAndMCPDeclarations(t *testing.T) {
 		{Name: "G", Provider: "GitHubMCP", Named: map[string]any{"url": "https://evil.example/mcp"}},
 		{Name: "G", Provider: "GitHubMCP", Named: map[string]any{"env": []any{"OPENAI_API_KEY"}}},
 	} {
-		if _, err := reg.Open(context.Background(), d); tool.Code(err) != tool.CodeToolConfig {
+		if _, err := reg.Open(context.Background(), d); errcode.Code(err) != tool.CodeToolConfig {
 			t.Errorf("%+v: want TOOL_CONFIG, got %v", d, err)
 		}
 	}
@@ -229,7 +230,7 @@ func TestModuleOtherPlatform(t *testing.T) {
 		t.Fatal(err)
 	}
 	// plan9 is not a platform a manifest may name: the manifest is refused outright.
-	if _, err := (&pkgmgr.Project{Dir: dir, TrustFile: userTrust(dir)}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); pkgmgr.Code(err) != pkgmgr.CodeInvalid {
+	if _, err := (&pkgmgr.Project{Dir: dir, TrustFile: userTrust(dir)}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true}); errcode.Code(err) != pkgmgr.CodeInvalid {
 		t.Fatalf("unknown platform: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"freebsd/amd64":"bin/clock"}}}}`), 0o644); err != nil {
@@ -248,7 +249,7 @@ func TestModuleOtherPlatform(t *testing.T) {
 	if err != nil || len(types) != 1 || types[0].Kind != tool.KindModule {
 		t.Fatalf("%v %v", types, err)
 	}
-	if _, err := types[0].Open(context.Background(), tool.Declaration{Name: "C", Provider: "Clock"}); tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "freebsd/amd64") {
+	if _, err := types[0].Open(context.Background(), tool.Declaration{Name: "C", Provider: "Clock"}); errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "freebsd/amd64") {
 		t.Fatalf("open: %v", err)
 	}
 }

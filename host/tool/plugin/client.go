@@ -39,11 +39,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/pkgmgr"
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
 // CodeIntegrity is the error code of a plugin executable whose sha256 is not the pinned one.
-const CodeIntegrity = "PACKAGE_INTEGRITY"
+const CodeIntegrity = pkgmgr.CodeIntegrity
 
 // Options tune a Client. The zero value is ready to use.
 type Options struct {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
 )
@@ -82,14 +83,14 @@ func TestWorldTimeThroughTheHost(t *testing.T) {
 		t.Errorf("unknown zone: %#v", err)
 	}
 	// Bad arguments and unknown methods keep their codes across the process boundary.
-	if _, err := call(t, p, "convert", `{"to":"UTC"}`); tool.Code(err) != tool.CodeToolArgument {
-		t.Errorf("missing argument: %v (code %s)", err, tool.Code(err))
+	if _, err := call(t, p, "convert", `{"to":"UTC"}`); errcode.Code(err) != tool.CodeToolArgument {
+		t.Errorf("missing argument: %v (code %s)", err, errcode.Code(err))
 	}
-	if _, err := call(t, p, "yesterday", `{}`); tool.Code(err) != tool.CodeUnknownMethod {
-		t.Errorf("unknown method: %v (code %s)", err, tool.Code(err))
+	if _, err := call(t, p, "yesterday", `{}`); errcode.Code(err) != tool.CodeUnknownMethod {
+		t.Errorf("unknown method: %v (code %s)", err, errcode.Code(err))
 	}
 	// A bad declaration is a TOOL_CONFIG error.
-	if _, err := c.Open(context.Background(), tool.Declaration{Name: "X", Provider: "NoSuch"}); tool.Code(err) != tool.CodeToolConfig {
+	if _, err := c.Open(context.Background(), tool.Declaration{Name: "X", Provider: "NoSuch"}); errcode.Code(err) != tool.CodeToolConfig {
 		t.Errorf("unknown provider: %v", err)
 	}
 }
@@ -128,8 +129,8 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := p.Call(ctx, tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`)})
-	if tool.Code(err) != tool.CodeTimeout || time.Since(start) > 5*time.Second {
-		t.Fatalf("after %s: %v (code %s)", time.Since(start), err, tool.Code(err))
+	if errcode.Code(err) != tool.CodeTimeout || time.Since(start) > 5*time.Second {
+		t.Fatalf("after %s: %v (code %s)", time.Since(start), err, errcode.Code(err))
 	}
 	// The method's context in the plugin was cancelled, and the plugin still answers.
 	waitFor(t, "the plugin logs the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
@@ -181,13 +182,13 @@ func TestPluginWithoutCallsStream(t *testing.T) {
 	if err != nil || string(res) != `"slept"` || len(got) != 1 || got[0].Message != "sleeping" {
 		t.Fatalf("sleep = %s, %v, progress %+v", res, err, got)
 	}
-	if _, err := call(t, p, "retry", `{}`); tool.Code(err) != tool.CodeToolError {
+	if _, err := call(t, p, "retry", `{}`); errcode.Code(err) != tool.CodeToolError {
 		t.Errorf("retry = %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if _, err := p.Call(ctx, tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`)}); tool.Code(err) != tool.CodeTimeout {
-		t.Fatalf("cancelled sleep: %v (code %s)", err, tool.Code(err))
+	if _, err := p.Call(ctx, tool.Request{Method: "sleep", Args: json.RawMessage(`{"ms":30000}`)}); errcode.Code(err) != tool.CodeTimeout {
+		t.Fatalf("cancelled sleep: %v (code %s)", err, errcode.Code(err))
 	}
 	waitFor(t, "the plugin sees the cancellation", func() bool {
 		res, err := call(t, p, "cancels", `{}`)
@@ -330,8 +331,8 @@ func TestCrashMidCall(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if tool.Code(err) != tool.CodeToolCrashed {
-			t.Fatalf("mid-call crash: %v (code %q), want TOOL_CRASHED", err, tool.Code(err))
+		if errcode.Code(err) != tool.CodeToolCrashed {
+			t.Fatalf("mid-call crash: %v (code %q), want TOOL_CRASHED", err, errcode.Code(err))
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not return after the plugin died")
@@ -346,8 +347,8 @@ func TestCrashMidCall(t *testing.T) {
 	if second == first || second == 0 {
 		t.Fatalf("pid %d after the crash, %d before: want a fresh process", second, first)
 	}
-	if _, err := call(t, p, "crash", `{}`); tool.Code(err) != tool.CodeToolCrashed {
-		t.Fatalf("crash: %v (code %q)", err, tool.Code(err))
+	if _, err := call(t, p, "crash", `{}`); errcode.Code(err) != tool.CodeToolCrashed {
+		t.Fatalf("crash: %v (code %q)", err, errcode.Code(err))
 	}
 	if _, err := call(t, p, "echo", `{"data":"x"}`); err != nil {
 		t.Fatalf("call after the second crash: %v", err)
@@ -398,8 +399,8 @@ func TestCrashFailsEveryCallInFlight(t *testing.T) {
 	for range n {
 		select {
 		case err := <-errs:
-			if tool.Code(err) != tool.CodeToolCrashed {
-				t.Errorf("a call in flight: %v (code %q), want TOOL_CRASHED", err, tool.Code(err))
+			if errcode.Code(err) != tool.CodeToolCrashed {
+				t.Errorf("a call in flight: %v (code %q), want TOOL_CRASHED", err, errcode.Code(err))
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("a call did not return after the plugin died")
@@ -561,16 +562,16 @@ func TestPinnedChecksum(t *testing.T) {
 	wrong := sha256.Sum256([]byte("another build"))
 	bad := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: wrong[:]}, plugin.Options{})
 	_, err = bad.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"})
-	if tool.Code(err) != plugin.CodeIntegrity || !strings.Contains(err.Error(), "sha256") {
-		t.Fatalf("wrong pin: %v (code %q)", err, tool.Code(err))
+	if errcode.Code(err) != plugin.CodeIntegrity || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("wrong pin: %v (code %q)", err, errcode.Code(err))
 	}
 }
 
 func TestNewerPluginIsRefused(t *testing.T) {
 	c := newClient(t, plugin.Command{Name: "Future", Path: bins.probe, Args: []string{"--protocol=2"}}, plugin.Options{})
 	_, err := c.Open(context.Background(), tool.Declaration{Name: "F", Provider: "Probe"})
-	if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2") || !strings.Contains(err.Error(), "speaks version 1") {
-		t.Fatalf("newer plugin: %v (code %q)", err, tool.Code(err))
+	if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "protocol version 2") || !strings.Contains(err.Error(), "speaks version 1") {
+		t.Fatalf("newer plugin: %v (code %q)", err, errcode.Code(err))
 	}
 }
 

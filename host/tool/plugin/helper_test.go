@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
 )
@@ -82,7 +83,7 @@ func helperSecrets() int {
 		res, err := p.Call(ctx, tool.Request{Method: "env"})
 		check(err == nil && !strings.Contains(string(res), secretValue) && strings.Contains(string(res), allowedName), "Probe: os.Environ() inside the plugin has the allowed variable and not the secret")
 		_, err = p.Call(ctx, tool.Request{Method: "read", Args: json.RawMessage(`{"path":"/proc/` + self + `/environ"}`)})
-		check(err != nil && tool.Code(err) == tool.CodeToolError, "Probe: reading /proc/%s/environ (the host's) fails: %v", self, err)
+		check(err != nil && errcode.Code(err) == tool.CodeToolError, "Probe: reading /proc/%s/environ (the host's) fails: %v", self, err)
 		_, err = p.Call(ctx, tool.Request{Method: "read", Args: json.RawMessage(`{"path":"/proc/` + self + `/mem"}`)})
 		check(err != nil, "Probe: reading /proc/%s/mem (the host's) fails: %v", self, err)
 		res, err = p.Call(ctx, tool.Request{Method: "info"})

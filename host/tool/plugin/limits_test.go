@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
 )
@@ -46,7 +47,7 @@ func TestResultOverTheLimit(t *testing.T) {
 	pid = c.PID()
 	for _, args := range []string{`{"bytes": 4194304}`, `{"bytes": 4194304, "fail": true}`} {
 		_, err := call(t, p, "big", args)
-		if tool.Code(err) != tool.CodeLimit || tool.IsRetryable(err) || !strings.Contains(err.Error(), "max_result_bytes") {
+		if errcode.Code(err) != tool.CodeLimit || tool.IsRetryable(err) || !strings.Contains(err.Error(), "max_result_bytes") {
 			t.Errorf("big(%s): got %v, want a final TOOL_LIMIT", args, err)
 		}
 	}
@@ -97,10 +98,10 @@ func TestHostilePluginResult(t *testing.T) {
 func TestPluginResultDepth(t *testing.T) {
 	p := openProbe(t, newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{}))
 	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
-	if _, err := call(t, p, "raw", `{"json":`+quote(deep)+`}`); tool.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
+	if _, err := call(t, p, "raw", `{"json":`+quote(deep)+`}`); errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
 		t.Errorf("a deep result: got %v, want TOOL_LIMIT", err)
 	}
-	if _, err := call(t, p, "raw", `{"json":`+quote(deep)+`, "fail": true}`); tool.Code(err) != tool.CodeLimit {
+	if _, err := call(t, p, "raw", `{"json":`+quote(deep)+`, "fail": true}`); errcode.Code(err) != tool.CodeLimit {
 		t.Errorf("a deep failure detail: got %v, want TOOL_LIMIT", err)
 	}
 	if out, err := call(t, p, "raw", `{"json":"[[1]]"}`); err != nil || string(out) != `[[1]]` {
@@ -117,7 +118,7 @@ func quote(s string) string {
 // left out of what Configure sees.
 func TestMaxResultOption(t *testing.T) {
 	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe}, plugin.Options{})
-	if _, err := c.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe", Named: map[string]any{tool.MaxResultOption: "lots"}}); tool.Code(err) != tool.CodeToolConfig {
+	if _, err := c.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe", Named: map[string]any{tool.MaxResultOption: "lots"}}); errcode.Code(err) != tool.CodeToolConfig {
 		t.Errorf("a bad max_result_bytes: got %v, want TOOL_CONFIG", err)
 	}
 }
@@ -125,7 +126,7 @@ func TestMaxResultOption(t *testing.T) {
 // A parameter schema nested past the limit is refused when the plugin describes it.
 func TestDeepSchema(t *testing.T) {
 	c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Args: []string{"--deep-schema"}}, plugin.Options{})
-	if _, err := c.Describe(context.Background()); tool.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
+	if _, err := c.Describe(context.Background()); errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
 		t.Errorf("describe: got %v, want TOOL_LIMIT", err)
 	}
 }

@@ -76,7 +76,7 @@ func addRun(opts *Options) error {
 	}
 	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust})
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	e := ip.Entry
 	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: opts.Trust && e.Permissions.NeedsTrust()}

@@ -119,9 +119,18 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // already reported what went wrong).
 func Silent(status int) error { return &ExitError{Status: status} }
 
-// FlagError marks bad usage; it exits with ExitUsage.
+// FlagError marks bad usage where it arises (a flag's value, a missing argument); it exits
+// with ExitUsage. The root command marks cobra's own flag and argument errors the same way.
 func FlagError(format string, args ...any) error {
 	return &ExitError{Status: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// UsageError marks err as bad usage: it exits with ExitUsage and prints err's message.
+func UsageError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Status: ExitUsage, Err: err}
 }
 
 // StatusOf maps an error returned by a command to an exit status.

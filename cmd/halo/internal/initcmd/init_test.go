@@ -53,3 +53,16 @@ func TestInitNameFromFolder(t *testing.T) {
 		t.Errorf("halo.json = %q", b)
 	}
 }
+
+func TestNewCmdInitFlags(t *testing.T) {
+	var got *Options
+	f := &cmdutil.Factory{Dir: "/work"}
+	cmd := NewCmdInit(f, func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"proj", "--name", "demo", "--json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Dir != "/work" || got.Folder != "proj" || got.Name != "demo" || !got.JSON {
+		t.Errorf("got %+v", got)
+	}
+}

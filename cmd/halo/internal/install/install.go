@@ -76,7 +76,7 @@ func installRun(opts *Options) error {
 	}
 	rep, err := pr.Install(opts.ctx, pkgmgr.InstallOptions{Trust: opts.Trust})
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	in := func(list []string, n string) bool {
 		for _, x := range list {

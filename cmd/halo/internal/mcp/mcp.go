@@ -137,7 +137,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if diags := runtime.Validate(prog, reg, nil); diags.HasErrors() {
+	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
 		printDiags(f, diags)
 		return nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}

@@ -64,7 +64,7 @@ func packRun(opts *Options) error {
 	f := opts.Factory
 	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List())})
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	out := opts.Out
 	if out == "" {

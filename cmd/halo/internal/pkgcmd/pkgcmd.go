@@ -130,31 +130,11 @@ func Reserved() func(string) bool {
 	return func(n string) bool { return names[n] }
 }
 
-// Coded adds the stable code to a package error's message, as `message [CODE]`.
-func Coded(err error) error {
-	if err == nil {
-		return nil
-	}
-	if code := pkgmgr.Code(err); code != "" {
-		return &codedError{err: err, code: code}
-	}
-	return err
-}
-
-type codedError struct {
-	err  error
-	code string
-}
-
-func (e *codedError) Error() string {
-	msg := e.err.Error()
-	if first, rest, ok := strings.Cut(msg, "\n"); ok {
-		return first + " [" + e.code + "]\n" + rest
-	}
-	return msg + " [" + e.code + "]"
-}
-func (e *codedError) Unwrap() error     { return e.err }
-func (e *codedError) ErrorCode() string { return e.code }
+// Coded returns err as it is.
+//
+// Deprecated: the root command prints every error's code (`halo: message [CODE]`); return the
+// error itself. Coded remains only until the branches that call it are merged.
+func Coded(err error) error { return err }
 
 // PrintPermissions writes what a package can reach, one line each, under indent.
 func PrintPermissions(w io.Writer, p pkgmgr.Permissions, indent string) {

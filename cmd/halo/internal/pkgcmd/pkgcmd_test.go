@@ -1,7 +1,6 @@
 package pkgcmd
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -40,7 +39,7 @@ func TestRegistryLocationPrecedence(t *testing.T) {
 	}
 }
 
-func TestReservedAndCoded(t *testing.T) {
+func TestReserved(t *testing.T) {
 	r := Reserved()
 	for _, n := range []string{"Workspace", "Bash", "MCP"} {
 		if !r(n) {
@@ -49,14 +48,6 @@ func TestReservedAndCoded(t *testing.T) {
 	}
 	if r("Stripe") {
 		t.Error("Stripe is reserved")
-	}
-	err := Coded(&pkgmgr.Error{Code: pkgmgr.CodeInvalid, Message: "bad", Problems: []pkgmgr.Problem{{Path: "name", Message: "x"}}})
-	if err.Error() != "bad [PACKAGE_INVALID]\n  name: x" || pkgmgr.Code(err) != pkgmgr.CodeInvalid {
-		t.Fatalf("%q", err)
-	}
-	plain := errors.New("plain")
-	if Coded(plain) != plain {
-		t.Fatal("an uncoded error changed")
 	}
 }
 

@@ -42,6 +42,48 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil
 }
 
+// Declared returns the providers a program in each of dirs may declare, for checking it
+// without loading any package: the built-ins and MCP, as Build adds them, and the provider
+// names each folder's halo.lock lists (packages.Declared). `halo validate` checks with it, and
+// every command that runs checks the same way with Build's registry (runtime.Validate).
+func Declared(f *cmdutil.Factory, dirs ...string) (*tool.Registry, error) {
+	reg := tool.NewRegistry()
+	// Nothing runs, so the sandbox is not probed.
+	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger, Status: &sandbox.Status{}})
+	for _, t := range b.Types() {
+		if err := reg.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	if err := reg.Add(mcp.Type(f.Logger)); err != nil {
+		return nil, err
+	}
+	for _, dir := range dirs {
+		if err := AddDeclared(reg, dir); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// AddDeclared adds to reg the provider names dir's halo.lock lists (see Declared). A name reg
+// already has is left as it is: two folders may name one package, and a conflict is for
+// halo install to report.
+func AddDeclared(reg *tool.Registry, dir string) error {
+	types, err := packages.Declared(dir)
+	if err != nil {
+		return err
+	}
+	for _, t := range types {
+		if !reg.Has(t.Name) {
+			if err := reg.Add(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // sandboxExecutable is the halo binary module plugins start through, or "" where the
 // sandbox is not used (not Linux). Where the kernel cannot enforce Landlock the wrapper still
 // runs, drops capabilities and says so, as it does for the built-ins.

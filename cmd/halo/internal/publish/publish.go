@@ -70,7 +70,7 @@ func publishRun(opts *Options) error {
 	}
 	pkg, v, err := pkgmgr.Publish(f.Abs(opts.Registry), data, f.Now())
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	latest := pkg.Manifest.Version
 	if b, err := os.ReadFile(indexPath(f.Abs(opts.Registry))); err == nil {

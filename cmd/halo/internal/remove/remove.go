@@ -54,7 +54,7 @@ func removeRun(opts *Options) error {
 	}
 	e, err := pr.Remove(opts.Name)
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, Result{Name: opts.Name, Version: e.Version, Providers: e.Providers})

@@ -6,7 +6,6 @@ package resume
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -109,10 +109,10 @@ type Refusal struct {
 	Error *runtime.ErrorInfo `json:"error"`
 }
 
-// Refused reports a run that could not be resumed (or replayed): its code on stderr (and
-// as JSON on stdout with --json), exit status 1.
+// Refused reports a run that could not be resumed (or replayed): with --json as JSON on
+// stdout too; the error, with its code, is printed by the root command (exit status 1).
 func Refused(f *cmdutil.Factory, runID string, asJSON bool, err error) error {
-	code := tool.Code(err)
+	code := errcode.Code(err)
 	if code == "" {
 		return err
 	}
@@ -123,8 +123,7 @@ func Refused(f *cmdutil.Factory, runID string, asJSON bool, err error) error {
 			return werr
 		}
 	}
-	fmt.Fprintf(f.IO.ErrOut, "halo: %s [%s]\n", termsafe.String(err.Error()), code) // may quote a run record
-	return cmdutil.Silent(cmdutil.ExitFailed)
+	return err
 }
 
 // Payload reads an answer: JSON when it is JSON, else the text.

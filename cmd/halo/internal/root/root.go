@@ -35,6 +35,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
+	"github.com/halo-lang/halo/errcode"
 )
 
 // ProcessSystem reads what a real process is given: its streams, environment and folder.
@@ -67,31 +68,75 @@ func Main(args []string, f *cmdutil.Factory) int {
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
 	err := cmd.ExecuteContext(ctx)
-	status := cmdutil.StatusOf(err)
 	if err != nil {
 		var ee *cmdutil.ExitError
 		if !errors.As(err, &ee) || ee.Err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "halo: %s\n", termsafe.String(err.Error()))
-		}
-		if !errors.As(err, &ee) && isUsageError(err) {
-			status = cmdutil.ExitUsage
+			fmt.Fprint(f.IO.ErrOut, errorText(err))
 		}
 	}
+	status := cmdutil.StatusOf(err)
 	if ctx.Err() != nil && status != cmdutil.ExitOK {
 		return cmdutil.ExitCancel
 	}
 	return status
 }
 
-// isUsageError recognises cobra's own argument and flag errors.
-func isUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
+// errorText is how every command's error is printed: `halo: message [CODE]`, the stable code
+// once, at the end of the first line (a message may go on over more lines: a package's
+// problems, one a line). A message written through termsafe, as it may quote a file, a
+// registry or a run record.
+func errorText(err error) string {
+	first, rest, multi := strings.Cut(termsafe.String(err.Error()), "\n")
+	if code := errcode.Code(err); code != "" && !strings.HasSuffix(first, "["+code+"]") {
+		first += " [" + code + "]"
+	}
+	if multi {
+		return "halo: " + first + "\n" + rest + "\n"
+	}
+	return "halo: " + first + "\n"
+}
+
+// markUsage makes cobra's own errors usage errors where they arise: a flag that does not
+// parse, arguments a command does not take, a command that does not exist. They exit with
+// ExitUsage; nothing is recognised by its text.
+func markUsage(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageError(err) })
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		switch {
+		case c.Args != nil:
+			args := c.Args
+			c.Args = func(cmd *cobra.Command, a []string) error { return cmdutil.UsageError(args(cmd, a)) }
+		case c.HasSubCommands():
+			// cobra's own check (legacyArgs) names an unknown subcommand; it runs only while
+			// Args is nil, so it is done here instead.
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if len(a) > 0 {
+					return cmdutil.FlagError("unknown command %q for %q%s", a[0], cmd.CommandPath(), suggestions(cmd, a[0]))
+				}
+				return nil
+			}
+		}
+		if c.HasSubCommands() && !c.Runnable() {
+			// cobra checks the arguments of runnable commands only: a group prints its help.
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
-	return false
+	walk(root)
+}
+
+// suggestions is cobra's "Did you mean this?" text for an unknown subcommand.
+func suggestions(cmd *cobra.Command, arg string) string {
+	s := cmd.SuggestionsFor(arg)
+	if len(s) == 0 {
+		return ""
+	}
+	return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 }
 
 // NewCmdRoot builds the command tree.
@@ -128,6 +173,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	for _, add := range commands {
 		cmd.AddCommand(add(f))
 	}
+	markUsage(cmd)
 	return cmd
 }
 

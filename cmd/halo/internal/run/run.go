@@ -22,6 +22,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -110,7 +111,7 @@ func runRun(ctx context.Context, opts *Options) error {
 		name = names[0]
 	}
 	res, err := s.Runtime.Run(ctx, name, inputs)
-	if tool.Code(err) == runtime.CodeInput {
+	if errcode.Code(err) == runtime.CodeInput {
 		return &cmdutil.ExitError{Status: cmdutil.ExitUsage, Err: err}
 	}
 	if err != nil {
@@ -188,7 +189,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	diags = runtime.Validate(prog, reg, nil)
+	diags = runtime.Validate(prog, reg)
 	if diags.HasErrors() {
 		printDiags(f, diags)
 		return nil, cmdutil.Silent(cmdutil.ExitFailed)

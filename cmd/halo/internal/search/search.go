@@ -86,11 +86,11 @@ func searchRun(opts *Options) error {
 	}
 	reg, err := pkgcmd.OpenRegistry(f, loc)
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	idx, err := reg.Index(opts.ctx)
 	if err != nil {
-		return pkgcmd.Coded(err)
+		return err
 	}
 	res := Result{Registry: reg.Source, Packages: []Package{}}
 	term := strings.ToLower(opts.Term)

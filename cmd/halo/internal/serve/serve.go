@@ -23,6 +23,7 @@ import (
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runstore/postgres"
@@ -177,7 +178,7 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 	if err != nil {
 		return nil, rc, err
 	}
-	if diags := runtime.Validate(prog, reg, nil); diags.HasErrors() {
+	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
 		printDiags(f, diags)
 		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
 	}
@@ -231,7 +232,7 @@ func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore
 
 // withCode adds an error's stable code to its message, as halo prints errors.
 func withCode(err error) error {
-	if c := tool.Code(err); c != "" && !strings.HasSuffix(err.Error(), "]") {
+	if c := errcode.Code(err); c != "" && !strings.HasSuffix(err.Error(), "]") {
 		return fmt.Errorf("%w [%s]", err, c)
 	}
 	return err

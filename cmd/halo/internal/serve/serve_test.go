@@ -27,11 +27,19 @@ import (
 // TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which
 // are halo re-executed), and stops the PostgreSQL cluster the tests started.
 func TestMain(m *testing.M) {
-	code := testscript.RunMain(m, map[string]func() int{
-		"halo": func() int { return root.Main(os.Args[1:], root.ProcessSystem()) },
+	testscript.Main(stopAfter{m}, map[string]func(){
+		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
 	})
+}
+
+// stopAfter runs the tests, then stops the cluster they started (testscript.Main exits the
+// process itself once they have run).
+type stopAfter struct{ m *testing.M }
+
+func (s stopAfter) Run() int {
+	code := s.m.Run()
 	pgtest.Stop()
-	os.Exit(code)
+	return code
 }
 
 const flows = `

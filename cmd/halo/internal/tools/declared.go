@@ -46,8 +46,11 @@ func declaredServers(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry
 
 func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl, timeout time.Duration) ([]tool.Method, error) {
 	d := tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: f.Dir, Getenv: f.Env.Lookup}
+	// Read as a run reads them, but before any run: a {{template}} is not known yet, and an
+	// unset Env.NAME is said so rather than sent as "".
+	env := lang.DeclEnv{Getenv: f.Env.Lookup, RequireEnv: true}
 	for _, a := range td.Args {
-		v, err := literal(a.Value, f.Env)
+		v, err := lang.DeclValue(a.Value, env)
 		if err != nil {
 			return nil, err
 		}
@@ -69,51 +72,4 @@ func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td
 		return nil, fmt.Errorf("no answer within %s", timeout)
 	}
 	return methods, err
-}
-
-// literal evaluates a declaration argument without a run: literals and Env.NAME. A
-// {{template}} needs a run's inputs, so such a declaration cannot be listed here.
-func literal(e lang.Expr, env cmdutil.Env) (any, error) {
-	switch v := e.(type) {
-	case *lang.StringLit:
-		if ts := v.Templates(); len(ts) > 0 {
-			return nil, fmt.Errorf("its arguments use {{%s}}, known only when a pipeline runs", ts[0])
-		}
-		return v.Value, nil
-	case *lang.NumberLit:
-		return v.Value, nil
-	case *lang.BoolLit:
-		return v.Value, nil
-	case *lang.NullLit:
-		return nil, nil
-	case *lang.EnvRef:
-		val, ok := env.Lookup(v.Name.Name)
-		if !ok {
-			return nil, fmt.Errorf("Env.%s is not set", v.Name.Name)
-		}
-		return val, nil
-	case *lang.ListLit:
-		out := []any{}
-		for _, el := range v.Elems {
-			x, err := literal(el, env)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, x)
-		}
-		return out, nil
-	case *lang.ObjectLit:
-		out := map[string]any{}
-		for _, fl := range v.Fields {
-			x, err := literal(fl.Value, env)
-			if err != nil {
-				return nil, err
-			}
-			out[fl.Key] = x
-		}
-		return out, nil
-	case *lang.Ident:
-		return v.Name, nil // a bare word such as `write`
-	}
-	return nil, fmt.Errorf("an argument of this kind is known only when a pipeline runs")
 }

@@ -4,28 +4,24 @@ package validate
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/check"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/builtin"
-	"github.com/halo-lang/halo/host/tool/mcp"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"github.com/halo-lang/halo/pkgmgr"
 )
 
 // Options are `halo validate`'s inputs.
 type Options struct {
+	F  *cmdutil.Factory
 	IO cmdutil.IOStreams
 	// Dir is the working folder: relative paths and ./halo.lock are read from it.
 	Dir string
@@ -43,8 +39,11 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 		Long: `Parse and check the .halo files named (a folder means its .halo files; the default is
 the current folder) as one program. Every problem is printed, as
 file:line:col: error|warning: message [CODE]. The exit status is 1 when any is an error.
-Provider names of installed packages are read from halo.lock; no package code is loaded.`,
+The program is checked as halo run checks it, against the built-in providers, MCP and the
+provider names halo.lock lists (in the current folder and in each folder named); no package
+is loaded, so packages need not be installed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.F = f
 			opts.IO = f.IO
 			opts.Dir = f.Dir
 			opts.Paths = args
@@ -73,28 +72,24 @@ func validateRun(opts *Options) error {
 		paths = []string{"."}
 	}
 	prog, diags := lang.Load(opts.Dir, paths)
-	providers, lockDiags := lockProviders(opts.Dir, paths)
-	diags = append(diags, lockDiags...)
-	known := map[string]bool{}
-	for _, p := range providers {
-		known[p] = true
-	}
-	// Declarations are checked by their provider types where those can check without
-	// loading anything: MCP(...)'s options, the built-ins' methods (an agent's tool: T is
-	// checked against its policies). Package providers are only names here.
-	checks := tool.NewRegistry()
-	if err := checks.Add(mcp.Type(nil)); err != nil {
+	// The program is checked as every command that runs it checks it (runtime.Validate),
+	// against the providers it may declare: the built-ins, MCP and the provider names of
+	// halo.lock, read by pkgmgr as halo run reads it. No package is loaded.
+	reg, err := providers.Declared(opts.F)
+	if err != nil {
 		return err
 	}
-	for _, t := range builtin.New(builtin.Config{Status: &sandbox.Status{}}).Types() {
-		if err := checks.Add(t); err != nil {
-			return err
+	for _, folder := range lockFolders(opts.Dir, paths) {
+		if err := providers.AddDeclared(reg, abs(opts.Dir, folder)); err != nil {
+			lock := filepath.Join(folder, pkgmgr.LockFile)
+			code := errcode.Code(err)
+			if code == "" {
+				code = lang.CodeIO
+			}
+			diags.Add(lang.Pos{File: lock}, lang.Error, code, "%v", err)
 		}
 	}
-	cfg := runtime.CheckConfig(checks)
-	cfg.IsProvider = func(name string) bool { return known[name] }
-	cfg.Providers = providers
-	diags = append(diags, check.Check(prog, cfg)...)
+	diags = append(diags, runtime.Validate(prog, reg)...)
 	diags.Sort()
 
 	res := Result{Files: []string{}, Diagnostics: diags}
@@ -155,55 +150,19 @@ func warnText(n int) string {
 	return fmt.Sprintf(", %d %s", n, plural(n, "warning"))
 }
 
-// lockProviders reads the provider names halo.lock lists, from the working folder and from
-// each folder named on the command line. It reads the lock as data only: no package is
-// loaded. A missing lock means no packages; a malformed one is an error diagnostic.
-func lockProviders(dir string, paths []string) ([]string, lang.Diagnostics) {
-	var diags lang.Diagnostics
-	seen := map[string]bool{}
-	var names []string
+// lockFolders lists the folders whose halo.lock names providers the program may declare: the
+// working folder and each folder named on the command line.
+func lockFolders(dir string, paths []string) []string {
 	folders := []string{"."}
+	seen := map[string]bool{filepath.Clean(abs(dir, ".")): true}
 	for _, p := range paths {
-		if st, err := os.Stat(abs(dir, p)); err == nil && st.IsDir() {
+		full := filepath.Clean(abs(dir, p))
+		if st, err := os.Stat(full); err == nil && st.IsDir() && !seen[full] {
+			seen[full] = true
 			folders = append(folders, p)
 		}
 	}
-	readLocks := map[string]bool{}
-	for _, folder := range folders {
-		lock := filepath.Join(folder, "halo.lock")
-		full := filepath.Clean(abs(dir, lock))
-		if readLocks[full] {
-			continue
-		}
-		readLocks[full] = true
-		b, err := os.ReadFile(full)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			diags.Add(lang.Pos{File: lock}, lang.Error, lang.CodeIO, "read halo.lock: %v", err)
-			continue
-		}
-		var data struct {
-			Tools map[string]struct {
-				Providers []string `json:"providers"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(b, &data); err != nil {
-			diags.Add(lang.Pos{File: lock}, lang.Error, lang.CodeIO, "halo.lock is not valid JSON (%v); run halo install to rewrite it", err)
-			continue
-		}
-		for _, t := range data.Tools {
-			for _, p := range t.Providers {
-				if !seen[p] {
-					seen[p] = true
-					names = append(names, p)
-				}
-			}
-		}
-	}
-	sort.Strings(names)
-	return names, diags
+	return folders
 }
 
 func abs(dir, p string) string {

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"github.com/halo-lang/halo/pkgmgr"
 )
 
 func TestNewCmdValidateFlags(t *testing.T) {
@@ -35,7 +35,19 @@ func TestNewCmdValidateFlags(t *testing.T) {
 	}
 }
 
-func TestLockProviders(t *testing.T) {
+// entry is a halo.lock entry as halo add writes it.
+func entry(name string, providers ...string) string {
+	b, _ := json.Marshal(map[string]any{"version": "1.0.0", "source": "registry:default#" + name + "@1.0.0",
+		"sha256": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "providers": providers})
+	return string(b)
+}
+
+// halo validate reads halo.lock with pkgmgr's reader, as halo run does: the provider names of
+// the lock in the working folder and in each folder named are declarable without installing
+// anything, and a lock that halo run would refuse (an entry without its checksum, say) is an
+// error here too, with run's code. (validate once read the lock with a lenient reader of its
+// own and passed a project halo run refused.)
+func TestValidateReadsTheLockAsRunDoes(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) {
 		t.Helper()
@@ -46,22 +58,33 @@ func TestLockProviders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("halo.lock", `{"tools": {"stripe": {"providers": ["Stripe"]}, "cf": {"providers": ["Cloudflare", "CloudflareZone"]}}}`)
-	write("sub/halo.lock", `{"tools": {"jira": {"providers": ["Jira", "Stripe"]}}}`)
-	write("bad/halo.lock", `{"tools": [`)
+	write("halo.lock", `{"tools": {"stripe": `+entry("stripe", "Stripe")+`, "cf": `+entry("cf", "Cloudflare", "CloudflareZone")+`}}`)
+	write("sub/halo.lock", `{"tools": {"jira": `+entry("jira", "Jira", "Stripe")+`}}`)
+	write("sub/a.halo", "tool S : Stripe()\ntool C : CloudflareZone()\ntool J : Jira()\n")
+	write("bad/halo.lock", `{"tools": {"stripe": {"providers": ["Stripe"]}}}`)
+	write("bad/b.halo", "tool S : Stripe()\n")
+	write("broken/halo.lock", `{"tools": [`)
+	write("broken/b.halo", "tool S : Stripe()\n")
 
-	names, diags := lockProviders(dir, []string{"sub", "x.halo"})
-	if len(diags) != 0 {
-		t.Fatal(diags)
+	run := func(paths ...string) Result {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &errOut}, Dir: dir, Env: cmdutil.Env{}}
+		validateRun(&Options{F: f, IO: f.IO, Dir: dir, Paths: paths, JSON: true})
+		var res Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("%v: %v\n%s", paths, err, errOut.String())
+		}
+		return res
 	}
-	if want := []string{"Cloudflare", "CloudflareZone", "Jira", "Stripe"}; !reflect.DeepEqual(names, want) {
-		t.Errorf("names = %v, want %v", names, want)
+	if res := run("sub"); !res.Valid || len(res.Diagnostics) != 0 {
+		t.Errorf("sub: %+v", res)
 	}
-	if _, diags := lockProviders(dir, []string{"bad"}); len(diags) != 1 || diags[0].Code != "IO" {
-		t.Errorf("bad lock: %v", diags)
-	}
-	if names, diags := lockProviders(t.TempDir(), nil); len(names) != 0 || len(diags) != 0 {
-		t.Errorf("no lock: %v %v", names, diags)
+	for _, folder := range []string{"bad", "broken"} {
+		res := run(folder)
+		if res.Valid || len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != pkgmgr.CodeIntegrity || res.Diagnostics[0].File != filepath.Join(folder, "halo.lock") {
+			t.Errorf("%s: %+v", folder, res)
+		}
 	}
 }
 
@@ -71,7 +94,8 @@ func TestValidateRunJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	err := validateRun(&Options{IO: cmdutil.IOStreams{Out: &out, ErrOut: &errOut}, Dir: dir, JSON: true})
+	f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &errOut}, Dir: dir, Env: cmdutil.Env{}}
+	err := validateRun(&Options{F: f, IO: f.IO, Dir: dir, JSON: true})
 	if cmdutil.StatusOf(err) != cmdutil.ExitFailed {
 		t.Fatalf("status %d, want %d", cmdutil.StatusOf(err), cmdutil.ExitFailed)
 	}
@@ -107,7 +131,8 @@ func BenchmarkValidateExamples(b *testing.B) {
 	b.Run("validate", func(b *testing.B) {
 		for b.Loop() {
 			var out bytes.Buffer
-			if err := validateRun(&Options{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir}); err != nil {
+			f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir, Env: cmdutil.Env{}}
+			if err := validateRun(&Options{F: f, IO: f.IO, Dir: dir}); err != nil {
 				b.Fatal(err, out.String())
 			}
 		}
