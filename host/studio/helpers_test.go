@@ -138,7 +138,7 @@ func program(t testing.TB, source string, reg *tool.Registry) *lang.Program {
 		t.Fatal(err)
 	}
 	prog := &lang.Program{Files: []*lang.File{f}}
-	if err := runtime.Validate(prog, reg, nil).Err(); err != nil {
+	if err := runtime.Validate(prog, reg).Err(); err != nil {
 		t.Fatal(err)
 	}
 	return prog
