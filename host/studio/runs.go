@@ -38,8 +38,9 @@ type listData struct {
 
 var statuses = []string{"running", "paused", "completed", "failed"}
 
-// list gathers a page of the runs list from the API.
-func (s *Studio) list(r *http.Request, c caller) (listData, *apiError) {
+// list gathers a page of the runs list from the API; the live stream, which renders only
+// the rows, leaves the pipelines out.
+func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, *apiError) {
 	q := r.URL.Query()
 	d := listData{page: page{Title: "Runs", Nav: "runs"}, Status: q.Get("status"), Pipeline: q.Get("pipeline"), Cursor: q.Get("cursor"), Statuses: statuses}
 	aq := url.Values{"limit": {fmt.Sprint(listLimit)}}
@@ -52,13 +53,13 @@ func (s *Studio) list(r *http.Request, c caller) (listData, *apiError) {
 	if err := c.call("GET", "/api/runs?"+aq.Encode(), nil, &runs); err != nil {
 		return d, err
 	}
-	var pl struct {
-		Pipelines []pipelineInfo `json:"pipelines"`
+	if withPipelines {
+		pl, err := s.pipelines(c)
+		if err != nil {
+			return d, err
+		}
+		d.Pipelines = pl
 	}
-	if err := c.call("GET", "/api/pipelines", nil, &pl); err != nil {
-		return d, err
-	}
-	d.Pipelines = pl.Pipelines
 	var paused runPage
 	if err := c.call("GET", "/api/runs?status=paused&limit=500", nil, &paused); err != nil {
 		return d, err
@@ -112,7 +113,7 @@ func shortID(id string) string {
 }
 
 func (s *Studio) listPage(w http.ResponseWriter, r *http.Request) {
-	d, err := s.list(r, s.caller(r))
+	d, err := s.list(r, s.caller(r), true)
 	if err != nil {
 		s.problem(w, r, err)
 		return
@@ -125,7 +126,7 @@ func (s *Studio) listPage(w http.ResponseWriter, r *http.Request) {
 // long as the page is open and the server runs.
 func (s *Studio) liveList(w http.ResponseWriter, r *http.Request) {
 	c := s.caller(r)
-	if _, err := s.list(r, c); err != nil {
+	if _, err := s.list(r, c, false); err != nil {
 		s.problem(w, r, err)
 		return
 	}
@@ -150,7 +151,7 @@ func (s *Studio) liveList(w http.ResponseWriter, r *http.Request) {
 	defer t.Stop()
 	quiet := 0
 	for {
-		d, err := s.list(r, c)
+		d, err := s.list(r, c, false)
 		var msg []byte
 		if err != nil {
 			msg = sse("problem", err.Error())

@@ -254,3 +254,25 @@ func TestEventsRelay(t *testing.T) {
 		t.Errorf("without the cookie: %d\n%s", st, body)
 	}
 }
+
+// TestCancel: the Cancel button of a paused run fails it with CANCELLED through the API.
+func TestCancel(t *testing.T) {
+	e := newEnv(t, opts{})
+	paused := e.run("Shop", map[string]any{"id": "o-9"})
+	id := str(paused["runId"])
+	c := e.client()
+	if _, body, _ := e.page(c, "GET", "/runs/"+id, nil); !strings.Contains(body, `action="/runs/`+id+`/cancel"`) {
+		t.Fatalf("no Cancel button:\n%s", body)
+	}
+	st, _, hdr := e.page(c, "POST", "/runs/"+id+"/cancel", url.Values{})
+	if st != http.StatusSeeOther || hdr.Get("Location") != "/runs/"+id+"?sent=cancel" {
+		t.Fatalf("cancel: %d %v", st, hdr)
+	}
+	m := e.waitStatus(id, "failed")
+	if !strings.Contains(str(m["error"]), "CANCELLED") {
+		t.Errorf("error %v", m["error"])
+	}
+	if _, body, _ := e.page(c, "GET", "/runs/"+id+"?sent=cancel", nil); !strings.Contains(body, "The run was asked to stop.") || !strings.Contains(body, "CANCELLED") || strings.Contains(body, `/cancel"`) {
+		t.Errorf("after cancelling:\n%s", body)
+	}
+}

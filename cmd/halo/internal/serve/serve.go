@@ -66,8 +66,10 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 		Long: `Serve every pipeline of the files (the default is the .halo files of the current
 folder) over HTTP: start, list, watch, signal and cancel runs through the API under /api,
 answer paused runs through signed approval links, read metrics at /metrics, and call the
-pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Every file must
-validate. Logs go to stderr, one line per request. See docs/serve.md.
+pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Studio, at /, is
+web pages to watch runs, answer paused ones and start new ones: open it once with
+/?token=<HALO_SERVE_TOKEN> (see docs/studio.md). Every file must validate. Logs go to
+stderr, one line per request. See docs/serve.md.
 
 HALO_SERVE_TOKEN sets the API token (Authorization: Bearer, or ?token=). Without a token
 anything that can reach the port can run the pipelines: halo serve then listens on
