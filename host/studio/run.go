@@ -140,7 +140,7 @@ func (s *Studio) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Notice = sentNotices[r.URL.Query().Get("sent")]
-	s.render(w, http.StatusOK, "run", d)
+	s.render(w, r, http.StatusOK, "run", &d)
 }
 
 // runEvents relays the API's event stream of a run (server-sent events, resumed with
@@ -166,7 +166,7 @@ func (s *Studio) refusedAnswer(w http.ResponseWriter, r *http.Request, c caller,
 		why.Message = "Nothing was sent: " + why.Message + "."
 	}
 	d.Problem, d.Answer = why, typed
-	s.render(w, why.Status, "run", d)
+	s.render(w, r, why.Status, "run", &d)
 }
 
 // answer continues a paused run through the API's signal: Approve or Decline (with a

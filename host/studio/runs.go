@@ -118,7 +118,7 @@ func (s *Studio) listPage(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "runs", d)
+	s.render(w, r, http.StatusOK, "runs", &d)
 }
 
 // liveList is the runs list's live stream (server-sent events): the list's rows again,

@@ -49,7 +49,7 @@ func (s *Studio) startPage(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "start", startData{page: page{Title: "Start a run", Nav: "start"}, Pipelines: pl})
+	s.render(w, r, http.StatusOK, "start", &startData{page: page{Title: "Start a run", Nav: "start"}, Pipelines: pl})
 }
 
 // pipeline finds the named pipeline in the API's list.
@@ -222,7 +222,7 @@ func (s *Studio) formPage(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "form", formData{page: page{Title: "Start " + p.Name, Nav: "start"}, Pipeline: p, Fields: fields(p, nil)})
+	s.render(w, r, http.StatusOK, "form", &formData{page: page{Title: "Start " + p.Name, Nav: "start"}, Pipeline: p, Fields: fields(p, nil)})
 }
 
 // start starts a run through the API with the form's inputs, then shows it. Inputs the API
@@ -240,7 +240,7 @@ func (s *Studio) start(w http.ResponseWriter, r *http.Request) {
 	}
 	fields := fields(p, r.PostForm)
 	again := func(e *apiError) {
-		s.render(w, e.Status, "form", formData{page: page{Title: "Start " + p.Name, Nav: "start", Problem: e}, Pipeline: p, Fields: fields})
+		s.render(w, r, e.Status, "form", &formData{page: page{Title: "Start " + p.Name, Nav: "start", Problem: e}, Pipeline: p, Fields: fields})
 	}
 	inputs := map[string]any{}
 	for _, f := range fields {

@@ -165,7 +165,7 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request, tok, next string
 	if err := c.call("GET", "/api/pipelines", nil, nil); err != nil {
 		if err.Status == http.StatusUnauthorized {
 			err.Message = "That is not this server's token (HALO_SERVE_TOKEN)."
-			s.render(w, http.StatusUnauthorized, "login", loginData{page: page{Title: "Sign in", Problem: err}, Next: next})
+			s.render(w, r, http.StatusUnauthorized, "login", &loginData{page: page{Title: "Sign in", Problem: err}, Next: next})
 			return
 		}
 		s.problem(w, r, err)
@@ -173,7 +173,7 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request, tok, next string
 	}
 	// Encoded, so a token with characters a cookie cannot hold (spaces, quotes, ;) survives.
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: base64.RawURLEncoding.EncodeToString([]byte(tok)), Path: "/", HttpOnly: true, Secure: s.cfg.SecureCookie || r.TLS != nil, SameSite: http.SameSiteStrictMode})
-	s.render(w, http.StatusOK, "signedin", loginData{page: page{Title: "Signed in"}, Next: next})
+	s.render(w, r, http.StatusOK, "signedin", &loginData{page: page{Title: "Signed in"}, Next: next})
 }
 
 type loginData struct {
@@ -182,7 +182,7 @@ type loginData struct {
 }
 
 func (s *Studio) loginPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "login", loginData{page: page{Title: "Sign in"}, Next: localPath(r.URL.Query().Get("next"))})
+	s.render(w, r, http.StatusOK, "login", &loginData{page: page{Title: "Sign in"}, Next: localPath(r.URL.Query().Get("next"))})
 }
 
 func (s *Studio) login(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +193,7 @@ func (s *Studio) login(w http.ResponseWriter, r *http.Request) {
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
 	next := localPath(r.PostForm.Get("next"))
 	if tok == "" {
-		s.render(w, http.StatusBadRequest, "login", loginData{page: page{Title: "Sign in", Problem: &apiError{http.StatusBadRequest, "BAD_REQUEST", "Type the token."}}, Next: next})
+		s.render(w, r, http.StatusBadRequest, "login", &loginData{page: page{Title: "Sign in", Problem: &apiError{http.StatusBadRequest, "BAD_REQUEST", "Type the token."}}, Next: next})
 		return
 	}
 	s.signIn(w, r, tok, next)
@@ -230,10 +230,20 @@ type page struct {
 	// Notice says what was just done; Problem what went wrong.
 	Notice  string
 	Problem *apiError
+	// SignedIn says the browser holds a token: the page offers to sign out.
+	SignedIn bool
 }
 
+// pageData is what pages are made from: each embeds page.
+type pageData interface{ basePage() *page }
+
+func (p *page) basePage() *page { return p }
+
 // render writes page name with data, or a plain 500 when the template fails.
-func (s *Studio) render(w http.ResponseWriter, status int, name string, data any) {
+func (s *Studio) render(w http.ResponseWriter, r *http.Request, status int, name string, data pageData) {
+	if _, err := r.Cookie(CookieName); err == nil {
+		data.basePage().SignedIn = true
+	}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
 		http.Error(w, "studio: the page could not be made: "+err.Error(), http.StatusInternalServerError)
@@ -254,7 +264,10 @@ func (s *Studio) problem(w http.ResponseWriter, r *http.Request, err *apiError) 
 		if r.Method == http.MethodGet && r.URL.RawQuery != "" {
 			next += "?" + r.URL.RawQuery
 		}
-		s.render(w, http.StatusUnauthorized, "login", loginData{
+		if r.Method != http.MethodGet { // an answer or a cancel: back to the run's page
+			next = strings.TrimSuffix(strings.TrimSuffix(next, "/answer"), "/cancel")
+		}
+		s.render(w, r, http.StatusUnauthorized, "login", &loginData{
 			page: page{Title: "Sign in", Problem: &apiError{err.Status, err.Code, "Studio needs this server's token (HALO_SERVE_TOKEN). Nothing is shown without it."}},
 			Next: localPath(next),
 		})
@@ -267,7 +280,7 @@ func (s *Studio) problem(w http.ResponseWriter, r *http.Request, err *apiError) 
 	case http.StatusForbidden:
 		title = "Refused"
 	}
-	s.render(w, err.Status, "problem", page{Title: title, Problem: err})
+	s.render(w, r, err.Status, "problem", &page{Title: title, Problem: err})
 }
 
 // parseForm reads a form of at most 256 KiB.

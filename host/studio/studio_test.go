@@ -33,6 +33,10 @@ func TestToken(t *testing.T) {
 	if st != http.StatusUnauthorized || e.runCount() != 1 {
 		t.Errorf("a form sent without the token: %d, %d runs\n%s", st, e.runCount(), body)
 	}
+	st, body, _ = e.page(c, "POST", "/runs/"+id+"/answer", url.Values{"channel": {"yield"}})
+	if st != http.StatusUnauthorized || !strings.Contains(body, `name="next" value="/runs/`+id+`"`) || strings.Contains(body, "Sign out") {
+		t.Errorf("an answer sent without the token: %d\n%s", st, body)
+	}
 
 	st, body, hdr := e.page(c, "GET", "/?token=wrong", nil)
 	if st != http.StatusUnauthorized || !strings.Contains(body, "not this server&#39;s token") || hdr.Get("Set-Cookie") != "" {
@@ -48,7 +52,7 @@ func TestToken(t *testing.T) {
 		t.Errorf("the sign-in page shows the token, or does not go on to the page without it:\n%s", body)
 	}
 	st, body, _ = e.page(c, "GET", "/runs/"+id, nil)
-	if st != 200 || !strings.Contains(body, "Hello, Ada!") {
+	if st != 200 || !strings.Contains(body, "Hello, Ada!") || !strings.Contains(body, `action="/logout"`) {
 		t.Errorf("with the cookie: %d\n%s", st, body)
 	}
 
