@@ -2,9 +2,13 @@ package halo_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/halo-lang/halo/sdk"
 )
 
 // The dependency direction of ../shared/DESIGN.md, written as rules (in the manner of Go's
@@ -29,6 +33,7 @@ var importRules = []struct {
 	{"host/tool/...", []string{"host/tool/...", "proto/...", "sdk/...", "plugins/...", "pkgmgr/..."}}, // host/tool/builtin serves and describes plugins/workspace and plugins/bash
 	{"host/agent/...", []string{"host/agent/...", "host/tool", "host/model/...", "host/policy/..."}},  // the loop knows models, policies and the tool contract, not pipelines
 	{"host/runtime/...", []string{"host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
+	{"host/plan/...", []string{"host/plan/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/..."}}, // halo plan reads what the runtime reads (agents, tool descriptions, policies, prices) and never runs anything, so it stands beside host/runtime without importing it
 	{"host/mcpserver/...", []string{"host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/runstore/...", []string{"host/runstore/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/serve/...", []string{"host/serve/...", "host/runstore/...", "host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
@@ -71,10 +76,21 @@ func ruleFor(rel string) ([]string, bool) {
 	return nil, false
 }
 
+// modules are the repository's Go modules: the host, and the SDK and the plugin contract, which
+// plugin authors require on their own. `go list ./...` stops at a nested go.mod, so each is
+// listed from its own folder.
+var modules = []string{".", "sdk", "proto"}
+
 func TestDependencyDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	var out []byte
+	for _, dir := range modules {
+		cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+		cmd.Dir = dir
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list in %s: %v", dir, err)
+		}
+		out = append(out, b...)
 	}
 	for _, line := range strings.Split(string(bytes.TrimSpace(out)), "\n") {
 		fields := strings.Fields(line)
@@ -109,13 +125,109 @@ func TestDependencyDirection(t *testing.T) {
 // TestSDKImportsNoHost checks the SDK's whole dependency graph, not only direct imports: a
 // third-party plugin must never pull in host code.
 func TestSDKImportsNoHost(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "./sdk/...", "./plugins/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
+	var out []byte
+	for _, c := range []struct{ dir, pattern string }{{"sdk", "./..."}, {".", "./plugins/..."}} {
+		cmd := exec.Command("go", "list", "-deps", c.pattern)
+		cmd.Dir = c.dir
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s in %s: %v\n%s", c.pattern, c.dir, err, b)
+		}
+		out = append(out, b...)
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, module+"/host/") || strings.HasPrefix(dep, module+"/pkgmgr") || strings.HasPrefix(dep, module+"/cmd/") {
 			t.Errorf("sdk or plugins depend on %s", dep)
 		}
+	}
+}
+
+// TestModuleRequirements checks what a plugin author downloads with the SDK: the sdk module
+// requires the plugin contract and the libraries it uses, never the host module; the proto
+// module requires gRPC and protobuf only. Every module that provides a package either of them
+// builds or tests with is at the version the host module selects, so one `go mod download` at
+// the root fetches everything all three modules build with (CI builds them from that cache).
+func TestModuleRequirements(t *testing.T) {
+	direct := map[string][]string{
+		"sdk":   {module + "/proto", "github.com/hashicorp/go-hclog", "github.com/hashicorp/go-plugin", "github.com/invopop/jsonschema", "google.golang.org/grpc"},
+		"proto": {"google.golang.org/grpc", "google.golang.org/protobuf"},
+	}
+	selected := func(dir string) map[string]string {
+		cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", "./...")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps -test in %s: %v", dir, err)
+		}
+		m := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if path, version, ok := strings.Cut(line, " "); ok {
+				m[path] = version
+			}
+		}
+		return m
+	}
+	host := selected(".")
+	for dir, allowed := range direct {
+		out, err := exec.Command("go", "mod", "edit", "-json", dir+"/go.mod").Output()
+		if err != nil {
+			t.Fatalf("go mod edit -json %s/go.mod: %v", dir, err)
+		}
+		var gomod struct {
+			Module  struct{ Path string }
+			Require []struct {
+				Path     string
+				Indirect bool
+			}
+		}
+		if err := json.Unmarshal(out, &gomod); err != nil {
+			t.Fatal(err)
+		}
+		if want := module + "/" + dir; gomod.Module.Path != want {
+			t.Errorf("%s/go.mod is module %s, want %s", dir, gomod.Module.Path, want)
+		}
+		for _, r := range gomod.Require {
+			if r.Path == module {
+				t.Errorf("%s/go.mod requires the host module %s: a plugin author would download all of Halo", dir, module)
+			}
+			if !r.Indirect && !slices.Contains(allowed, r.Path) {
+				t.Errorf("%s/go.mod requires %s directly: not one of the SDK's chosen dependencies (%s)", dir, r.Path, strings.Join(allowed, ", "))
+			}
+		}
+		for path, version := range selected(dir) {
+			if hv, ok := host[path]; ok && hv != version && !strings.HasPrefix(path, module) {
+				t.Errorf("%s selects %s %s, the host module %s: align them (go get %s@%s in %s)", dir, path, version, hv, path, hv, dir)
+			}
+		}
+	}
+}
+
+// TestSDKVersion keeps the versions in step: the host requires the SDK at sdk.Version (what
+// `halo plugin init` writes into a new plugin's go.mod), and the SDK and the host require the
+// same version of the plugin contract.
+func TestSDKVersion(t *testing.T) {
+	requires := func(gomod string) map[string]string {
+		out, err := exec.Command("go", "mod", "edit", "-json", gomod).Output()
+		if err != nil {
+			t.Fatalf("go mod edit -json %s: %v", gomod, err)
+		}
+		var m struct {
+			Require []struct{ Path, Version string }
+		}
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatal(err)
+		}
+		r := map[string]string{}
+		for _, x := range m.Require {
+			r[x.Path] = x.Version
+		}
+		return r
+	}
+	host, sdkMod := requires("go.mod"), requires("sdk/go.mod")
+	if got, want := host[module+"/sdk"], "v"+sdk.Version; got != want {
+		t.Errorf("go.mod requires %s/sdk %s, but sdk.Version is %s", module, got, want)
+	}
+	if host[module+"/proto"] == "" || host[module+"/proto"] != sdkMod[module+"/proto"] {
+		t.Errorf("go.mod requires %s/proto %q, sdk/go.mod %q: they must be the same", module, host[module+"/proto"], sdkMod[module+"/proto"])
 	}
 }

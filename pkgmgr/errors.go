@@ -36,6 +36,8 @@ const (
 	CodeRegistry = "REGISTRY_INVALID"
 	// CodeNetwork: a download failed.
 	CodeNetwork = "NETWORK_ERROR"
+	// CodePlatform: a module package has no plugin executable for this platform.
+	CodePlatform = "PACKAGE_PLATFORM"
 )
 
 // A Problem is one broken rule in a manifest or package file, at a JSON path such as
@@ -60,7 +62,9 @@ type Error struct {
 	Message string
 	// Problems lists every broken rule, for CodeInvalid.
 	Problems []Problem
-	Err      error
+	// Permissions, for CodeUntrusted from Add, is what the refused package can reach.
+	Permissions *Permissions
+	Err         error
 }
 
 func (e *Error) Error() string {

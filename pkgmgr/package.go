@@ -16,8 +16,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Format is the format tag of a .halotool file.
@@ -236,6 +238,27 @@ func ReadPackage(data []byte) (*Package, error) {
 	return p, nil
 }
 
+// parallel calls fn(0) ... fn(n-1) on up to GOMAXPROCS goroutines and returns when all have
+// returned.
+func parallel(n int, fn func(i int)) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
 func hasSegment(p, seg string) bool {
 	for _, s := range strings.Split(p, "/") {
 		if s == seg {
@@ -301,23 +324,32 @@ func Encode(manifest json.RawMessage, files []File) ([]byte, error) {
 	}
 	sorted := append([]File(nil), files...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	w := wirePackage{Format: Format, Manifest: compact.Bytes(), Files: []wireFile{}}
-	for _, f := range sorted {
+	w := wirePackage{Format: Format, Manifest: compact.Bytes(), Files: make([]wireFile, len(sorted))}
+	// Executables are compressed in parallel (gzip's default level: within 0.5% of its best
+	// on a Go plugin, in a quarter of the time).
+	errs := make([]error, len(sorted))
+	parallel(len(sorted), func(i int) {
+		f := sorted[i]
 		data := f.Data
 		wf := wireFile{Path: f.Path, Executable: f.Executable, SHA256: Sum(f.Data)}
 		if f.Executable {
 			var buf bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 			if _, err := zw.Write(data); err != nil {
-				return nil, err
+				errs[i] = err
+				return
 			}
 			if err := zw.Close(); err != nil {
-				return nil, err
+				errs[i] = err
+				return
 			}
 			data, wf.Gzip = buf.Bytes(), true
 		}
 		wf.Data = base64.StdEncoding.EncodeToString(data)
-		w.Files = append(w.Files, wf)
+		w.Files[i] = wf
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	out, err := json.MarshalIndent(w, "", "  ")
 	if err != nil {
@@ -342,6 +374,11 @@ type PackOptions struct {
 
 // restrictPlatforms rewrites a manifest so its modules list only the given platforms.
 func restrictPlatforms(mdata []byte, keep []string) ([]byte, error) {
+	for _, plat := range keep {
+		if !platforms[plat] {
+			return nil, errorf(CodeInvalid, "unknown platform %q: want one of %s", plat, strings.Join(sortedKeys(platforms), ", "))
+		}
+	}
 	var tree map[string]any
 	if err := json.Unmarshal(mdata, &tree); err != nil {
 		return nil, err

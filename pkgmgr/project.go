@@ -235,6 +235,10 @@ type AddOptions struct {
 	Trust bool
 	// Dir resolves a relative path spec (the working folder); "" means the project folder.
 	Dir string
+	// Check, when not nil, is called with the fetched package once it may be installed
+	// (checksum, names and trust all pass) and before anything is written; an error refuses
+	// the package. The CLI starts a module's plugin here to see that it serves its providers.
+	Check func(ctx context.Context, pkg *Package) error
 }
 
 // Add installs the package a spec names, pins it in halo.lock and, with Trust, trusts it.
@@ -282,7 +286,14 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	ch := change{lock: next, install: []*Package{pkg}}
 	if entry.Permissions.NeedsTrust() && !trust.Trusts(name, pkg.SHA256) {
 		if !opts.Trust {
-			return nil, untrusted([]string{name}, "halo add "+spec+" --trust")
+			err := untrusted([]string{name}, "halo add "+spec+" --trust")
+			err.Permissions = &entry.Permissions
+			return nil, err
+		}
+	}
+	if opts.Check != nil {
+		if err := opts.Check(ctx, pkg); err != nil {
+			return nil, err
 		}
 	}
 	if opts.Trust && entry.Permissions.NeedsTrust() && !trust.Trusts(name, pkg.SHA256) {
@@ -295,7 +306,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	return &InstalledPackage{Name: name, Entry: entry, Package: pkg, Dir: p.PackageDir(name)}, nil
 }
 
-func untrusted(names []string, fix string) error {
+func untrusted(names []string, fix string) *Error {
 	return errorf(CodeUntrusted, "%s starts a program or runs its own code, and you have not trusted that exact checksum in this project folder; read its permissions and source (halo search, halo.lock), then run: %s", strings.Join(names, ", "), fix)
 }
 
@@ -596,6 +607,9 @@ func dirMatches(fsys fs.FS, dir string, pkg *Package) bool {
 			return nil
 		}
 		rel, _ := relSlash(dir, fp)
+		if rel == Described {
+			return nil // the description halo add wrote beside the package; not package content
+		}
 		data, expected := want[rel]
 		if !expected || !d.Type().IsRegular() {
 			ok = false

@@ -76,6 +76,9 @@ func quickMatches(fsys fs.FS, dir string, p *Package) bool {
 			return nil
 		}
 		rel, _ := relSlash(dir, fp)
+		if rel == Described {
+			return nil // the description halo add wrote beside the package; not package content
+		}
 		w, isExpected := expected[rel]
 		if !isExpected || !d.Type().IsRegular() {
 			ok = false

@@ -26,10 +26,15 @@ targets=(
   "./host/runtime FuzzParseMocks"
   "./host/agent FuzzToolCall"
   "./host/agent FuzzDecodeArgs"
+  "./host/plan FuzzPlan"
+  "./cmd/halo/internal/test FuzzCaseFile"
   "./host/serve FuzzLinkToken"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }
   echo "-- fuzz $pkg $name ($t)"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg"
+  # A package of the sdk module is fuzzed from that module's folder (sdk/go.mod).
+  dir=.
+  case $pkg in ./sdk | ./sdk/*) dir=sdk pkg=.${pkg#./sdk} ;; esac
+  (cd "$dir" && go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg")
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the Go code of proto/ from the .proto files, with pinned generators run through
 # `go run` (nothing to install; the first run compiles buf, a few minutes). Also reachable as
-# `go generate ./proto/...`. Commit the result, stamp included:
+# `go generate ./...` in proto/ (its own module). Commit the result, stamp included:
 #   - TestGeneratedCodeIsFresh compares the stamp with the inputs and outputs on every test run
 #     (milliseconds: an edited .proto without regeneration, or a hand-edited .pb.go, fails);
 #   - HALO_PROTO_REGEN=1 makes the same test regenerate into a temporary folder and diff, which

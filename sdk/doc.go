@@ -52,6 +52,8 @@
 // (Call.Logger). A provider configured per declaration (`Workspace("./notes", write: true)`)
 // sets Provider.Configure, and its methods read the result with StateOf.
 //
-// docs/plugins.md in the Halo repository walks through writing, testing, building and shipping
-// a provider, with plugins/worldtime as the example.
+// The SDK is its own Go module (tags sdk/vX.Y.Z; Version is this one's), so a plugin requires
+// it and the plugin contract alone, never the host. `halo plugin init NAME` writes a new
+// provider project. docs/plugins.md in the Halo repository walks through writing, testing,
+// building and shipping a provider, with plugins/worldtime as the example.
 package sdk

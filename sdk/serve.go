@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 	"github.com/halo-lang/halo/sdk/internal/wire"
@@ -24,7 +25,8 @@ func Handshake() plugin.HandshakeConfig {
 }
 
 // Serve serves the providers to the Halo host that started this process, and returns when the
-// host stops it. Call it from main and do nothing else there: standard output belongs to the
+// host stops it. It answers only that host: every call must carry the secret the host handed
+// the process at start, so another process that reaches the socket cannot drive it. Call it from main and do nothing else there: standard output belongs to the
 // handshake, and logs go through Call.Logger. Run by hand (not by a host), the program prints
 // a short explanation and exits with status 1.
 func Serve(providers ...Provider) {
@@ -39,14 +41,20 @@ func Serve(providers ...Provider) {
 		os.Exit(1)
 	}
 	p.(*wire.Plugin).Logger = logger
+	// The connection secret the host handed this process: every call must carry it. Programs
+	// the provider starts do not inherit it.
+	token := os.Getenv(pluginv1.TokenEnv)
+	_ = os.Unsetenv(pluginv1.TokenEnv)
 	tuneGC(os.LookupEnv)
 	// It lives as long as the process: Serve returns only when the process is about to exit.
 	go exitWithParent(os.Getppid(), logger)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
-		GRPCServer:       wire.NewGRPCServer,
-		Logger:           logger,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return wire.NewGRPCServer(append(opts, wire.Authenticate(token)...))
+		},
+		Logger: logger,
 	})
 }
 

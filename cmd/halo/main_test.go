@@ -10,14 +10,12 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/halo-lang/halo/cmd/halo/internal/root"
 )
 
 // TestMain lets testscript run this test binary as the `halo` command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
+		"halo": func() { os.Exit(halo()) },
 	})
 }
 

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/pem"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/halo-lang/halo/internal/treestate"
-	"github.com/halo-lang/halo/registry"
 )
 
 // TestPackageScripts runs testdata/pkgscript/*.txtar: the package commands (search, add,
@@ -43,20 +43,25 @@ func TestPackageScripts(t *testing.T) {
 			}
 			env.Defer(func() { os.RemoveAll(home) })
 			env.Setenv("HOME", home)
-			return nil
-		},
-		// [worldtime]: the default registry has the world-time package, which set-up builds
-		// for this machine (scripts/build-local-registry.sh).
-		Condition: func(cond string) (bool, error) {
-			if cond != "worldtime" {
-				return false, fmt.Errorf("unknown condition %q", cond)
-			}
-			fsys, err := registry.Default()
+			// plugin_init.txtar builds a plugin against this checkout's SDK with the go command:
+			// it needs the repository root, this platform, and the go command's own caches and
+			// proxy. The checksum database is not consulted, so go mod tidy needs nothing the
+			// module cache (or the proxy) lacks.
+			root, err := filepath.Abs("../..")
 			if err != nil {
-				return false, err
+				return err
 			}
-			_, err = fs.Stat(fsys, "local/index.json")
-			return err == nil, nil
+			env.Setenv("HALO_ROOT", root)
+			env.Setenv("HOST_PLATFORM", runtime.GOOS+"/"+runtime.GOARCH)
+			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOTOOLCHAIN"} {
+				out, err := exec.Command("go", "env", k).Output()
+				if err != nil {
+					return fmt.Errorf("go env %s: %w", k, err)
+				}
+				env.Setenv(k, strings.TrimSpace(string(out)))
+			}
+			env.Setenv("GOSUMDB", "off")
+			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":    serveCmd,

@@ -100,9 +100,13 @@ type Decision struct {
 	// Reason says why a call was refused or needs approval.
 	Reason string
 
-	pos string
-	log bool
+	pos  string
+	text string // the rule as written
+	log  bool
 }
+
+// Ref names the deciding rule; the zero RuleRef for Allowed.
+func (d Decision) Ref() RuleRef { return RuleRef{Policy: d.Policy, Rule: d.Rule, Text: d.text} }
 
 // Violation returns the refusal as a *Violation (phase tool), or nil when the call was not
 // refused. A call waiting for approval is not a violation.
@@ -122,36 +126,50 @@ func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Dec
 		effect = tool.External
 	}
 	if p, r, reason := s.hidden(target, effect); r != nil {
-		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
+		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
 	}
 	var (
 		decoded   any
 		decodeErr error
 		decodedOK bool
 	)
-	for _, p := range s {
-		if p == nil {
-			continue
+	for _, ref := range s.argRules(target) {
+		p, r := ref.p, ref.r
+		if !decodedOK {
+			decoded, decodeErr = decodeArgs(args)
+			decodedOK = true
 		}
-		for _, r := range p.rules {
-			if r.kind != kDenyArgs || !matchAny(r.patterns, target) {
-				continue
-			}
-			if !decodedOK {
-				decoded, decodeErr = decodeArgs(args)
-				decodedOK = true
-			}
-			refuse := func(reason string) Decision {
-				return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, log: p.Log}
-			}
-			if decodeErr != nil {
-				return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
-			}
-			if reason := denyArgs(r, decoded); reason != "" {
-				return refuse(reason)
-			}
+		refuse := func(reason string) Decision {
+			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
+		}
+		if decodeErr != nil {
+			return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
+		}
+		if reason := denyArgs(r, decoded); reason != "" {
+			return refuse(reason)
 		}
 	}
+	if d, ok := s.approval(target, effect); ok {
+		return d
+	}
+	return Decision{Verdict: Allowed}
+}
+
+// argRules returns the DenyArgs rules that check target's arguments, in the order written.
+func (s Set) argRules(target string) []ruleRef {
+	var out []ruleRef
+	s.each(kDenyArgs, func(p *Policy, r *rule) bool {
+		if matchAny(r.patterns, target) {
+			out = append(out, ruleRef{p, r})
+		}
+		return true
+	})
+	return out
+}
+
+// approval returns the first ApproveTools or ApproveEffects rule that puts a call to target
+// up for a person's approval.
+func (s Set) approval(target string, effect tool.Effect) (Decision, bool) {
 	for _, p := range s {
 		if p == nil {
 			continue
@@ -159,13 +177,13 @@ func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Dec
 		for _, r := range p.rules {
 			switch {
 			case r.kind == kApproveTools && matchAny(r.patterns, target):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos}
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos, text: r.text}, true
 			case r.kind == kApproveEffects && hasEffect(r.effects, effect):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos}
+				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos, text: r.text}, true
 			}
 		}
 	}
-	return Decision{Verdict: Allowed}
+	return Decision{}, false
 }
 
 func decodeArgs(args json.RawMessage) (any, error) {

@@ -9,9 +9,9 @@ package runstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -30,20 +30,10 @@ const (
 )
 
 // An Error is a store failure with a stable code.
-type Error struct {
-	Code    string
-	Message string
-	Err     error
-}
-
-func (e *Error) Error() string     { return e.Message }
-func (e *Error) Unwrap() error     { return e.Err }
-func (e *Error) ErrorCode() string { return e.Code }
+type Error = errcode.Error
 
 // Errorf makes an Error.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+func Errorf(code, format string, args ...any) *Error { return errcode.New(code, format, args...) }
 
 // IsNotFound reports whether err says a run does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -3,7 +3,8 @@
 // plugin: the halo binary serves it out of process (`halo __plugin bash`), and it depends on
 // the SDK alone.
 //
-// Each command runs in its own process group, and the whole group is killed when the time
+// Each command runs in a session of its own (its own process group, and no controlling
+// terminal), and the whole group is killed when the time
 // limit passes or the call is cancelled, so a command's children and grandchildren die with
 // it. Output beyond a cap is cut, keeping its start and its end, with a note saying so.
 package bash

@@ -2,9 +2,10 @@ package bash
 
 import "syscall"
 
-// procAttr puts the shell in a new process group (its pid is the group id), so killing the
-// group reaches everything it started that did not leave on purpose, and kills the shell if
-// the plugin dies first.
+// procAttr starts the shell in a session of its own: its own process group (its pid is the
+// group id), so killing the group reaches everything it started that did not leave on
+// purpose, and no controlling terminal, so a command cannot open /dev/tty to type into the
+// user's terminal. The shell is killed if the plugin dies first.
 func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }

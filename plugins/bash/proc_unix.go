@@ -4,8 +4,9 @@ package bash
 
 import "syscall"
 
-// procAttr puts the shell in a new process group (its pid is the group id), so killing the
-// group reaches everything it started that did not leave on purpose.
+// procAttr starts the shell in a session of its own: its own process group (its pid is the
+// group id), so killing the group reaches everything it started that did not leave on
+// purpose, and no controlling terminal.
 func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setsid: true}
 }

@@ -178,3 +178,18 @@ func TestAsChildProcess(t *testing.T) {
 		t.Errorf("to = %s", got.To.Time)
 	}
 }
+
+// TestConvert is docs/plugins.md's testing example (the repository's TestDocsGoSnippets checks
+// that the guide shows this code).
+func TestConvert(t *testing.T) {
+	fixedClock := func() time.Time { return fixed }
+	clock := sdktest.Start(t, worldtime.New(fixedClock)).Tool("WorldTime", nil)
+	out := clock.Call("convert", map[string]any{"time": "2026-07-01 09:30", "from": "Europe/Paris", "to": "America/New_York"})
+	var got struct{ To struct{ Time string } }
+	if err := out.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.To.Time != "2026-07-01T03:30:00-04:00" {
+		t.Errorf("9:30 in Paris is %s in New York, want 03:30 (both on summer time)", got.To.Time)
+	}
+}

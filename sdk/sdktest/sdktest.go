@@ -3,7 +3,7 @@
 // a real child process with Exec), and the test calls its methods the way the host does, JSON
 // in and JSON out. Setting up is one line:
 //
-//	clock := sdktest.Start(t, worldtime.Provider()).Tool("WorldTime", nil)
+//	clock := sdktest.Start(t, worldtime.New(time.Now)).Tool("WorldTime", nil)
 //	out := clock.Call("now", map[string]any{"zone": "Asia/Tokyo"})
 //	if !out.OK() { t.Fatal(out) }
 package sdktest

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -158,20 +159,27 @@ func WorkspacePolicy(o workspace.Options) sandbox.Policy {
 }
 
 // BashPolicy is what a Bash declaration's plugin may reach: the system folders read-only
-// (/etc without its secrets), its cwd and its own temporary folder read-write, the declaration's read: and write:
-// folders, and the network unless network: false.
+// (/etc without its secrets, /proc without any process's entries), its cwd and its own
+// temporary folder read-write, the declaration's read: and write: folders, and the network
+// unless network: false.
 func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
 	p := sandbox.Policy{Network: o.NetworkAllowed()}
 	p.ReadOnly = append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
+	p.ReadOnly = append(p.ReadOnly, sandbox.ProcReadOnly("/proc")...)
 	p.ReadOnly = append(append(p.ReadOnly, sandbox.SystemReadOnly...), o.Read...)
 	p.ReadWrite = append([]string{o.Cwd, tmp}, o.Write...)
 	return p
 }
 
 func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
-	o, err := workspace.ParseOptions(sdkDeclaration(d))
+	sd := sdkDeclaration(d)
+	o, err := workspace.ParseOptions(sd)
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	declared, _ := workspace.ParseOptions(asDeclared(sd))
+	if o.Root, err = grantedFolder("Workspace root", declared.Root, o.Root, sd.ProjectDir); err != nil {
+		return nil, err
 	}
 	if o.Write {
 		// The sandbox can only grant a folder that exists.
@@ -182,20 +190,43 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err := isDir("Workspace root", o.Root); err != nil {
 		return nil, err
 	}
-	return b.open(ctx, d, "workspace", WorkspacePolicy(o), nil, nil, nil)
+	// The plugin works on the folder the sandbox grants.
+	named := map[string]any{"root": o.Root}
+	if o.Write {
+		named["write"] = true
+	}
+	pol, err := protectProject(WorkspacePolicy(o), sd.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	return b.open(ctx, resolved(d, named), "workspace", pol, nil, nil, nil, plugin.DefaultCallTimeout)
 }
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
-	o, err := bash.ParseOptions(sdkDeclaration(d))
+	sd := sdkDeclaration(d)
+	o, err := bash.ParseOptions(sd)
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	declared, _ := bash.ParseOptions(asDeclared(sd))
+	if o.Cwd, err = grantedFolder("Bash cwd", declared.Cwd, o.Cwd, sd.ProjectDir); err != nil {
+		return nil, err
 	}
 	if err := isDir("Bash cwd", o.Cwd); err != nil {
 		return nil, err
 	}
-	for _, p := range append(append([]string{}, o.Read...), o.Write...) {
-		if err := isDir("Bash folder", p); err != nil {
-			return nil, err
+	for _, list := range []struct {
+		what     string
+		declared []string
+		resolved []string
+	}{{"Bash read: folder", declared.Read, o.Read}, {"Bash write: folder", declared.Write, o.Write}} {
+		for i := range list.resolved {
+			if list.resolved[i], err = grantedFolder(list.what, list.declared[i], list.resolved[i], sd.ProjectDir); err != nil {
+				return nil, err
+			}
+			if err := isDir(list.what, list.resolved[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Each declaration gets a temporary folder of its own (TMPDIR), removed with it: the
@@ -205,12 +236,54 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 		return nil, fmt.Errorf("Bash: temporary folder: %w", err)
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
-	p, err := b.open(ctx, d, "bash", BashPolicy(o, tmp), o.Env, map[string]string{"TMPDIR": tmp}, cleanup)
+	pol, err := protectProject(BashPolicy(o, tmp), sd.ProjectDir)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	// The plugin works in the folders the sandbox grants.
+	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
+	// A command has its own time limit, which the plugin enforces; the host gives the call a
+	// little more, for a plugin that stopped answering.
+	limit := bash.DefaultTimeout
+	if o.TimeoutMS > 0 {
+		limit = time.Duration(o.TimeoutMS * float64(time.Millisecond))
+	}
+	p, err := b.open(ctx, resolved(d, named), "bash", pol, o.Env, map[string]string{"TMPDIR": tmp}, cleanup, limit+bashCallMargin)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
 	return p, nil
+}
+
+// asDeclared is d without its project folder: parsed, its paths read as the declaration
+// wrote them (relative ones stay relative).
+func asDeclared(d sdk.Declaration) sdk.Declaration {
+	d.ProjectDir = ""
+	return d
+}
+
+// resolved returns d with the named arguments in set, in place of its positional one
+// (Workspace's root, Bash's cwd, which set names).
+func resolved(d tool.Declaration, set map[string]any) tool.Declaration {
+	named := map[string]any{}
+	for k, v := range d.Named {
+		named[k] = v
+	}
+	for k, v := range set {
+		named[k] = v
+	}
+	d.Args, d.Named = nil, named
+	return d
+}
+
+func anyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 func isDir(what, p string) error {
@@ -240,7 +313,11 @@ func (b *Builtins) sandboxed() bool {
 
 // open starts one plugin process for one declaration. The process is the declaration's
 // alone: its sandbox grants that declaration's folders, so it is never shared.
-func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, pol sandbox.Policy, env []string, setEnv map[string]string, cleanup func()) (tool.Provider, error) {
+// bashCallMargin is how much longer than its command's own time limit the host waits for a
+// Bash call.
+const bashCallMargin = 10 * time.Second
+
+func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, pol sandbox.Policy, env []string, setEnv map[string]string, cleanup func(), callTimeout time.Duration) (tool.Provider, error) {
 	if b.cfg.Executable == "" {
 		return nil, errors.New("built-in plugins need the path of the halo executable")
 	}
@@ -261,7 +338,7 @@ func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, p
 		exe := b.cfg.Executable
 		cmd.Sandbox = func(env []string) error { return sandbox.ConfineThread(pol, exe, env) }
 	}
-	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace})
+	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace, CallTimeout: callTimeout})
 	p, err := client.Open(ctx, d)
 	if err != nil {
 		client.Close()

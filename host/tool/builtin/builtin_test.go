@@ -22,11 +22,20 @@ import (
 	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 	"github.com/halo-lang/halo/plugins/workspace"
+	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 )
 
 // TestMain lets the test binary stand in for halo: the plugins it starts are this binary
 // run with __plugin or __sandbox, as the halo binary would be.
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		// This process is a host an attack test started (attack_test.go).
+		os.Exit(runHelper())
+	}
+	if len(os.Args) > 1 && os.Args[1] == attackDriveCommand {
+		// This process is a hostile program a Bash command runs (attack_test.go).
+		os.Exit(attackDrive(os.Args[2:]))
+	}
 	if len(os.Args) > 2 && os.Args[1] == PluginCommand {
 		if err := Main(os.Args[2:], os.LookupEnv); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -79,6 +88,7 @@ func newFixture(t *testing.T, mode string) *fixture {
 		{filepath.Join(fx.home, ".ssh", "id_ed25519"), "PRIVATE KEY"},
 		{filepath.Join(fx.home, ".env"), "OPENAI_API_KEY=" + secret},
 		{filepath.Join(fx.work, "notes.md"), "a\nb\n"},
+		{filepath.Join(fx.work, "docs", "index.md"), "docs\n"},
 	} {
 		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 			t.Fatal(err)
@@ -179,9 +189,14 @@ func TestWorkspaceThroughThePlugin(t *testing.T) {
 				t.Fatalf("read = %+v", r)
 			}
 			var w struct{ Created bool }
-			mustCall(t, rw, "write", map[string]any{"path": "out/x.txt", "content": "hello"}, &w)
-			if b, _ := os.ReadFile(filepath.Join(fx.work, "out", "x.txt")); string(b) != "hello" || !w.Created {
+			mustCall(t, rw, "write", map[string]any{"path": "docs/out/x.txt", "content": "hello"}, &w)
+			if b, _ := os.ReadFile(filepath.Join(fx.work, "docs", "out", "x.txt")); string(b) != "hello" || !w.Created {
 				t.Fatalf("write: %q %+v", b, w)
+			}
+			// The project's top level holds halo.lock and .halo: under the sandbox, nothing is
+			// created, removed or renamed there (see TestPluginsCannotWriteHaloState).
+			if _, err := call(t, rw, "write", map[string]any{"path": "top.txt", "content": "x"}); (err == nil) != (mode == "none") {
+				t.Fatalf("write at the project's top level: %v", err)
 			}
 			for _, c := range []struct{ path, want string }{
 				{"../.ssh/id_ed25519", "leaves the workspace root"},
@@ -286,6 +301,51 @@ func pluginPID(t *testing.T, which string) int {
 	return found
 }
 
+// descendants lists the processes below pid, as the host's /proc shows them (a plugin's PID
+// namespace numbers them differently).
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		n, _ := strconv.Atoi(filepath.Base(d))
+		children[ppid] = append(children[ppid], n)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
+
+// waitForDescendant waits until a process below pid runs the program named comm, and returns
+// its pid as the host sees it.
+func waitForDescendant(t *testing.T, pid int, comm string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, d := range descendants(pid) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", d)); strings.TrimSpace(string(b)) == comm {
+				return d
+			}
+		}
+	}
+	t.Fatalf("no %s below process %d", comm, pid)
+	return 0
+}
+
 // procEnviron reads a process's environment from outside it (the test is the host).
 func procEnviron(t *testing.T, pid int) string {
 	t.Helper()
@@ -310,6 +370,9 @@ func TestSecretsStayInTheHost(t *testing.T) {
 			r := run(t, sh, `env`)
 			if strings.Contains(r.Stdout, secret) || strings.Contains(r.Stdout, "OPENAI_API_KEY") {
 				t.Fatalf("a command saw the host's secret:\n%s", r.Stdout)
+			}
+			if strings.Contains(r.Stdout, pluginv1.TokenEnv) {
+				t.Fatalf("a command inherited its plugin's connection secret:\n%s", r.Stdout)
 			}
 			if !strings.Contains(r.Stdout, "HALO_VISIBLE=visible-value") {
 				t.Fatalf("the listed variable is missing:\n%s", r.Stdout)
@@ -358,12 +421,21 @@ func TestPluginsStartConfined(t *testing.T) {
 		t.Run("sandbox="+mode, func(t *testing.T) {
 			fx := newFixture(t, mode)
 			sh := fx.open(t, "Shell", "Bash", nil, nil)
-			// What the plugin runs gains nothing either, even as root of a user namespace.
-			r := run(t, sh, `grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs)' /proc/self/status`)
-			if r.ExitCode != 0 || strings.Count(r.Stdout, ":\t0000000000000000") != 4 || !strings.Contains(r.Stdout, "NoNewPrivs:\t1") {
-				t.Errorf("a command's capabilities: %+v", r)
-			}
 			pid := pluginPID(t, "bash")
+			// What the plugin runs gains nothing either, even as root of a user namespace. (A
+			// command cannot read its own /proc entries: the host reads them.)
+			done := make(chan error, 1)
+			go func() { // the test waits for it below
+				_, err := sh.Call(context.Background(), tool.Request{Method: "run", Args: mustJSON(map[string]any{"command": "exec sleep 2"})})
+				done <- err
+			}()
+			sleeper := waitForDescendant(t, pid, "sleep")
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", sleeper)); err != nil || strings.Count(string(b), "\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n") != 1 || !strings.Contains(string(b), "CapAmb:\t0000000000000000") || !strings.Contains(string(b), "NoNewPrivs:\t1") {
+				t.Errorf("a command's capabilities: %v\n%s", err, b)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
 			tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
 			if err != nil || len(tasks) == 0 {
 				t.Fatalf("threads of %d: %v", pid, err)
@@ -424,7 +496,7 @@ func testHomeSecrets(t *testing.T, mode string) {
 			t.Errorf("%s: want permission denied, got %+v", cmd, r)
 		}
 	}
-	r := run(t, sh, `cat notes.md && echo made > made.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"`)
+	r := run(t, sh, `cat notes.md && echo made > docs/made.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"`)
 	if r.ExitCode != 0 || r.Stdout != "a\nb\ntmp\n" {
 		t.Fatalf("work inside the granted folders failed: %+v", r)
 	}
@@ -488,12 +560,11 @@ func TestBashTimeoutKillsGrandchildren(t *testing.T) {
 func testTimeoutKillsGrandchildren(t *testing.T, mode string) {
 	fx := newFixture(t, mode)
 	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"timeout_ms": 500})
-	pids := filepath.Join(fx.work, "pids")
-	// Each process records its pid as the host sees it (the plugin may run in its own PID
-	// namespace, where $BASHPID would be another number): /proc/self/stat's first field,
-	// read by a builtin so that self is the subshell. The grandchild then becomes sleep.
-	script := fmt.Sprintf(`( ( read -r me _ < /proc/self/stat; echo $me >> %[1]q; exec sleep 60 ) &
-read -r me _ < /proc/self/stat; echo $me >> %[1]q; wait ) & wait`, pids)
+	plugin := pluginPID(t, "bash")
+	// A subshell in the background starts a grandchild that becomes sleep. The host finds
+	// both below the plugin (a command cannot read its own /proc entries, and the plugin's
+	// PID namespace numbers them differently).
+	script := `( ( exec sleep 60 ) & wait ) & wait`
 	type outcome struct {
 		res json.RawMessage
 		err error
@@ -503,27 +574,11 @@ read -r me _ < /proc/self/stat; echo $me >> %[1]q; wait ) & wait`, pids)
 		res, err := sh.Call(context.Background(), tool.Request{Method: "run", Args: mustJSON(map[string]any{"command": script})})
 		done <- outcome{res, err}
 	}()
-	// While the command runs, both processes exist on the host and one of them is sleep.
-	var b []byte
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		b, _ = os.ReadFile(pids)
-		if len(strings.Fields(string(b))) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pids = %q", b)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	sawSleep := false
-	for deadline := time.Now().Add(2 * time.Second); !sawSleep && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		for _, f := range strings.Fields(string(b)) {
-			cmdline, _ := os.ReadFile("/proc/" + f + "/cmdline")
-			sawSleep = sawSleep || strings.HasPrefix(string(cmdline), "sleep\x00")
-		}
-	}
-	if !sawSleep {
-		t.Fatalf("the grandchild %q never showed up as sleep on the host", b)
+	// While the command runs, the grandchild exists on the host as sleep, below the shells.
+	waitForDescendant(t, plugin, "sleep")
+	procs := descendants(plugin)
+	if len(procs) < 3 {
+		t.Fatalf("want the shell, the subshell and sleep below the plugin, found %v", procs)
 	}
 	o := <-done
 	var r runResult
@@ -533,8 +588,7 @@ read -r me _ < /proc/self/stat; echo $me >> %[1]q; wait ) & wait`, pids)
 	if !r.TimedOut || r.ExitCode != -1 {
 		t.Fatalf("result = %+v", r)
 	}
-	for _, f := range strings.Fields(string(b)) {
-		pid, _ := strconv.Atoi(f)
+	for _, pid := range procs {
 		deadline := time.Now().Add(3 * time.Second)
 		for syscall.Kill(pid, 0) == nil && !zombie(pid) {
 			if time.Now().After(deadline) {

@@ -13,6 +13,10 @@ import (
 const serverFlag = "-halo-mcp-testserver"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		// This process is a host an attack test started (attack_test.go).
+		os.Exit(runHelper())
+	}
 	if len(os.Args) > 1 && os.Args[1] == serverFlag {
 		if err := testserver.ServeStdio(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -4,8 +4,9 @@ package mcp
 
 import "syscall"
 
-// sysProcAttr puts a stdio server in its own process group, so Close can stop everything it
-// started. Only Linux has a parent-death signal.
+// sysProcAttr starts a stdio server in a session of its own: its own process group, so Close
+// can stop everything it started, and no controlling terminal. Only Linux has a parent-death
+// signal.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setsid: true}
 }

@@ -31,7 +31,8 @@ import (
 //     but the transport still signals only the leader process on Close (an `npx` server's
 //     node child survives), and whether its server is still running is not exported, so a
 //     server that exited between two calls is found out only by a failed request.
-//   - here the server runs in its own process group with a parent-death signal, its
+//   - here the server starts the way plugins do (proc.go): in a session of its own, with a
+//     parent-death signal, no capabilities, no_new_privs and the plugins' seccomp filter; its
 //     environment is exactly Config.Env, and we own the pipes: the read loop ending is the
 //     liveness signal the provider uses to restart a server that exited.
 //   - each message is decoded once, and a write gives up at the call's deadline when the
@@ -204,7 +205,7 @@ func (t *stdioTransport) Start(context.Context) error {
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(),
 	}
-	err = t.cmd.Start()
+	err = startServer(t.cmd, t.exited)
 	// The child has its own copies now; ours would keep the pipes open after it exits.
 	inR.Close()
 	outW.Close()

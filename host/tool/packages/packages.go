@@ -7,12 +7,8 @@ package packages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -91,15 +87,7 @@ func Declared(dir string) ([]tool.Type, error) {
 
 // Types verifies the project's packages and returns their provider types.
 func Types(ctx context.Context, dir string, reserved func(string) bool, cfg Config) ([]tool.Type, error) {
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = hclog.NewNullLogger()
-	}
-	if cfg.Platform == "" {
-		cfg.Platform = runtime.GOOS + "/" + runtime.GOARCH
-	}
+	cfg = cfg.withDefaults()
 	pr := &pkgmgr.Project{Dir: dir, Reserved: reserved, TrustFile: cfg.TrustFile, Warn: cfg.Warn}
 	installed, err := pr.Load(ctx)
 	if err != nil {
@@ -125,6 +113,19 @@ func Types(ctx context.Context, dir string, reserved func(string) bool, cfg Conf
 		}
 	}
 	return out, nil
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Platform == "" {
+		cfg.Platform = runtime.GOOS + "/" + runtime.GOARCH
+	}
+	return cfg
 }
 
 func mcpType(pkgName, name string, spec *pkgmgr.Provider, cfg Config) tool.Type {
@@ -161,26 +162,11 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			},
 		}, nil
 	}
-	f, ok := ip.Package.File(rel)
-	if !ok {
-		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeIntegrity, Message: fmt.Sprintf("package %s lacks %s", m.Name, rel)}
+	cmd, err := moduleCommand(ip.Package, ip.Dir, rel, name, cfg)
+	if err != nil {
+		return tool.Type{}, err
 	}
-	// The pin is the checksum the verified package lists for the executable; the plugin
-	// client hashes the file on disk against it before every start.
-	sum, err := hex.DecodeString(f.SHA256)
-	if err != nil || len(sum) != sha256.Size {
-		return tool.Type{}, &pkgmgr.Error{Code: pkgmgr.CodeIntegrity, Message: fmt.Sprintf("package %s: no checksum for %s", m.Name, rel)}
-	}
-	cmd := plugin.Command{
-		Name:   name,
-		Path:   filepath.Join(ip.Dir, filepath.FromSlash(rel)),
-		Dir:    ip.Dir,
-		Env:    spec.Env,
-		SHA256: sum,
-	}
-	if cfg.Executable != "" {
-		cmd.Sandbox = ModuleSandbox(ip.Dir, cmd.Path, spec)
-	}
+	cmd.Getenv = nil // each declaration's, below
 	return tool.Type{
 		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
 		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
@@ -189,7 +175,8 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			if c.Getenv == nil {
 				c.Getenv = cfg.Getenv
 			}
-			client := plugin.New(c, plugin.Options{Logger: cfg.Logger})
+			// Each call may take DefaultCallTimeout unless the declaration says timeout_ms:.
+			client := plugin.New(c, plugin.Options{Logger: cfg.Logger, CallTimeout: plugin.DefaultCallTimeout, TimeoutArg: "timeout_ms"})
 			p, err := client.Open(ctx, d)
 			if err != nil {
 				client.Close()

@@ -253,3 +253,33 @@ func TestModuleOtherPlatform(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 }
+
+// A module's description (.described.json, which halo add writes and a repository could
+// ship) is shown by halo tools and nothing else: the provider type a run uses has no static
+// methods from it, so no effect a policy reads can come from that file.
+func TestDescriptionIsDisplayOnly(t *testing.T) {
+	dir := t.TempDir()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "halo-tool.json"), []byte(`{"name":"clock","version":"1.0.0","description":"d","providers":{"Clock":{"kind":"module","description":"d","executables":{"freebsd/amd64":"bin/clock"}}}}`), 0o644)
+	os.MkdirAll(filepath.Join(src, "bin"), 0o755)
+	os.WriteFile(filepath.Join(src, "bin", "clock"), []byte("#!/bin/sh\n"), 0o755)
+	trust := filepath.Join(t.TempDir(), "trust.json")
+	ip, err := (&pkgmgr.Project{Dir: dir, TrustFile: trust}).Add(context.Background(), src, pkgmgr.AddOptions{Trust: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := `{"description":"d","methods":[{"name":"wipe","description":"Deletes everything.","effect":"read"}]}`
+	if err := pkgmgr.WriteDescription(ip.Dir, &pkgmgr.Description{SHA256: ip.Entry.SHA256, Providers: map[string]json.RawMessage{"Clock": json.RawMessage(forged)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := Described(dir)["Clock"]; len(got) != 1 || got[0].Name != "wipe" {
+		t.Fatalf("halo tools would show %v", got)
+	}
+	types, err := Types(context.Background(), dir, nil, Config{Platform: "freebsd/amd64", TrustFile: trust})
+	if err != nil || len(types) != 1 {
+		t.Fatalf("%v %v", types, err)
+	}
+	if types[0].Methods != nil {
+		t.Errorf("%s has static methods %v from the description", types[0].Name, types[0].Methods)
+	}
+}

@@ -1,9 +1,10 @@
 // Package plugin owns the host's side of out-of-process tool providers: it starts a plugin
 // executable with go-plugin over gRPC (proto/halo/plugin/v1), with a clean environment,
-// /dev/null as standard input, its socket in a host-owned 0700 folder, its own process group,
-// a parent-death signal, and (on Linux) its own PID namespace, no capabilities (a user
-// namespace when the host is not root) and, for a sandboxed plugin, the Landlock and seccomp
-// restrictions of the thread it is started from; it marks the host non-dumpable so a plugin
+// /dev/null as standard input, its socket in a host-owned 0700 folder, a session of its own
+// (its own process group, no controlling terminal), a parent-death signal, and (on Linux) its
+// own PID namespace, no capabilities (a user namespace when the host is not root), the
+// seccomp filter every plugin gets and, for a sandboxed plugin, the Landlock restrictions of
+// the thread it is started from; it marks the host non-dumpable so a plugin
 // cannot read the host's secrets from /proc; it forwards the
 // plugin's log lines under the provider's name; it turns each configured declaration into
 // a tool.Provider that restarts a crashed plugin on the next call; and it runs every call of
@@ -18,11 +19,11 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -54,9 +55,9 @@ type Options struct {
 	// StartTimeout bounds the start and handshake; 0 means 20 seconds.
 	StartTimeout time.Duration
 	// AutoMTLS wraps the connection in mutual TLS with throw-away certificates. It is off by
-	// default: the socket lives in a folder only the host's user can enter, so TLS adds
-	// nothing against other users, and it costs a key pair and a certificate on each side at
-	// every start (about 1.5x the plugin's CPU at start, measured by BenchmarkColdStart; see
+	// default: the socket lives in a folder only the host's user can enter, and every
+	// connection is authenticated both ways without it (auth.go), so TLS adds nothing on this
+	// machine, and it costs a key pair and a certificate on each side at every start (about 1.5x the plugin's CPU at start, measured by BenchmarkColdStart; see
 	// docs/plugins.md). Turn it on only for a transport that leaves the machine.
 	AutoMTLS bool
 	// NoNamespaces starts plugins without their own user and PID namespaces on Linux. It is
@@ -67,7 +68,22 @@ type Options struct {
 	// even where the host may create its PID namespace without one (as root): what a host
 	// that is not root does. For tests and measurements.
 	UserNamespace bool
+	// CallTimeout bounds each call, and each Configure and Describe, that the caller's context
+	// does not bound sooner: a plugin that never answers fails the call with TIMEOUT instead
+	// of holding up the run. 0 means none. TimeoutArg, when set, names the declaration
+	// argument (timeout_ms) that sets it per declaration, in milliseconds; the host takes it
+	// out of the arguments the plugin sees.
+	CallTimeout time.Duration
+	TimeoutArg  string
+	// MaxProcs limits the processes and threads the plugin and everything it starts may have
+	// at once (pids_linux.go says how, and where it cannot); 0 means DefaultMaxProcs, a
+	// negative number no limit.
+	MaxProcs int
 }
+
+// DefaultCallTimeout is how long a module package's call may take when its declaration sets
+// no timeout_ms.
+const DefaultCallTimeout = 60 * time.Second
 
 // A Spec describes one provider a plugin serves, as Describe returns it.
 type Spec struct {
@@ -162,6 +178,8 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 	if specs != nil {
 		return specs, nil
 	}
+	ctx, cancel := withCallTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
 	resp, err := p.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
 	if err != nil {
 		return nil, c.callError(ctx, p, "describe", err)
@@ -188,6 +206,10 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 // by the largest limit of the declarations it serves. A declaration that allows more than
 // the running process takes has the next call start a process that does.
 func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+	d, timeout, err := c.callTimeout(d)
+	if err != nil {
+		return nil, err
+	}
 	limit, err := tool.MaxResultBytesOf(d.Named)
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "tool %s: %v", d.Name, err)
@@ -209,7 +231,7 @@ func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, e
 		c.proc.dead.Store(true)
 	}
 	c.mu.Unlock()
-	pr := &provider{client: c, decl: d, maxResult: limit}
+	pr := &provider{client: c, decl: d, maxResult: limit, timeout: timeout}
 	if _, _, err := pr.instance(ctx); err != nil {
 		return nil, err
 	}
@@ -286,6 +308,10 @@ func (c *Client) start() (*process, error) {
 	}
 	spec := c.cmd
 	namespaces := wantNamespaces() && !c.opts.NoNamespaces
+	token, err := newToken()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", c.cmd.Name, err)
+	}
 	var run *procRunner
 	gp := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
@@ -296,30 +322,48 @@ func (c *Client) start() (*process, error) {
 		VersionedPlugins: map[int]goplugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: grpcPlugin{}}},
 		// go-plugin hands RunnerFunc a placeholder command carrying only its own variables
 		// (the cookie, the socket folder, the protocol versions: SkipHostEnv keeps the host's
-		// out). The real command is built here, so the pin is checked here too: go-plugin's
-		// SecureConfig only checks Cmd, which a RunnerFunc replaces.
+		// out). The real command is built here, so the pin is checked here too (go-plugin's
+		// SecureConfig only checks Cmd, which a RunnerFunc replaces, and checks a path it then
+		// executes again): the executable is opened and hashed, and that descriptor is what
+		// starts (pin.go).
 		RunnerFunc: func(l hclog.Logger, placeholder *exec.Cmd, socketDir string) (runner.Runner, error) {
-			if len(spec.SHA256) > 0 {
-				secure := &goplugin.SecureConfig{Checksum: spec.SHA256, Hash: sha256.New()}
-				ok, err := secure.Check(spec.Path)
-				if err != nil {
-					return nil, fmt.Errorf("error verifying checksum: %w", err)
-				}
-				if !ok {
-					return nil, goplugin.ErrChecksumsDoNotMatch
-				}
-			}
 			cmd := exec.Command(spec.Path, spec.Args...)
-			cmd.Env = append(spec.environ(), placeholder.Env...)
+			cmd.Env = append(append(spec.environ(), placeholder.Env...), pluginv1.TokenEnv+"="+token)
 			cmd.Dir = spec.Dir
+			var pin *pinned
+			if len(spec.SHA256) > 0 {
+				if spec.Wrap != nil {
+					return nil, errors.New("a pinned executable cannot be started through a wrapper")
+				}
+				p, err := openPinned(spec.Path, spec.SHA256)
+				if err != nil {
+					return nil, err
+				}
+				if err := p.execPinned(cmd); err != nil {
+					p.Close()
+					return nil, err
+				}
+				pin = p
+			}
 			if spec.Wrap != nil {
 				if err := spec.Wrap(cmd); err != nil {
 					return nil, fmt.Errorf("sandbox: %w", err)
 				}
 			}
-			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces, spec.Sandbox, c.opts.UserNamespace)
+			maxProcs := c.opts.MaxProcs
+			if maxProcs == 0 {
+				maxProcs = DefaultMaxProcs
+			}
+			r, err := newProcRunner(l, spec.Name, cmd, socketDir, namespaces, spec.Sandbox, c.opts.UserNamespace, max(maxProcs, 0))
+			if err != nil {
+				if pin != nil {
+					pin.Close()
+				}
+				return nil, err
+			}
+			r.pin = pin
 			run = r
-			return r, err
+			return r, nil
 		},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           c.logger,
@@ -341,6 +385,10 @@ func (c *Client) start() (*process, error) {
 			// the calls of the one stream that carries them all.
 			grpc.WithInitialWindowSize(windowSize),
 			grpc.WithInitialConnWindowSize(windowSize),
+			// Every call carries the process's secret, and the connection is made to the
+			// plugin process alone (auth.go). The dialer replaces go-plugin's.
+			grpc.WithPerRPCCredentials(tokenCredentials(token)),
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return run.dial(ctx) }),
 		},
 	})
 	rpcClient, err := gp.Client()
@@ -358,6 +406,10 @@ func (c *Client) start() (*process, error) {
 	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run, recvLimit: recvLimit(c.maxResult)}
 	if gc, ok := rpcClient.(*goplugin.GRPCClient); ok {
 		p.conn = gc.Conn
+		if err := run.connected(gc.Conn, c.opts.StartTimeout); err != nil {
+			gp.Kill()
+			return nil, c.startError(err)
+		}
 	}
 	return p, nil
 }
@@ -366,6 +418,8 @@ func (c *Client) startError(err error) error {
 	switch {
 	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
 		return &tool.Error{Code: CodeIntegrity, Message: fmt.Sprintf("plugin %s: %s does not match the sha256 the lock pins; run halo install", c.cmd.Name, c.cmd.Path), Err: err}
+	case errors.Is(err, errPinChanged):
+		return &tool.Error{Code: CodeIntegrity, Message: fmt.Sprintf("plugin %s: %s changed while it was being started, so it was stopped; if nothing should be writing it, run halo install", c.cmd.Name, c.cmd.Path), Err: err}
 	}
 	if m := versionRE.FindStringSubmatch(err.Error()); m != nil {
 		return &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("plugin %s speaks plugin protocol version %s, and this halo speaks version %d: install a newer halo, or a version of the plugin built for this one", c.cmd.Name, m[1], pluginv1.ProtocolVersion), Err: err}

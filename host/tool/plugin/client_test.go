@@ -23,6 +23,7 @@ import (
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
+	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 func requireLinux(t *testing.T) {
@@ -558,6 +559,23 @@ func TestPinnedChecksum(t *testing.T) {
 	sum := sha256.Sum256(b)
 	good := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: sum[:]}, plugin.Options{})
 	openProbe(t, good)
+	// The pinned descriptor is what starts, in the sandbox and in a user namespace too.
+	confine := func(env []string) error {
+		return sandbox.ConfineThread(sandbox.Policy{ReadOnly: []string{filepath.Dir(bins.probe)}}, bins.probe, env)
+	}
+	for _, userNS := range []bool{false, true} {
+		c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: sum[:], Sandbox: confine}, plugin.Options{UserNamespace: userNS})
+		openProbe(t, c)
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", c.PID())); err != nil || exe != bins.probe {
+			t.Errorf("the pinned plugin runs %q (%v), want %s", exe, err, bins.probe)
+		}
+	}
+
+	// A wrapper would execute the path again: refused.
+	wrapped := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: sum[:], Wrap: func(*exec.Cmd) error { return nil }}, plugin.Options{})
+	if _, err := wrapped.Open(context.Background(), tool.Declaration{Name: "P", Provider: "Probe"}); err == nil || !strings.Contains(err.Error(), "cannot be started through a wrapper") {
+		t.Errorf("a pinned executable through a wrapper: %v", err)
+	}
 
 	wrong := sha256.Sum256([]byte("another build"))
 	bad := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, SHA256: wrong[:]}, plugin.Options{})

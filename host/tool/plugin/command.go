@@ -29,8 +29,10 @@ type Command struct {
 	// Getenv reads the environment the CLI handed in; nil means no variable is set (not even
 	// PATH or HOME).
 	Getenv func(string) (string, bool)
-	// SHA256, when set, pins the executable at Path: it is hashed and compared before every
-	// start (go-plugin's SecureConfig), so a file changed after install never runs.
+	// SHA256, when set, pins the executable at Path: before every start it is opened, hashed
+	// through that descriptor and compared, and that same descriptor is what executes (on
+	// Linux), so a file changed after install, or swapped in while the host starts it, never
+	// runs. A pinned command cannot have a Wrap.
 	SHA256 []byte
 	// Wrap, when not nil, rewrites the command after the environment is built and the pin is
 	// checked, just before the process starts: it may replace cmd.Path and cmd.Args with a

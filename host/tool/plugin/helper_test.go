@@ -34,6 +34,8 @@ func runHelper() int {
 		return helperSecrets()
 	case "orphans":
 		return helperOrphans()
+	case "tty":
+		return helperTTY()
 	}
 	fmt.Println("unknown helper mode")
 	return 2

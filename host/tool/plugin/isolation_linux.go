@@ -6,14 +6,17 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // isolations lists the ways to start a plugin, best first; each one is tried when the one
 // before it fails (some systems forbid user namespaces: a container's seccomp profile, an
 // AppArmor rule). userNS asks for a user namespace even where the host needs none.
 //
-// Every plugin starts in its own process group (so it is killed with everything it started)
-// with SIGKILL as its parent-death signal (so a host killed with SIGKILL leaves no plugin
+// Every plugin starts in a session of its own, and so in its own process group (it is killed
+// with everything it started) and without a controlling terminal (it cannot open /dev/tty,
+// nor make the user's terminal its own), with SIGKILL as its parent-death signal (so a host killed with SIGKILL leaves no plugin
 // running). The signal fires when the OS thread that started the plugin exits; the runner
 // keeps a thread it locked for a plugin until the plugin has ended, and the Go runtime does
 // not end threads that were not locked, so in practice it fires when the host dies.
@@ -25,10 +28,9 @@ import (
 // does not reap processes it did not start, so they stay zombies until the plugin exits.
 //
 // Creating a PID namespace takes CAP_SYS_ADMIN. A host that has it (root) creates one alone.
-// A host that holds any capability starts every plugin from a thread that has set
-// no_new_privs and emptied the sets a started program takes its capabilities from
-// (sandbox.DropPrivileges, or the whole sandbox), so a root host's plugin is root without
-// any capability and cannot gain one: root's CAP_SYS_PTRACE would read /proc/<host
+// The host starts every plugin from a thread that has set no_new_privs and emptied the sets
+// a started program takes its capabilities from (sandbox.RestrictThread, or the whole
+// sandbox), so a root host's plugin is root without any capability and cannot gain one: root's CAP_SYS_PTRACE would read /proc/<host
 // pid>/environ even from a non-dumpable host. Any other host creates a user namespace along
 // with the PID namespace (mapping the host's user and group to themselves), in which the
 // plugin may hold capabilities that stop at the namespace's edge. Files, sockets and
@@ -55,11 +57,10 @@ func mayCreatePIDNamespace() bool {
 	return ok && eff[unix.CAP_SYS_ADMIN/32]&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
 }
 
-// privileged reports whether this process holds any capability, which a plugin started
-// outside a user namespace would inherit.
-func privileged() bool {
-	eff, ok := effectiveCaps()
-	return !ok || eff != [2]uint32{}
+// restrictThread is the confinement of a plugin without a sandbox: no capabilities,
+// no_new_privs, the seccomp filter every plugin gets.
+func restrictThread() func([]string) error {
+	return func([]string) error { return sandbox.RestrictThread() }
 }
 
 func effectiveCaps() ([2]uint32, bool) {
@@ -71,34 +72,29 @@ func effectiveCaps() ([2]uint32, bool) {
 	return [2]uint32{data[0].Effective, data[1].Effective}, true
 }
 
-// sysProcAttr starts a plugin in isolation i. confined: the plugin starts from a sandboxed
-// thread, whose Landlock rules keep Go from writing the new user namespace's maps in
-// /proc/<pid> from it, as Go does: afterStart writes them instead.
-func sysProcAttr(i isolation, confined bool) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// sysProcAttr starts a plugin in isolation i, in a session of its own. The plugin starts from
+// a confined thread, whose Landlock rules keep Go from writing the new user namespace's maps
+// in /proc/<pid> from it, as Go does, and a non-dumpable host could not write them before
+// the plugin's execve either: afterStart writes them instead.
+func sysProcAttr(i isolation) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	switch i {
 	case isolatePID:
 		a.Cloneflags = syscall.CLONE_NEWPID
 	case isolateUserPID:
 		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
-		if !confined {
-			uid, gid := os.Getuid(), os.Getgid()
-			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-			a.GidMappingsEnableSetgroups = false
-		}
 	}
 	return a
 }
 
 // afterStart finishes isolation i of the plugin process pid, from an unconfined thread of
-// the host: a confined plugin in a user namespace gets the host's user and group mapped to
+// the host: a plugin in a user namespace gets the host's user and group mapped to
 // themselves there (setgroups denied, as Go does). Until then, which is before the host
 // reads the plugin's handshake and so before any request reaches it, the plugin's own ids
 // read as the overflow id (65534) inside its namespace; the kernel checks its files with the
 // host's ids all along.
-func afterStart(i isolation, confined bool, pid int) error {
-	if i != isolateUserPID || !confined {
+func afterStart(i isolation, pid int) error {
+	if i != isolateUserPID {
 		return nil
 	}
 	uid, gid := os.Getuid(), os.Getgid()
@@ -131,13 +127,9 @@ func writeProcFile(path, data string) error {
 // system that forbids them gets a warning and plugins without them.
 func wantNamespaces() bool { return true }
 
-// hardenHost marks the host process non-dumpable (prctl PR_SET_DUMPABLE 0): its
-// /proc/<pid>/environ, mem and maps then belong to root and refuse readers without
-// CAP_SYS_PTRACE, so a same-user plugin cannot read the host's secrets there. It also stops
-// core dumps of the host, which would hold the same secrets. It is idempotent.
-func hardenHost() error {
-	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-}
+// hardenHost marks the host non-dumpable (sandbox.NonDumpable) before a plugin starts, for
+// hosts other than the halo command, which does so at start-up.
+func hardenHost() error { return sandbox.NonDumpable() }
 
 func killGroup(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/halo-lang/halo/host/tool/plugin"
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 // bins holds the plugin executables the tests start, built once per test binary.
@@ -26,14 +27,22 @@ func TestMain(m *testing.M) {
 		// This process is a host started by a test (see helper_test.go).
 		os.Exit(runHelper())
 	}
+	if usertest.IsChild() {
+		// Run again as the unprivileged user by usertest.Rerun: the executables the first
+		// run built are in the folder it names.
+		setBins(os.Getenv(binsEnv))
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "halo-plugin-test-")
+	if err == nil {
+		// Readable by the unprivileged user of usertest.Rerun, who starts them too.
+		err = os.Chmod(dir, 0o755)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins.dir = dir
-	bins.probe = filepath.Join(dir, "probe")
-	bins.worldtime = filepath.Join(dir, "worldtime")
+	setBins(dir)
 	for pkg, out := range map[string]string{"./testdata/probe": bins.probe, "../../../plugins/worldtime/cmd/worldtime": bins.worldtime} {
 		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, b)
@@ -43,6 +52,22 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// binsEnv names the folder of the built executables in a re-run as another user.
+const binsEnv = "HALO_PLUGIN_TEST_BINS"
+
+func setBins(dir string) {
+	bins.dir = dir
+	bins.probe = filepath.Join(dir, "probe")
+	bins.worldtime = filepath.Join(dir, "worldtime")
+}
+
+// asBothUsers runs body, then the whole test again as the unprivileged test user
+// (usertest.Rerun), handing the re-run the built executables.
+func asBothUsers(t *testing.T, body func(t *testing.T)) {
+	body(t)
+	usertest.Rerun(t, binsEnv+"="+bins.dir)
 }
 
 // syncBuffer is a log destination tests can read while plugins write to it.

@@ -25,6 +25,8 @@ const MaxResultMetadata = "halo-max-result-bytes"
 type provider struct {
 	client *Client
 	decl   tool.Declaration
+	// timeout bounds each call (Options.CallTimeout, or the declaration's own); 0: none.
+	timeout time.Duration
 	// maxResult bounds each result and failure detail of the declaration's calls.
 	maxResult int
 
@@ -54,9 +56,11 @@ func (pr *provider) instance(ctx context.Context) (*process, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	cctx, cancel := withCallTimeout(ctx, pr.timeout)
+	defer cancel()
 	// The SDK reads the limit from the call's metadata and fails a call whose result would go
 	// over it, so that an honest plugin loses that call only, not its stream.
-	mctx := metadata.AppendToOutgoingContext(ctx, MaxResultMetadata, strconv.Itoa(pr.maxResult))
+	mctx := metadata.AppendToOutgoingContext(cctx, MaxResultMetadata, strconv.Itoa(pr.maxResult))
 	resp, err := p.rpc.Configure(mctx, req)
 	if err != nil {
 		return nil, "", pr.client.callError(ctx, p, "configure", err)
@@ -134,13 +138,20 @@ func (pr *provider) Call(ctx context.Context, req tool.Request) (json.RawMessage
 			req.Progress(tool.Progress{Filled: pg.GetFilled(), Total: pg.GetTotal(), Message: pg.GetMessage()})
 		}
 	}
-	resp, err := p.call(ctx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args}, progress)
+	cctx, cancel := withCallTimeout(ctx, pr.timeout)
+	defer cancel()
+	resp, err := p.call(cctx, &pluginv1.CallRequest{InstanceId: id, Method: req.Method, Args: args}, progress)
 	if err != nil {
 		what := pr.decl.Name + "." + req.Method
-		if errors.Is(err, errNoOutcome) && ctx.Err() == nil {
+		if errors.Is(err, errNoOutcome) && cctx.Err() == nil {
 			return nil, tool.Errorf(tool.CodeToolError, "%s: %v", what, err)
 		}
-		return nil, pr.client.callError(ctx, p, what, err)
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			// The host's own limit, not the caller's: say which, and how to change it.
+			return nil, &tool.Error{Code: tool.CodeTimeout, Retryable: true, Err: context.DeadlineExceeded,
+				Message: fmt.Sprintf("%s did not answer within %s%s", what, pr.timeout, pr.client.timeoutHint())}
+		}
+		return nil, pr.client.callError(cctx, p, what, err)
 	}
 	who := "tool " + pr.decl.Name + "." + req.Method
 	switch ev := resp.GetEvent().(type) {
@@ -196,4 +207,49 @@ func (pr *provider) Close() error {
 		return fmt.Errorf("tool %s: release: %w", pr.decl.Name, err)
 	}
 	return nil
+}
+
+// withCallTimeout bounds ctx by d, when d is set and ctx has no sooner deadline.
+func withCallTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// callTimeout returns the declaration without its timeout argument (Options.TimeoutArg), and
+// the timeout of its calls.
+func (c *Client) callTimeout(d tool.Declaration) (tool.Declaration, time.Duration, error) {
+	timeout := c.opts.CallTimeout
+	name := c.opts.TimeoutArg
+	v, ok := d.Named[name]
+	if name == "" || !ok {
+		return d, timeout, nil
+	}
+	ms, isNum := v.(float64)
+	if n, isInt := v.(int); isInt {
+		ms, isNum = float64(n), true
+	}
+	if !isNum || ms <= 0 || ms > float64(24*time.Hour/time.Millisecond) {
+		return d, 0, tool.Errorf(tool.CodeToolConfig, "tool %s: %s must be a number of milliseconds, above 0 and at most a day (got %v)", d.Name, name, v)
+	}
+	named := make(map[string]any, len(d.Named)-1)
+	for k, val := range d.Named {
+		if k != name {
+			named[k] = val
+		}
+	}
+	d.Named = named
+	return d, time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+// timeoutHint says how a declaration changes its call timeout, when it can.
+func (c *Client) timeoutHint() string {
+	if c.opts.TimeoutArg == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (set %s: on the declaration to allow more)", c.opts.TimeoutArg)
 }

@@ -24,10 +24,12 @@ func newSocketRoot() (string, error) {
 
 // socketBase is the folder socket folders go in: the temporary folder, unless its path is so
 // long that a socket inside would pass the limit on Unix socket paths (104 bytes on macOS,
-// 108 on Linux): macOS's per-user TMPDIR and test work folders are. A socket path adds about
-// 50 bytes to the base (halo-plugins-<pid>-<random>/plugin<random>).
+// 108 on Linux, each counting the terminating NUL): macOS's per-user TMPDIR and test work
+// folders are. A socket path adds up to 70 bytes to the base: this host's folder
+// (halo-plugins-<pid>-<random>), go-plugin's folder for one plugin (plugin-dir<random>) and
+// the socket (plugin<random>), each random part up to 10 digits.
 func socketBase(tmp string) string {
-	const maxBase = 48
+	const maxBase = 32
 	if len(tmp) > maxBase {
 		return "/tmp"
 	}

@@ -87,7 +87,20 @@ func ConfineThread(p Policy, program string, env []string) error {
 	if err := landlockThread(p, program, envLookup(env), io.Discard); err != nil {
 		return err
 	}
-	return denyNetwork(p)
+	return filter(p)
+}
+
+// RestrictThread applies to the processes the calling OS thread starts from now on what every
+// process the host starts gets, sandboxed or not: DropPrivileges, and the seccomp filter
+// every plugin has (no TIOCSTI or TIOCLINUX, no keyrings, no io_uring; see package
+// seccomp). The host starts plugins without a Policy and MCP stdio servers from such a
+// thread. The same rules for the caller as ConfineThread apply: a locked thread, never
+// unlocked.
+func RestrictThread() error {
+	if err := DropPrivileges(); err != nil {
+		return err
+	}
+	return filter(Policy{Network: true})
 }
 
 // DropPrivileges sets no_new_privs on the calling OS thread and empties the capability
@@ -118,18 +131,19 @@ func confineThread(p Policy, program string, getenv func(string) string, stderr 
 	if err := landlockThread(p, program, getenv, stderr); err != nil {
 		return err
 	}
-	return denyNetwork(p)
+	return filter(p)
 }
 
-// denyNetwork cuts a plugin without network off every socket but Unix sockets, with a
-// seccomp filter on the calling thread (no_new_privs is already set): Landlock limits TCP
-// and, from ABI 10, UDP, but never raw, ICMP or packet sockets. A kernel without seccomp
-// filters is reported by Detect (Status.Sockets), like one without Landlock.
-func denyNetwork(p Policy) error {
-	if p.Network || !seccomp.Available() {
+// filter installs the seccomp filter of p on the calling thread (no_new_privs is already
+// set): the rules every plugin gets (no terminal injection, no keyrings, no io_uring), and,
+// for a plugin without network, no socket but Unix sockets, which Landlock alone cannot
+// refuse (it limits TCP and, from ABI 10, UDP, never raw, ICMP or packet sockets). A kernel
+// without seccomp filters is reported by Detect (Status.Sockets), like one without Landlock.
+func filter(p Policy) error {
+	if !seccomp.Available() {
 		return nil
 	}
-	if err := seccomp.DenyNetwork(); err != nil {
+	if err := seccomp.Install(seccomp.Rules{DenyNetwork: !p.Network}); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	return nil
@@ -174,7 +188,21 @@ func ruleset(p Policy, program string, getenv func(string) string) (landlock.Con
 		return landlock.Config{}, nil, fmt.Errorf("sandbox: %w", err)
 	}
 	rules := append(pathRules(full.ReadOnly, false), pathRules(full.ReadWrite, true)...)
+	if dirs := existing(full.ListOnly); len(dirs) > 0 {
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSReadDir), dirs...))
+	}
 	return cfg.BestEffort(), rules, nil
+}
+
+// existing returns the paths that exist.
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // pathRules grants each existing path: folders get folder rights, files file rights.
@@ -198,7 +226,7 @@ func pathRules(paths []string, write bool) []landlock.Rule {
 			rules = append(rules, landlock.RWDirs(dirs...).WithRefer())
 		}
 		if len(files) > 0 {
-			// Device files (/dev/null, /dev/tty) need ioctl: a shell asks whether its
+			// Device files (/dev/null) need ioctl: a shell asks whether its
 			// streams are terminals.
 			rules = append(rules, landlock.RWFiles(files...).WithIoctlDev())
 		}

@@ -31,3 +31,6 @@ func ConfineThread(p Policy, program string, env []string) error { return nil }
 
 // DropPrivileges does nothing: capabilities and no_new_privs are Linux's.
 func DropPrivileges() error { return nil }
+
+// RestrictThread does nothing: capabilities, no_new_privs and seccomp are Linux's.
+func RestrictThread() error { return nil }

@@ -37,6 +37,9 @@ type Policy struct {
 	// ReadWrite lists folders and files the plugin may read, execute, create, change and
 	// remove.
 	ReadWrite []string
+	// ListOnly lists folders whose entries the plugin may list, and nothing more: no reading,
+	// creating or removing there unless another grant allows it (Protect makes them).
+	ListOnly []string
 	// Network allows TCP and UDP. When false, the kernel refuses the plugin's TCP connect and
 	// bind (Landlock ABI 4) and UDP (ABI 10); Unix sockets are not affected.
 	Network bool
@@ -72,7 +75,7 @@ func WrapCommand(halo string, p Policy) func(*exec.Cmd) error {
 	}
 }
 
-// Args writes p as the wrapper's flags: --ro PATH, --rw PATH, --net.
+// Args writes p as the wrapper's flags: --ro PATH, --rw PATH, --ls PATH, --net.
 func (p Policy) Args() []string {
 	var out []string
 	for _, d := range p.ReadOnly {
@@ -81,6 +84,9 @@ func (p Policy) Args() []string {
 	for _, d := range p.ReadWrite {
 		out = append(out, "--rw", d)
 	}
+	for _, d := range p.ListOnly {
+		out = append(out, "--ls", d)
+	}
 	if p.Network {
 		out = append(out, "--net")
 	}
@@ -88,7 +94,7 @@ func (p Policy) Args() []string {
 }
 
 // ErrUsage marks a malformed wrapper command line.
-var ErrUsage = errors.New("usage: halo __sandbox [--ro PATH]... [--rw PATH]... [--net] -- PROGRAM [ARG]...")
+var ErrUsage = errors.New("usage: halo __sandbox [--ro PATH]... [--rw PATH]... [--ls PATH]... [--net] -- PROGRAM [ARG]...")
 
 // ParseArgs reads the wrapper's arguments (what follows `__sandbox`) back into a policy and
 // the command to run. Paths must be absolute: the wrapper never guesses a folder.
@@ -120,7 +126,7 @@ func ParseFlags(args []string) (Policy, error) {
 		switch a := args[i]; a {
 		case "--net":
 			p.Network = true
-		case "--ro", "--rw":
+		case "--ro", "--rw", "--ls":
 			if i+1 >= len(args) {
 				return p, fmt.Errorf("%s needs a path: %w", a, ErrUsage)
 			}
@@ -129,10 +135,13 @@ func ParseFlags(args []string) (Policy, error) {
 			if !filepath.IsAbs(path) {
 				return p, fmt.Errorf("%s %q: the path must be absolute", a, path)
 			}
-			if a == "--ro" {
+			switch a {
+			case "--ro":
 				p.ReadOnly = append(p.ReadOnly, filepath.Clean(path))
-			} else {
+			case "--rw":
 				p.ReadWrite = append(p.ReadWrite, filepath.Clean(path))
+			default:
+				p.ListOnly = append(p.ListOnly, filepath.Clean(path))
 			}
 		default:
 			return p, fmt.Errorf("unknown argument %q: %w", a, ErrUsage)
@@ -149,14 +158,46 @@ var SystemReadOnly = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/usr/share/zoneinfo",
 }
 
-// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /proc
-// and /sys (another process's private /proc entries stay closed by Landlock's ptrace rule),
-// and the DNS configuration under /run. /etc is granted through EtcReadOnly, and /dev only
-// through Devices: a host running as root would otherwise hand its plugins root-owned
-// secrets (/etc/shadow) and raw disks (/dev/sda), which file ownership alone still allows.
+// ShellReadOnly adds what a shell and the usual command-line tools read: programs, /sys, and
+// the DNS configuration under /run. /etc is granted through EtcReadOnly, /proc through
+// ProcReadOnly, and /dev only through Devices: a host running as root would otherwise hand
+// its plugins root-owned secrets (/etc/shadow) and raw disks (/dev/sda), which file
+// ownership alone still allows.
 var ShellReadOnly = []string{
-	"/bin", "/sbin", "/usr", "/opt", "/proc", "/sys", "/nix", "/snap",
+	"/bin", "/sbin", "/usr", "/opt", "/sys", "/nix", "/snap",
 	"/run/systemd/resolve", "/run/current-system",
+}
+
+// ProcSecrets are the entries of /proc that ProcReadOnly leaves out besides every process's:
+// the kernel keyrings' listings, the kernel log and memory, and the switches that act on the
+// system.
+var ProcSecrets = []string{
+	"keys", "key-users", "kmsg", "kcore", "kallsyms", "kpagecgroup", "kpagecount", "kpageflags",
+	"sysrq-trigger", "timer_list", "vmallocinfo", "slabinfo", "pagetypeinfo",
+}
+
+// ProcReadOnly lists what a shell may read of proc (normally "/proc"): its system-wide
+// entries (cpuinfo, meminfo, loadavg, sys, ...), one by one, and not /proc itself. Landlock
+// grants a folder with everything below it, and every process's /proc/<pid> is below /proc:
+// the host's command line (cmdline, with the values of --input), status, and what
+// /proc/net/unix says of other plugins' sockets. So a process's entries are left out, its
+// own included (a command cannot read /proc/self/status), as are the symbolic links into
+// them (self, thread-self, net, mounts) and ProcSecrets. Process substitution (/dev/fd/N, a
+// pipe) still works: a pipe is not a file Landlock guards.
+func ProcReadOnly(proc string) []string {
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if name == "" || (name[0] >= '0' && name[0] <= '9') || e.Type()&os.ModeSymlink != 0 || slices.Contains(ProcSecrets, name) {
+			continue
+		}
+		out = append(out, filepath.Join(proc, name))
+	}
+	return out
 }
 
 // EtcSecrets are the files below /etc that EtcReadOnly leaves out: password hashes, sudo
@@ -201,8 +242,10 @@ func grantExcept(dir string, deny []string) []string {
 	return out
 }
 
-// Devices are the device files every program may read and write.
-var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+// Devices are the device files every program may read and write. /dev/tty is not one: a
+// plugin starts in a session of its own, without a controlling terminal, and must not reach
+// the user's (see package seccomp for TIOCSTI).
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // A Status says what the running kernel can enforce.
 type Status struct {
@@ -215,8 +258,10 @@ type Status struct {
 	// TCP, UDP: Landlock keeps a plugin without network from connecting or binding.
 	TCP bool `json:"tcp"`
 	UDP bool `json:"udp"`
-	// Sockets: a seccomp filter keeps a plugin without network from creating any socket but
-	// a Unix socket (TCP, UDP, raw, ICMP, packet), whatever Landlock can do.
+	// Sockets: the kernel can install the seccomp filter (package seccomp), which keeps every
+	// plugin from injecting terminal input and from the kernel keyrings, and a plugin without
+	// network from creating any socket but a Unix socket (TCP, UDP, raw, ICMP, packet),
+	// whatever Landlock can do.
 	Sockets bool `json:"sockets"`
 	// Scoped: a plugin cannot signal, or reach the abstract Unix sockets of, processes
 	// outside its sandbox.
@@ -258,7 +303,7 @@ func (s Status) String() string {
 	}
 	line := fmt.Sprintf("sandbox: Landlock ABI %d confines %s", s.ABI, strings.Join(parts, ", "))
 	if s.Sockets {
-		line += "; seccomp denies plugins without network every socket but Unix sockets"
+		line += "; seccomp denies plugins terminal injection, the kernel keyrings and, without network, every socket but Unix sockets"
 	}
 	if len(missing) > 0 {
 		line += " (this kernel cannot limit " + strings.Join(missing, ", ") + ")"
@@ -269,7 +314,7 @@ func (s Status) String() string {
 // withDefaults returns the policy with what every sandboxed program needs added: the
 // program itself, the system libraries, devices, and the plugin socket folder.
 func (p Policy) withDefaults(program string, getenv func(string) string) Policy {
-	out := Policy{Network: p.Network}
+	out := Policy{Network: p.Network, ListOnly: p.ListOnly}
 	out.ReadOnly = append(append(append([]string{}, p.ReadOnly...), SystemReadOnly...), program)
 	out.ReadWrite = append(append([]string{}, p.ReadWrite...), Devices...)
 	if dir := getenv(SocketDirEnv); dir != "" && filepath.IsAbs(dir) {

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main(os.Args[2:], os.Environ(), os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == reportSelf {
+		os.Exit(reportCredentials())
+	}
 
 	os.Exit(m.Run())
 }
@@ -33,6 +36,7 @@ func TestWrapParseRoundTrip(t *testing.T) {
 		{},
 		{ReadOnly: []string{"/a", "/b c"}, ReadWrite: []string{"/w"}, Network: true},
 		{ReadWrite: []string{"/--"}},
+		{ReadOnly: []string{"/r"}, ListOnly: []string{"/project", "/x y"}},
 	}
 	for _, p := range cases {
 		argv := Wrap("/bin/halo", p, []string{"/bin/prog", "--ro", "x"})
@@ -80,8 +84,8 @@ func TestStatusLine(t *testing.T) {
 		{Status{ABI: 1, Files: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries (this kernel cannot limit network, signals)"},
 		{Status{ABI: 6, Files: true, TCP: true, Scoped: true}, "sandbox: Landlock ABI 6 confines files, TCP for plugins without network, signals, abstract sockets, other processes' /proc entries (this kernel cannot limit UDP)"},
 		{Status{ABI: 10, Files: true, TCP: true, UDP: true, Scoped: true}, "sandbox: Landlock ABI 10 confines files, TCP and UDP for plugins without network, signals, abstract sockets, other processes' /proc entries"},
-		{Status{ABI: 7, Files: true, TCP: true, Scoped: true, Sockets: true}, "sandbox: Landlock ABI 7 confines files, signals, abstract sockets, other processes' /proc entries; seccomp denies plugins without network every socket but Unix sockets"},
-		{Status{ABI: 1, Files: true, Sockets: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries; seccomp denies plugins without network every socket but Unix sockets (this kernel cannot limit signals)"},
+		{Status{ABI: 7, Files: true, TCP: true, Scoped: true, Sockets: true}, "sandbox: Landlock ABI 7 confines files, signals, abstract sockets, other processes' /proc entries; seccomp denies plugins terminal injection, the kernel keyrings and, without network, every socket but Unix sockets"},
+		{Status{ABI: 1, Files: true, Sockets: true}, "sandbox: Landlock ABI 1 confines files, other processes' /proc entries; seccomp denies plugins terminal injection, the kernel keyrings and, without network, every socket but Unix sockets (this kernel cannot limit signals)"},
 	}
 	for _, c := range cases {
 		if got := c.s.String(); got != c.want {
@@ -145,6 +149,36 @@ func startConfined(cmd *exec.Cmd, p Policy) error {
 	return <-errc
 }
 
+// reportSelf makes the test binary print its own capability sets and no_new_privs, in the
+// format of /proc/<pid>/status: a sandboxed program can no longer read its own /proc entries.
+const reportSelf = "__report-self"
+
+func reportCredentials() int {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		fmt.Println("capget:", err)
+		return 1
+	}
+	set := func(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
+	var bnd uint64
+	for c := 0; c < 64; c++ {
+		if r, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err == nil && r == 1 {
+			bnd |= 1 << c
+		}
+	}
+	var amb uint64
+	for c := 0; c < 64; c++ {
+		if r, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, uintptr(c), 0, 0); err == nil && r == 1 {
+			amb |= 1 << c
+		}
+	}
+	nnp, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	fmt.Printf("CapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\n",
+		set(data[0].Inheritable, data[1].Inheritable), set(data[0].Permitted, data[1].Permitted), set(data[0].Effective, data[1].Effective), bnd, amb, nnp)
+	return 0
+}
+
 // TestHomeSecretsAreOutOfReach plays a plugin that tries to read ~/.ssh, ~/.aws and a .env
 // file beside its folder, and the host's environment through /proc.
 func TestHomeSecretsAreOutOfReach(t *testing.T) {
@@ -167,8 +201,9 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := Policy{ReadOnly: append(append(append([]string{}, ShellReadOnly...), EtcReadOnly("/etc")...), ro), ReadWrite: []string{work}}
-	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}
+	// The shell's policy (as Bash's), the test binary for reportSelf, ro.
+	p := Policy{ReadOnly: append(append(append(append([]string{}, ShellReadOnly...), EtcReadOnly("/etc")...), ProcReadOnly("/proc")...), filepath.Dir(os.Args[0]), ro), ReadWrite: []string{work}}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "SELF=" + os.Args[0]}
 
 	denied := []struct{ name, script string }{
 		{"ssh key", `cat "$HOME/.ssh/id_ed25519"`},
@@ -177,6 +212,10 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 		{"listing home", `ls "$HOME"`},
 		{"host environ through /proc", fmt.Sprintf("cat /proc/%d/environ", os.Getpid())},
 		{"host memory maps through /proc", fmt.Sprintf("cat /proc/%d/maps", os.Getpid())},
+		{"host command line through /proc", fmt.Sprintf("cat /proc/%d/cmdline", os.Getpid())},
+		{"other processes' sockets through /proc", "cat /proc/net/unix"},
+		{"own /proc entries", "cat /proc/self/status"},
+		{"the kernel keyrings' listing", "cat /proc/keys"},
 		{"write to a read-only folder", fmt.Sprintf("echo x > %q", filepath.Join(ro, "new.txt"))},
 		{"write beside the folder", fmt.Sprintf("echo x > %q", filepath.Join(home, "planted"))},
 		// Even when the host runs as root, and file ownership would allow it.
@@ -205,14 +244,14 @@ func TestHomeSecretsAreOutOfReach(t *testing.T) {
 		{"read its folder", fmt.Sprintf("cat %q", filepath.Join(work, "main.go")), "package main"},
 		{"write its folder", fmt.Sprintf("cd %q && echo hi > out.txt && cat out.txt && rm out.txt", work), "hi"},
 		{"read a read-only folder", fmt.Sprintf("cat %q", filepath.Join(ro, "data.txt")), "readable"},
-		{"own /proc entries", "cat /proc/self/status | head -1", "Name:"},
+		{"system-wide /proc entries", "head -1 /proc/meminfo", "MemTotal:"},
 		{"system programs", "ls /usr/bin >/dev/null && echo ok", "ok"},
 		{"/etc without its secrets", "cat /etc/passwd | head -1", "root:"},
 		// Even a host running as root hands its plugins no capability (CAP_SYS_PTRACE would
 		// open other processes' /proc entries again).
 		// The bounding set too, which only root may empty.
-		{"no capabilities", "echo caps=$(grep -E '^Cap(" + capSets() + ")' /proc/self/status | grep -v -c ':\\s*0*$')", "caps=0\n"},
-		{"no_new_privs", "grep NoNewPrivs /proc/self/status", "NoNewPrivs:\t1"},
+		{"no capabilities", "out=$(\"$SELF\" " + reportSelf + ") && test $(echo \"$out\" | grep -c -E '^Cap(" + capSets() + "):') -ge 4 && echo caps=$(echo \"$out\" | grep -E '^Cap(" + capSets() + ")' | grep -v -c ':\\s*0*$')", "caps=0\n"},
+		{"no_new_privs", "\"$SELF\" " + reportSelf + " | grep NoNewPrivs", "NoNewPrivs:\t1"},
 	}
 	for _, c := range allowed {
 		for _, way := range ways {

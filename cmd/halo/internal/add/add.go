@@ -5,13 +5,16 @@ package add
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -74,12 +77,36 @@ func addRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust})
-	if err != nil {
+	// A module must run here and serve the providers its manifest names: its plugin is started
+	// (sandboxed) once the package may be installed and before anything is written, and what
+	// it serves is kept beside the package for halo tools.
+	var desc *pkgmgr.Description
+	check := func(ctx context.Context, pkg *pkgmgr.Package) error {
+		d, err := packages.Describe(ctx, pkg, providers.ModuleConfig(f))
+		desc = d
 		return err
 	}
+	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust, Check: check})
+	if err != nil {
+		var pe *pkgmgr.Error
+		if errors.As(err, &pe) && pe.Permissions != nil {
+			ew := termsafe.Writer(f.IO.ErrOut) // hosts and variables come from the package
+			fmt.Fprintf(ew, "✗ %s was not installed. What it can reach:\n", opts.Spec)
+			pkgcmd.PrintPermissions(ew, *pe.Permissions, "    ")
+		}
+		return err
+	}
+	if desc != nil {
+		if err := pkgmgr.WriteDescription(ip.Dir, desc); err != nil {
+			f.Logger.Warn("could not keep the package's description; halo tools starts its plugin instead", "package", ip.Name, "error", err)
+		}
+	}
 	e := ip.Entry
-	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: opts.Trust && e.Permissions.NeedsTrust()}
+	trusted := false
+	if t, err := pr.Trust(); err == nil {
+		trusted = e.Permissions.NeedsTrust() && t.Trusts(ip.Name, e.SHA256)
+	}
+	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: trusted}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}

@@ -1,5 +1,6 @@
 // Package initcmd implements `halo init [folder]`: a new project with halo.json, a
-// .gitignore that keeps .halo/ out of version control, and one example pipeline.
+// .gitignore that keeps .halo/ out of version control, one example pipeline and a test case
+// for it (halo test).
 package initcmd
 
 import (
@@ -36,9 +37,10 @@ func NewCmdInit(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init [folder]",
 		Short: "Create a new Halo project",
-		Long: `Create halo.json, a .gitignore with .halo/, and hello.halo (an example pipeline that
-validates) in the folder (default: the current one; it is created if missing). Nothing is
-overwritten: if any of the files exists, nothing is written.`,
+		Long: `Create halo.json, a .gitignore with .halo/, hello.halo (an example pipeline that
+validates) and hello.test.json (a test case for it that halo test runs) in the folder
+(default: the current one; it is created if missing). Nothing is overwritten: if any of the
+files exists, nothing is written.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
@@ -67,6 +69,7 @@ const ExampleFile = "hello.halo"
 
 // Example is the example pipeline init writes. It must validate clean (tested).
 const Example = `// An example pipeline. Check it with: halo validate
+// Test it with halo test (hello.test.json answers the agent with a mock: no key needed).
 // Run it with halo run; the agent needs OPENAI_API_KEY.
 
 policy Polite : Block(PromptInjection, Profanity) & MaxWords(60)
@@ -77,6 +80,25 @@ agent Greeter [openai/gpt-4o-mini, temp: 0.2]
 
 pipeline Hello(name: String) -> Result:
   name |> Greeter.greet("Say hello to {{name}}.")
+`
+
+// ExampleTestFile is the example test case's file name: halo test finds *.test.json files,
+// and this one tests hello.halo beside it.
+const ExampleTestFile = "hello.test.json"
+
+// ExampleTest is the example test case init writes. halo test passes it (tested).
+const ExampleTest = `{
+  "name": "greets by name",
+  "pipeline": "Hello",
+  "inputs": { "name": "Ada" },
+  "mocks": { "Greeter.greet": "Hello, Ada! Lovely to meet you." },
+  "expect": {
+    "status": "completed",
+    "output": "Hello, Ada! Lovely to meet you.",
+    "calls": ["Greeter.greet"],
+    "violations": []
+  }
+}
 `
 
 // Gitignore is what init puts in .gitignore: .halo/ holds runs and installed tools.
@@ -119,6 +141,7 @@ func initRun(opts *Options) error {
 		{"halo.json", append(cfg, '\n')},
 		{".gitignore", []byte(Gitignore)},
 		{ExampleFile, []byte(Example)},
+		{ExampleTestFile, []byte(ExampleTest)},
 	}
 	// Refuse before writing anything, so a refused init changes nothing.
 	var exist []string
@@ -156,7 +179,7 @@ func initRun(opts *Options) error {
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(opts.IO.Out, "Created project %s in %s: %s\n", name, folder, strings.Join(out.Files, ", "))
-	fmt.Fprintf(opts.IO.Out, "Next: halo validate %s\n", folder)
+	fmt.Fprintf(opts.IO.Out, "Next: halo validate %s, then halo test %s\n", folder, folder)
 	return nil
 }
 

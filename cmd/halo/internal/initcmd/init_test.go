@@ -2,6 +2,7 @@ package initcmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,6 +52,21 @@ func TestInitNameFromFolder(t *testing.T) {
 	}
 	if string(b) != "{\n  \"name\": \"my.flows\"\n}\n" {
 		t.Errorf("halo.json = %q", b)
+	}
+}
+
+// TestExampleTestCase: the test case init writes is one JSON object naming the example's
+// pipeline and its agent call (halo test runs it in lang_init.txtar).
+func TestExampleTestCase(t *testing.T) {
+	var c struct {
+		Pipeline string
+		Mocks    map[string]any
+	}
+	if err := json.Unmarshal([]byte(ExampleTest), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Pipeline != "Hello" || c.Mocks["Greeter.greet"] == nil {
+		t.Errorf("case %+v", c)
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -86,6 +88,12 @@ func installRun(opts *Options) error {
 		}
 		return false
 	}
+	// trusted is whether you trust the package at its pinned checksum now, whether this
+	// install or an earlier command recorded it.
+	trust, err := pr.Trust()
+	if err != nil {
+		return err
+	}
 	res := Result{Packages: []Package{}, Kept: rep.Kept}
 	for _, k := range rep.Kept {
 		fmt.Fprintf(f.IO.ErrOut, "halo: warning: left .halo/tools/%s alone: it is not in halo.lock, and it does not hold a package Halo installed\n", termsafe.String(k))
@@ -93,8 +101,20 @@ func installRun(opts *Options) error {
 	for _, p := range rep.Packages {
 		res.Packages = append(res.Packages, Package{
 			Name: p.Name, Version: p.Entry.Version, SHA256: p.Entry.SHA256,
-			Fetched: in(rep.Fetched, p.Name), Rewritten: in(rep.Rewritten, p.Name), Trusted: in(rep.Trusted, p.Name),
+			Fetched: in(rep.Fetched, p.Name), Rewritten: in(rep.Rewritten, p.Name),
+			Trusted: p.Entry.Permissions.NeedsTrust() && trust.Trusts(p.Name, p.Entry.SHA256),
 		})
+		// A module's methods are described once and kept beside it, for halo tools. Install
+		// refused every package that is not trusted, so its plugin may start here.
+		if pkgmgr.ReadDescription(p.Dir, p.Entry.SHA256) == nil {
+			d, err := packages.DescribeInstalled(opts.ctx, p, providers.ModuleConfig(f))
+			if err == nil && d != nil {
+				err = pkgmgr.WriteDescription(p.Dir, d)
+			}
+			if err != nil {
+				f.Logger.Warn("could not describe the package's plugin; halo tools starts it when a tool declares it", "package", p.Name, "error", err)
+			}
+		}
 	}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
@@ -112,7 +132,7 @@ func installRun(opts *Options) error {
 		case p.Rewritten:
 			how = "restored"
 		}
-		if p.Trusted {
+		if in(rep.Trusted, p.Name) { // trusted by this command
 			how += ", trusted"
 		}
 		fmt.Fprintf(w, "✓ %s@%s (%s)\n", p.Name, p.Version, how)

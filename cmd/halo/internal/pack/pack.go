@@ -12,6 +12,8 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
+	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -20,8 +22,10 @@ type Options struct {
 	Factory *cmdutil.Factory
 	Dir     string
 	Out     string
-	JSON    bool
-	ctx     context.Context
+	// Platforms, when not empty, keeps only these of a module's platforms.
+	Platforms []string
+	JSON      bool
+	ctx       context.Context
 }
 
 // NewCmdPack builds `halo pack`. runF, when not nil, replaces packRun (tests).
@@ -34,7 +38,10 @@ func NewCmdPack(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 <name>-<version>.halotool: the manifest and every file of the folder except dot-files,
 node_modules and other .halotool files. A module whose manifest has a build entry has its
 Go plugin built for each listed platform (CGO_ENABLED=0, -trimpath, -ldflags="-s -w") and
-stored gzip-compressed. Prints the file's sha256 and what the package can reach.`,
+stored gzip-compressed; --platform keeps only the platforms named (the packed manifest lists
+only those). A module must have an executable for this machine's platform, and its plugin is
+started (sandboxed) to check that it serves every provider the manifest names. Prints the
+file's sha256 and what the package can reach.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.ctx = args[0], cmd.Context()
@@ -45,6 +52,7 @@ stored gzip-compressed. Prints the file's sha256 and what the package can reach.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder to write the file to (default: the current folder)")
+	cmd.Flags().StringSliceVar(&opts.Platforms, "platform", nil, "pack only this platform of a module (GOOS/GOARCH, repeatable; default: every platform the manifest lists)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -62,8 +70,13 @@ type Result struct {
 
 func packRun(opts *Options) error {
 	f := opts.Factory
-	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List())})
+	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List()), Platforms: opts.Platforms})
 	if err != nil {
+		return err
+	}
+	// A module must run here and serve the providers its manifest names: start its plugin
+	// (sandboxed, as a run would) before anything is written.
+	if _, err := packages.Describe(opts.ctx, pkg, providers.ModuleConfig(f)); err != nil {
 		return err
 	}
 	out := opts.Out

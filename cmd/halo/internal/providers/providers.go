@@ -93,3 +93,11 @@ func sandboxExecutable(f *cmdutil.Factory, b *builtin.Builtins) string {
 	}
 	return f.Executable
 }
+
+// ModuleConfig is the packages.Config module plugins start with outside a project's load:
+// halo pack and halo add start a package's plugin to check what it serves, sandboxed as a run
+// would start it.
+func ModuleConfig(f *cmdutil.Factory) packages.Config {
+	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger})
+	return packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b)}
+}

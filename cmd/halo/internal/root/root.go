@@ -22,6 +22,8 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
 	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
+	"github.com/halo-lang/halo/cmd/halo/internal/plan"
+	plugincmd "github.com/halo-lang/halo/cmd/halo/internal/plugin"
 	"github.com/halo-lang/halo/cmd/halo/internal/pluginserve"
 	"github.com/halo-lang/halo/cmd/halo/internal/publish"
 	"github.com/halo-lang/halo/cmd/halo/internal/remove"
@@ -32,6 +34,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/search"
 	"github.com/halo-lang/halo/cmd/halo/internal/serve"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/test"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -193,6 +196,9 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return plugincmd.NewCmdPlugin(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return plan.NewCmdPlan(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return test.NewCmdTest(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
 }

@@ -1,4 +1,4 @@
-// Package sandboxwrap implements the hidden `halo __sandbox [--ro P] [--rw P] [--net] --
+// Package sandboxwrap implements the hidden `halo __sandbox [--ro P] [--rw P] [--ls P] [--net] --
 // PROGRAM ARGS`: it applies the sandbox (Landlock on Linux, and no capabilities) to its own
 // process and then executes PROGRAM in its place. The host no longer starts plugins this
 // way (it confines a thread of its own and starts them from it: host/tool/sandbox); the
@@ -25,7 +25,7 @@ type Options struct {
 // NewCmdSandbox builds `halo __sandbox`. runF replaces the run in tests.
 func NewCmdSandbox(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	return &cobra.Command{
-		Use:                sandbox.Command + " [--ro PATH]... [--rw PATH]... [--net] -- PROGRAM [ARG]...",
+		Use:                sandbox.Command + " [--ro PATH]... [--rw PATH]... [--ls PATH]... [--net] -- PROGRAM [ARG]...",
 		Short:              "Run a program inside the plugin sandbox (internal)",
 		Hidden:             true,
 		DisableFlagParsing: true, // everything after -- belongs to PROGRAM

@@ -19,6 +19,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/packages"
 	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
@@ -34,7 +35,10 @@ type Options struct {
 	// Servers lists the methods of declared tools whose methods come from a server (MCP);
 	// nil lists none.
 	Servers func(ctx context.Context, reg *tool.Registry) []Declared
-	Ctx     context.Context
+	// Described returns the methods of installed module providers as halo add or halo install
+	// described them (shown only; nothing runs with them); nil lists none.
+	Described func() map[string][]tool.Method
+	Ctx       context.Context
 }
 
 // A Declared is one tool declared in the project's .halo files whose methods were asked of
@@ -65,6 +69,7 @@ The last line says what the plugin sandbox enforces on this system.`,
 			opts.Dir = f.Dir
 			opts.Ctx = cmd.Context()
 			opts.Build = func() (*providers.Set, error) { return providers.Build(f, f.Dir) }
+			opts.Described = func() map[string][]tool.Method { return packages.Described(f.Dir) }
 			opts.Servers = func(ctx context.Context, reg *tool.Registry) []Declared {
 				return declaredServers(ctx, f, reg, 10*time.Second)
 			}
@@ -94,6 +99,9 @@ type Provider struct {
 	Methods     []tool.Method `json:"methods"`
 	// FromServer is set for types whose methods come from a server when a tool is declared.
 	FromServer bool `json:"fromServer,omitempty"`
+	// Described is set for module types whose methods are what the plugin said when the
+	// package was installed (FromServer is then false).
+	Described bool `json:"described,omitempty"`
 }
 
 func toolsRun(opts *Options) error {
@@ -106,8 +114,16 @@ func toolsRun(opts *Options) error {
 		ctx = context.Background()
 	}
 	l := Listing{Sandbox: set.Sandbox, Providers: []Provider{}}
+	var described map[string][]tool.Method
+	if opts.Described != nil {
+		described = opts.Described()
+	}
 	for _, t := range set.Registry.Types() {
 		p := Provider{Name: t.Name, Kind: t.Kind, Package: t.Package, Description: t.Description, Methods: t.Methods, FromServer: t.Methods == nil}
+		if ms, ok := described[t.Name]; ok && t.Methods == nil && t.Kind == tool.KindModule {
+			p.Methods = append([]tool.Method(nil), ms...)
+			p.FromServer, p.Described = false, true
+		}
 		if p.Methods == nil {
 			p.Methods = []tool.Method{}
 		}

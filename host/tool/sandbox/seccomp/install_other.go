@@ -2,8 +2,8 @@
 
 package seccomp
 
-// DenyNetwork returns ErrUnsupported: seccomp is Linux's.
-func DenyNetwork() error { return ErrUnsupported }
+// Install returns ErrUnsupported: seccomp is Linux's.
+func Install(Rules) error { return ErrUnsupported }
 
 // Available reports false: seccomp is Linux's.
 func Available() bool { return false }

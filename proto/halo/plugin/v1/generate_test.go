@@ -48,7 +48,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 		}
 		sum := sha256.Sum256(b)
 		if got := hex.EncodeToString(sum[:]); got != want {
-			t.Errorf("%s changed since the code was generated: run scripts/proto.sh (or go generate ./proto/...) and commit the result", name)
+			t.Errorf("%s changed since the code was generated: run scripts/proto.sh (or go generate ./... in proto/) and commit the result", name)
 		}
 	}
 	// A new .proto or .pb.go that the stamp does not know means generation was not rerun.

@@ -19,4 +19,15 @@ const (
 
 	// PluginName is the key of the plugin in go-plugin's plugin set, on both sides.
 	PluginName = "provider"
+
+	// TokenEnv is the variable through which the host hands a plugin the secret of its
+	// connection, new for every process it starts (64 hexadecimal digits). TokenMetadata is the
+	// gRPC metadata key the host sends it under with every call of every service on the
+	// connection, go-plugin's included. A plugin refuses any call without it
+	// (UNAUTHENTICATED), so no other process that reaches its socket (another plugin reads
+	// its path in /proc/net/unix) can configure or call it; it removes the variable from its
+	// environment at start, so programs it starts do not inherit it. A plugin started without
+	// the variable (by sdktest, say) authenticates nothing.
+	TokenEnv      = "HALO_PLUGIN_TOKEN"
+	TokenMetadata = "halo-plugin-token"
 )

@@ -28,6 +28,19 @@
 // ({"@level":"info","@message":"...","@timestamp":"...", ...}); the host re-logs them under the
 // provider's name. Plain text lines on standard error are logged at debug level.
 //
+// # Authentication
+//
+// The host hands every plugin process a secret of its own in the variable HALO_PLUGIN_TOKEN
+// (64 hexadecimal digits) and sends it with every RPC it makes on the connection, of every
+// service, as the gRPC metadata "halo-plugin-token". A plugin must answer any RPC whose
+// metadata does not hold exactly that value with the status UNAUTHENTICATED, and should
+// compare in constant time: its socket may be reachable by other processes of the same user
+// (another plugin finds its path in /proc/net/unix), and nothing else stops them from
+// configuring and calling it. It should also remove the variable from its environment before
+// it starts any program. The host, for its part, connects only to a socket the plugin process
+// itself listens on, inside the folder PLUGIN_UNIX_SOCKET_DIR names; it refuses any other
+// address in the handshake line.
+//
 // The plugin must also serve go-plugin's standard services on the same gRPC server:
 // plugin.GRPCController (Shutdown), plugin.GRPCStdio and grpc.health.v1.Health, with the
 // service name "plugin" reported as SERVING. A plugin exits when Shutdown is called or when

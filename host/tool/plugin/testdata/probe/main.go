@@ -1,16 +1,22 @@
 // Command probe is a test plugin for host/tool/plugin: it reports what it can see (its
 // environment, its standard input, the host's /proc entries), echoes payloads for the
-// benchmarks, sleeps with progress, floods progress, starts a grandchild, and crashes on
-// request.
+// benchmarks, sleeps with progress, floods progress, starts a grandchild, crashes on request,
+// and carries the attacks of a hostile module (tty, drive).
 //
-// `probe read-environ PID` (no handshake) prints /proc/PID/environ or the error, for the
-// control case of the secrets test. `probe --protocol=2` serves a future protocol version.
-// `probe --count` counts the call RPCs it serves (the method rpcs returns the counts), and
-// `probe --no-calls` also turns the Calls stream down as an older plugin would.
+// Run without the handshake: `probe read-environ PID` prints /proc/PID/environ or the error,
+// for the control case of the secrets test; `probe attack-tty MARK` runs the terminal attack
+// of the method tty as a plain process, for the control case of the terminal test.
+//
+// Served in other ways: `probe --protocol=2` serves a future protocol version; `probe
+// --imposter` hands the host the handshake of another process; `probe --handshake=NET|ADDR`
+// hands it that address; `probe --socket-dir=DIR` serves on a socket in DIR; `probe --count`
+// counts the call RPCs it serves (the method rpcs returns the counts), and `probe
+// --no-calls` also turns the Calls stream down as an older plugin would.
 package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -18,16 +24,21 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
 	"github.com/halo-lang/halo/sdk"
@@ -76,6 +87,9 @@ func provider() sdk.Provider {
 	return sdk.Provider{
 		Name:        "Probe",
 		Description: "Reports what a plugin can see",
+		Configure: func(_ context.Context, d sdk.Declaration) (sdk.Instance, error) {
+			return sdk.Instance{State: d.Named}, nil
+		},
 		Methods: []sdk.Method{
 			sdk.NewMethod("env", "The plugin's environment.", sdk.Read, func(*sdk.Call, none) ([]string, error) {
 				return os.Environ(), nil
@@ -157,6 +171,37 @@ func provider() sdk.Provider {
 			sdk.NewMethod("cancels", "How many sleep calls were cancelled.", sdk.Read, func(*sdk.Call, none) (int64, error) {
 				return cancels.Load(), nil
 			}),
+			sdk.NewMethod("tty", "Tries to type into and write over the user's terminal, as a hostile module would.", sdk.External, func(*sdk.Call, none) (map[string]string, error) {
+				return attackTerminal("MODULE"), nil
+			}),
+			sdk.NewMethod("drive", "Connects to another plugin's socket and tries to configure and call it, as a hostile module would.", sdk.External, func(_ *sdk.Call, p readParams) (map[string]string, error) {
+				return drive(p.Path), nil
+			}),
+			sdk.NewMethod("spawn_many", "Starts n sleeping processes at once, as a fork bomb would, and reports how many started; then stops them.", sdk.External, func(_ *sdk.Call, p floodParams) (map[string]any, error) {
+				var started []*exec.Cmd
+				var firstErr string
+				for i := 0; i < p.N; i++ {
+					cmd := exec.Command("sleep", "30")
+					if err := cmd.Start(); err != nil {
+						if firstErr == "" {
+							firstErr = err.Error()
+						}
+						continue
+					}
+					started = append(started, cmd)
+				}
+				for _, cmd := range started {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+				return map[string]any{"started": len(started), "error": firstErr}, nil
+			}),
+			sdk.NewMethod("hang", "Never answers, and ignores cancellation: a hostile or broken module.", sdk.Read, func(*sdk.Call, none) (bool, error) {
+				select {}
+			}),
+			sdk.NewMethod("named", "The named arguments of its declaration, as Configure saw them.", sdk.Read, func(c *sdk.Call, _ none) (map[string]any, error) {
+				return sdk.StateOf[map[string]any](c), nil
+			}),
 			sdk.NewMethod("rpcs", "How many Calls streams and Call RPCs the plugin was asked for (with --count).", sdk.Read, func(*sdk.Call, none) (map[string]int64, error) {
 				return map[string]int64{
 					"calls_streams": rpcsSeen[pluginv1.PluginService_Calls_FullMethodName].Load(),
@@ -177,8 +222,30 @@ func main() {
 		fmt.Println(strings.ReplaceAll(string(b), "\x00", "\n"))
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "attack-tty" {
+		b, _ := json.Marshal(attackTerminal(os.Args[2]))
+		fmt.Println(string(b))
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "raw-echo" {
 		rawEcho(os.Args[2])
+		return
+	}
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--handshake=") {
+		// A handshake of the plugin's choosing: a TCP address, say, for the host to connect
+		// to on its behalf. It waits for the host to give up.
+		fmt.Printf("1|1|%s|grpc|\n", strings.TrimPrefix(os.Args[1], "--handshake="))
+		time.Sleep(time.Minute)
+		return
+	}
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--socket-dir=") {
+		// Serves on a socket outside the folder the host made for it.
+		os.Setenv("PLUGIN_UNIX_SOCKET_DIR", strings.TrimPrefix(os.Args[1], "--socket-dir="))
+		sdk.Serve(provider())
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--imposter" {
+		imposter()
 		return
 	}
 	if len(os.Args) == 2 && (os.Args[1] == "--count" || os.Args[1] == "--no-calls") {
@@ -210,6 +277,100 @@ func main() {
 		return
 	}
 	sdk.Serve(provider())
+}
+
+// attackTerminal tries every way a plugin could reach the user's terminal: /dev/tty (the
+// controlling terminal), the pseudo-terminals under /dev/pts, and its own standard streams.
+// On each terminal it opens it writes WRITTEN-BY-MODULE and queues INJECTED-BY-MODULE into
+// the input (TIOCSTI), which the user's shell would run (with mark in place of MODULE). It
+// reports what each attempt got.
+func attackTerminal(mark string) map[string]string {
+	out := map[string]string{}
+	try := func(name string, f *os.File) {
+		if _, err := f.WriteString("WRITTEN-BY-" + mark + "\n"); err != nil {
+			out[name+" write"] = err.Error()
+		} else {
+			out[name+" write"] = "ok"
+		}
+		out[name+" TIOCSTI"] = "ok"
+		for _, c := range []byte("echo INJECTED-BY-" + mark + "\n") {
+			if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); errno != 0 {
+				out[name+" TIOCSTI"] = errno.Error()
+				break
+			}
+		}
+	}
+	paths, _ := filepath.Glob("/dev/pts/[0-9]*")
+	for _, p := range append([]string{"/dev/tty"}, paths...) {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			out[p] = err.Error()
+			continue
+		}
+		try(p, f)
+		f.Close()
+	}
+	for fd, name := range []string{"stdin", "stdout", "stderr"} {
+		c := byte('x')
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		out[name+" TIOCSTI"] = errno.Error()
+	}
+	return out
+}
+
+// drive connects to the plugin socket at path and asks it what it serves, configures a
+// WorldTime declaration there and calls it, and asks it to shut down. It reports what each
+// step got.
+func drive(path string) map[string]string {
+	out := map[string]string{}
+	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		out["dial"] = err.Error()
+		return out
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c := pluginv1.NewPluginServiceClient(conn)
+	result := func(step string, err error) {
+		if err != nil {
+			out[step] = status.Code(err).String()
+		} else {
+			out[step] = "TAKEN"
+		}
+	}
+	_, err = c.Describe(ctx, &pluginv1.DescribeRequest{})
+	result("describe", err)
+	cfg, err := c.Configure(ctx, &pluginv1.ConfigureRequest{Provider: "WorldTime", ToolName: "Hijacked", Args: []byte("[]"), NamedArgs: []byte("{}")})
+	result("configure", err)
+	if err == nil {
+		stream, err := c.Call(ctx, &pluginv1.CallRequest{InstanceId: cfg.GetInstanceId(), Method: "now", Args: []byte(`{"zone":"UTC"}`)})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		result("call", err)
+	}
+	result("shutdown", conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{}))
+	return out
+}
+
+// imposter starts another probe that serves in its place, and hands the host that process's
+// handshake line as its own: the host would talk to a socket the plugin it started does not
+// listen on (as after a hostile process replaced the plugin's socket file).
+func imposter() {
+	cmd := exec.Command(os.Args[0])
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	fmt.Print(line)
+	_ = cmd.Wait()
 }
 
 // serveCounted serves the probe with an interceptor that counts the call RPCs and, with

@@ -1,0 +1,158 @@
+package halo_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// excerptMark is the line before a ```go block of docs/: the block is an excerpt of FILE, a
+// Go file of this repository that is compiled and tested (a test, an example, the code it
+// documents).
+const excerptMark = "<!-- excerpt of "
+
+// TestDocsGoSnippets keeps the Go code in docs/ from rotting: every ```go block must say which
+// file it is an excerpt of (`<!-- excerpt of plugins/worldtime/worldtime.go -->` on the line
+// before it), and each of its lines must be in that file, in order. A line `...` (or
+// `// ...`) stands for lines left out; "..." inside a line for a part of it left out. The
+// files are built and tested by go test like any other, so a snippet can only show code that
+// compiles and passes.
+func TestDocsGoSnippets(t *testing.T) {
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs: %v", err)
+	}
+	snippets := 0
+	for _, doc := range docs {
+		for _, s := range goBlocks(t, doc) {
+			snippets++
+			if s.file == "" {
+				t.Errorf("%s:%d: a ```go block without %sFILE --> on the line before it: point it at the compiled, tested file it comes from", doc, s.line, excerptMark)
+				continue
+			}
+			src, err := os.ReadFile(s.file)
+			if err != nil {
+				t.Errorf("%s:%d: %v", doc, s.line, err)
+				continue
+			}
+			if missing, ok := excerptOf(s.lines, strings.Split(string(src), "\n")); !ok {
+				t.Errorf("%s:%d: the snippet is not an excerpt of %s: from %q on, its lines are not in the file in order; update the snippet or the file", doc, s.line, s.file, missing)
+			}
+		}
+	}
+	if snippets == 0 {
+		t.Fatal("found no ```go block in docs/: the extraction is broken")
+	}
+}
+
+type goBlock struct {
+	line  int
+	file  string
+	lines []string
+}
+
+func goBlocks(t *testing.T, doc string) []goBlock {
+	f, err := os.Open(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var blocks []goBlock
+	var cur *goBlock
+	prev := ""
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```go":
+			cur = &goBlock{line: n}
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(prev), excerptMark); ok {
+				cur.file = strings.TrimSpace(strings.TrimSuffix(rest, "-->"))
+			}
+		case cur != nil && strings.TrimSpace(line) == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.lines = append(cur.lines, line)
+		}
+		prev = line
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cur != nil {
+		t.Errorf("%s:%d: a ```go block is never closed", doc, cur.line)
+	}
+	return blocks
+}
+
+// excerptOf reports whether every line of snippet is in file, in order (whitespace at either
+// end ignored), with the elisions of TestDocsGoSnippets; it returns the first line not found.
+func excerptOf(snippet, file []string) (string, bool) {
+	i := 0
+	for _, s := range snippet {
+		s = strings.TrimSpace(s)
+		if s == "" || s == "..." || s == "// ..." {
+			continue
+		}
+		found := false
+		for ; i < len(file); i++ {
+			if lineMatches(s, strings.TrimSpace(file[i])) {
+				found = true
+				i++
+				break
+			}
+		}
+		if !found {
+			return s, false
+		}
+	}
+	return "", true
+}
+
+// lineMatches matches a snippet line against a file line; "..." in the snippet stands for
+// any text.
+func lineMatches(s, f string) bool {
+	parts := strings.Split(s, "...")
+	if len(parts) == 1 {
+		return s == f
+	}
+	if !strings.HasPrefix(f, parts[0]) || !strings.HasSuffix(f, parts[len(parts)-1]) {
+		return false
+	}
+	rest := f[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return len(rest) >= len(parts[len(parts)-1])
+}
+
+// The checker itself: what counts as an excerpt, and what does not.
+func TestExcerptOf(t *testing.T) {
+	file := strings.Split("package x\n\nfunc f() {\n\ta := 1\n\tb := g(a, 2)\n\treturn b\n}\n", "\n")
+	for _, tt := range []struct {
+		snippet string
+		ok      bool
+	}{
+		{"func f() {\n    a := 1\n}", true},
+		{"func f() {\n...\n\treturn b\n}", true},
+		{"b := g(...)\nreturn b", true},
+		{"b := g(a, ...)", true},
+		{"return b\na := 1", false},          // out of order
+		{"a := 2", false},                    // not in the file
+		{"b := g(..., 3)", false},            // the kept part differs
+		{"func f() {\n// ...\na := 1", true}, // an elided comment line
+	} {
+		if _, ok := excerptOf(strings.Split(tt.snippet, "\n"), file); ok != tt.ok {
+			t.Errorf("excerptOf(%q) = %v, want %v", tt.snippet, ok, tt.ok)
+		}
+	}
+}

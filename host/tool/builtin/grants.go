@@ -1,0 +1,112 @@
+package builtin
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/sandbox"
+)
+
+// A folder a declaration names is granted to its plugin by the sandbox, which follows
+// symbolic links: Workspace("./docs") with docs -> ../../../root would grant /root. So each
+// root, cwd, read: and write: folder is resolved here first (its symbolic links followed),
+// and one named relative to the project that resolves outside the project folder is
+// refused: a repository someone cloned decides what its links point at, not what the user
+// grants. A folder the declaration names by its absolute path is the user's explicit choice
+// and is granted wherever its links lead. The plugin is then configured with the resolved
+// folders, so it works on exactly what the sandbox grants.
+
+// grantedFolder resolves the folder abs (the declared path made absolute), which the
+// declaration named as declared. what names it in errors ("Workspace root"). A folder in the
+// project's .halo is refused however it was named (see protectProject).
+func grantedFolder(what, declared, abs, project string) (string, error) {
+	real, err := resolve(abs)
+	if err != nil {
+		return "", tool.Errorf(tool.CodeToolConfig, "%s %s: %v", what, declared, err)
+	}
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return "", tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
+	}
+	if within(real, filepath.Join(proj, stateDir)) {
+		return "", tool.Errorf(tool.CodeToolConfig, "%s %s is in the project's %s folder (its installed packages and run records), which no plugin is granted", what, declared, stateDir)
+	}
+	if filepath.IsAbs(declared) {
+		return real, nil
+	}
+	if !within(real, proj) {
+		return "", tool.Errorf(tool.CodeToolConfig, "%s %s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name the folder by its absolute path if it is meant to be granted", what, declared, real, proj)
+	}
+	return real, nil
+}
+
+// resolve follows the symbolic links of p, a clean absolute path. A path that does not exist
+// yet resolves through its longest existing parent (a Workspace with write: true creates its
+// root), and a link to something that does not exist yet through its target: either would
+// be created where the links lead.
+func resolve(p string) (string, error) {
+	rest := ""
+	for hops := 0; ; {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// A link that leads nowhere yet: follow it by hand.
+			if hops++; hops > 40 {
+				return "", errors.New("too many symbolic links")
+			}
+			target, err := os.Readlink(p)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			p = filepath.Clean(target)
+			continue
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// within reports whether p is dir or below it (both clean and absolute).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// stateDir and lockFile are halo's own files in a project: the installed packages and run
+// records, and the lock that pins the packages. A plugin must not change what the next halo
+// command loads, nor read the run records.
+const (
+	stateDir = ".halo"
+	lockFile = "halo.lock"
+)
+
+// protectProject takes the project's .halo out of every grant of p, and its halo.lock out of
+// every read-write grant (read-only instead): a plugin whose folder is the project (Bash's
+// default) or holds it gets the project entry by entry (sandbox.Policy.Protect), so it can
+// change the files and folders there but create, remove or rename none at the project's top.
+func protectProject(p sandbox.Policy, project string) (sandbox.Policy, error) {
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return p, tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
+	}
+	out, err := p.Protect([]string{filepath.Join(proj, stateDir)}, []string{filepath.Join(proj, lockFile)})
+	if err != nil {
+		return p, tool.Errorf(tool.CodeToolConfig, "%v", err)
+	}
+	return out, nil
+}
