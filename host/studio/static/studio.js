@@ -50,7 +50,7 @@ function followRun(el) {
     if (ev.type === "run") { over = true; es.close(); }
     refresh();
   };
-  for (const t of ["llm", "tool", "agent_tool", "violation", "loop", "branch", "paused", "answered", "run", "message"]) {
+  for (const t of ["llm", "tool", "agent_tool", "violation", "loop", "branch", "stage", "paused", "answered", "run", "message"]) {
     es.addEventListener(t, onEvent);
   }
   es.addEventListener("error", () => { if (over) es.close(); });
