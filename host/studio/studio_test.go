@@ -280,3 +280,23 @@ func TestCancel(t *testing.T) {
 		t.Errorf("after cancelling:\n%s", body)
 	}
 }
+
+// TestSignInNext: after signing in, the browser goes on only to a path of this server.
+func TestSignInNext(t *testing.T) {
+	e := newEnv(t, opts{token: "tok-next-0123456789"})
+	for next, want := range map[string]string{
+		"/runs/abc?x=1":        "/runs/abc?x=1",
+		"//evil.example/":      "/",
+		"/\\evil.example":      "/",
+		"/\t/evil.example":     "/",
+		"/\n/evil.example":     "/",
+		"https://evil.example": "/",
+		"javascript:alert(1)":  "/",
+		"":                     "/",
+	} {
+		st, body, _ := e.page(e.client(), "POST", "/login", url.Values{"token": {e.token}, "next": {next}})
+		if st != 200 || !strings.Contains(body, `content="0;url=`+want+`"`) || strings.Contains(body, "evil") {
+			t.Errorf("next %q: %d\n%s", next, st, body)
+		}
+	}
+}
