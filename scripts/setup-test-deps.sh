@@ -75,6 +75,19 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
 
+# The minisign tool (Debian's package), to prove that package signatures from halo publish
+# --sign verify with it (cmd/halo/testdata/trustscript/sign_*.txtar).
+if ! command -v minisign >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "-- apt-get install minisign"
+    apt-get install -y --no-install-recommends minisign >/dev/null ||
+      { apt-get update >/dev/null && apt-get install -y --no-install-recommends minisign >/dev/null; }
+  else
+    echo "setup-test-deps: the signature tests need the minisign tool (Debian: apt-get install -y minisign)" >&2
+    exit 1
+  fi
+fi
+
 # Studio (host/studio) is tested in a real browser: headless Chromium from Debian's chromium
 # package, driven by chromedp. The tests fail without it in CI and as root. Install it when
 # missing.

@@ -22,9 +22,10 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/telemetry"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -44,6 +45,8 @@ type Options struct {
 	Mocks string
 	// AutoApprove is --auto-approve: every call a policy puts up for approval is approved.
 	AutoApprove bool
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -89,6 +92,7 @@ Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
 	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "approve every tool call that waits for approval, without asking")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
@@ -97,8 +101,13 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
+	tr, err := opts.Otel.Open(ctx, opts.F)
 	if err != nil {
+		return err
+	}
+	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry, Tracer: tr})
+	if err != nil {
+		tracing.Close(tr)
 		return err
 	}
 	defer s.Close()
@@ -151,13 +160,17 @@ type Session struct {
 	Runtime     *runtime.Runtime
 	closeEvents func() error
 	spinner     *spinner
+
+	// Tracer, when not nil, gets the runs' spans; Close exports what it holds.
+	Tracer *telemetry.Tracer
 }
 
-// Close stops the progress line and flushes the events file.
+// Close stops the progress line and flushes the events file and the traces.
 func (s *Session) Close() error {
 	if s.spinner != nil {
 		s.spinner.close()
 	}
+	tracing.Close(s.Tracer)
 	if s.closeEvents != nil {
 		return s.closeEvents()
 	}
@@ -167,32 +180,9 @@ func (s *Session) Close() error {
 // Open loads and validates s.File and makes its runtime: the tool registry, mocks, the
 // events file and the run store (.halo/runs in the working folder).
 func Open(f *cmdutil.Factory, s Session) (*Session, error) {
-	prog, diags := lang.Load(f.Dir, []string{s.File})
-	if err := diags.Err(); err != nil {
-		printDiags(f, diags)
-		return nil, cmdutil.Silent(cmdutil.ExitFailed)
-	}
-	if len(prog.Files) == 0 {
-		return nil, fmt.Errorf("%s: no .halo file", s.File)
-	}
-	build := s.Registry
-	if build == nil {
-		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
-			set, err := providers.Build(f, dir)
-			if err != nil {
-				return nil, err
-			}
-			return set.Registry, nil
-		}
-	}
-	reg, err := build(f, f.Dir)
+	prog, reg, err := providers.LoadProgram(f, []string{s.File}, s.Registry)
 	if err != nil {
 		return nil, err
-	}
-	diags = runtime.Validate(prog, reg)
-	if diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	var mocks *runtime.Mocks
 	if s.Mocks != "" {
@@ -254,6 +244,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			ask.hold = sp.hold
 		}
 	}
+	s.Tracer.Install(&cfg)
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
 		s.Close()
@@ -261,13 +252,6 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	}
 	s.Runtime = rt
 	return &s, nil
-}
-
-// printDiags writes diagnostics, which quote the .halo files (a cloned repository's text).
-func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
-	}
 }
 
 // spinnerEvery is how often the progress line is redrawn.

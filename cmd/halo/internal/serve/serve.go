@@ -22,6 +22,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
@@ -55,6 +56,8 @@ type Options struct {
 	Mocks string
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 }
 
 // NewCmdServe builds `halo serve`. runF, when not nil, replaces serveRun (tests).
@@ -105,6 +108,7 @@ are then saved as interrupted; paused runs stay paused.`,
 	fl.DurationVar(&opts.Lease, "lease", postgres.DefaultLease, "with a PostgreSQL store: how long a replica that stops answering holds its runs before another fails them (HOST_LOST)")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
@@ -158,31 +162,9 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 		paths = []string{"."}
 	}
 	var rc runtime.Config
-	prog, diags := lang.Load(f.Dir, paths)
-	if diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
-	}
-	if len(prog.Files) == 0 {
-		return nil, rc, fmt.Errorf("%s: no .halo file", strings.Join(paths, ", "))
-	}
-	build := opts.Registry
-	if build == nil {
-		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
-			set, err := providers.Build(f, dir)
-			if err != nil {
-				return nil, err
-			}
-			return set.Registry, nil
-		}
-	}
-	reg, err := build(f, f.Dir)
+	prog, reg, err := providers.LoadProgram(f, paths, opts.Registry)
 	if err != nil {
 		return nil, rc, err
-	}
-	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	has := false
 	for _, d := range prog.Decls() {
@@ -209,12 +191,6 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 	}
 	rc = runtime.Config{Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
 	return prog, rc, nil
-}
-
-func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, d.String())
-	}
 }
 
 // openStore opens the run store --store names.
@@ -263,6 +239,12 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	tr, err := opts.Otel.Open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer tracing.Close(tr)
+	tr.Install(&rc)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", addr, err)
