@@ -564,3 +564,30 @@ func TestBrowserWithoutJavaScript(t *testing.T) {
 		t.Errorf("output %v", m["output"])
 	}
 }
+
+// TestBrowserApprovalLink: halo serve's approval link page, beside Studio, works in a real
+// browser: its Approve button continues the run, and Decline passes the reason. (With
+// Referrer-Policy: no-referrer the browser sent Origin: null, which the checks refused.)
+func TestBrowserApprovalLink(t *testing.T) {
+	e := newEnv(t, opts{token: "browser-token-link-5"})
+	for _, decision := range []string{"approve", "decline"} {
+		p := e.run("Ask", map[string]any{"x": "cats"})
+		link := p["paused"].(map[string]any)["link"].(string)
+		ctx := newTab(t)
+		do(t, ctx, "open the link", chromedp.Navigate(link))
+		waitJS(t, ctx, "the buttons", `document.querySelector("button[value=approve]") !== null`)
+		if decision == "decline" {
+			do(t, ctx, "the reason", chromedp.SendKeys(chromedp.CSS("#reason"), "too long"))
+		}
+		do(t, ctx, decision, chromedp.Click(chromedp.CSS(fmt.Sprintf("button[value=%s]", decision))))
+		waitJS(t, ctx, "answered", `document.querySelector("h1").textContent === "Approved" || document.querySelector("h1").textContent === "Declined" || document.querySelector("h1").textContent === "Not done"`)
+		if h := eval[string](t, ctx, `document.querySelector("h1").textContent`); strings.ToLower(h) != decision+"d" {
+			t.Fatalf("%s through the link: %q\n%s", decision, h, text(t, ctx))
+		}
+		m := e.waitStatus(str(p["runId"]), "completed")
+		want := map[string]string{"approve": `{"action":"approve","approved":true}`, "decline": `{"action":"decline","approved":false,"text":"too long"}`}[decision]
+		if req, _ := e.lastRequest("Revise with:"); !strings.Contains(req.Messages[0].Text, want) {
+			t.Errorf("%s: the model got %q, want %s in it (output %v)", decision, req.Messages[0].Text, want, m["output"])
+		}
+	}
+}
