@@ -31,6 +31,12 @@ type liveRun struct {
 	ctx      context.Context
 	stopped  chan struct{}
 
+	// end is held while the run's last record is saved, and ended is set before it is let
+	// go: a cancel takes end too, so it never cancels (and answers 202 for) a run whose
+	// record already says it stopped.
+	end   sync.Mutex
+	ended bool
+
 	mu     sync.Mutex
 	events []runtime.Event
 	// mark is when the stage before ended (or the run began), for the stage histogram.
@@ -163,7 +169,14 @@ func (t *tracker) Save(rec *runtime.Record) error {
 			}
 		}
 	}
+	if lr != nil {
+		lr.end.Lock()
+	}
 	err := s.store.Save(rec)
+	if lr != nil {
+		lr.ended = true
+		lr.end.Unlock()
+	}
 	if err != nil {
 		s.log.Error("saving a run record failed", "run", rec.RunID, "error", err)
 	}
@@ -216,12 +229,18 @@ func (s *Server) onEvent(e runtime.Event) {
 	s.pokes.poke(e.RunID)
 }
 
-// cancelLocal cancels run id if it runs here.
+// cancelLocal cancels run id if it runs here: false when it does not, or once the record
+// that says it stopped is saved (a cancel that comes during that save waits for it).
 func (s *Server) cancelLocal(id string, why error) bool {
 	s.mu.Lock()
 	lr := s.live[id]
 	s.mu.Unlock()
 	if lr == nil {
+		return false
+	}
+	lr.end.Lock()
+	defer lr.end.Unlock()
+	if lr.ended {
 		return false
 	}
 	lr.cancel(why)
