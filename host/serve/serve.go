@@ -112,6 +112,12 @@ type Server struct {
 
 	mu   sync.Mutex
 	live map[string]*liveRun
+	// beginning holds runs this process is taking in the store (Begin, before they are
+	// live), each with whether another process asked to cancel it meanwhile.
+	beginning map[string]bool
+	// recheck asks the lease loop to renew and look for cancel requests now, not at its
+	// next tick: the store's notes may have been missed.
+	recheck chan struct{}
 	// abandoned holds runs Close saved as interrupted without their runtime.
 	abandoned map[string]bool
 	slots     chan struct{}
@@ -149,8 +155,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, now: cfg.Now,
-		live: map[string]*liveRun{}, abandoned: map[string]bool{}, slots: make(chan struct{}, cfg.MaxRuns),
-		pokes: pokes{m: map[string]chan struct{}{}},
+		live: map[string]*liveRun{}, beginning: map[string]bool{}, abandoned: map[string]bool{}, slots: make(chan struct{}, cfg.MaxRuns),
+		recheck: make(chan struct{}, 1),
+		pokes:   pokes{m: map[string]chan struct{}{}},
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -250,6 +257,7 @@ func (s *Server) Start() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-s.recheck:
 			}
 			ids, err := s.store.Keep(ctx)
 			switch {
@@ -264,7 +272,7 @@ func (s *Server) Start() {
 				}
 			}
 			for _, id := range ids {
-				s.cancelLocal(id, errCancelled)
+				s.cancelNoted(id)
 			}
 			lost, err := s.store.Expire(ctx)
 			if err != nil && ctx.Err() == nil {
@@ -280,11 +288,13 @@ func (s *Server) Start() {
 	s.bg.Go(func() {
 		s.store.Listen(ctx, func(n runstore.Note) {
 			if n.RunID == "" {
+				// Listening (again): a cancel asked while no one listened is found now.
+				s.recheckNow()
 				s.pokes.pokeAll()
 				return
 			}
 			if n.Kind == runstore.NoteCancel {
-				s.cancelLocal(n.RunID, errCancelled)
+				s.cancelNoted(n.RunID)
 			}
 			s.pokes.poke(n.RunID)
 		})

@@ -120,6 +120,11 @@ func (t *tracker) Latest() (string, error)                 { return t.s.store.La
 // only one signal wins) and makes it live here.
 func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Context, error) {
 	s := t.s
+	// From the moment the store holds the run, another process may ask to cancel it: a
+	// note that comes before the run is live here is kept in beginning, not lost.
+	s.mu.Lock()
+	s.beginning[rec.RunID] = false
+	s.mu.Unlock()
 	var err error
 	if rec.Status == runtime.Running {
 		err = s.store.Start(ctx, rec)
@@ -131,14 +136,22 @@ func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Conte
 		err = s.store.Claim(ctx, rec, sig)
 	}
 	if err != nil {
+		s.mu.Lock()
+		delete(s.beginning, rec.RunID)
+		s.mu.Unlock()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
 		events: append([]runtime.Event(nil), rec.Events...), mark: s.now()}
 	s.mu.Lock()
+	cancelled := s.beginning[rec.RunID]
+	delete(s.beginning, rec.RunID)
 	s.live[rec.RunID] = lr
 	s.mu.Unlock()
+	if cancelled {
+		cancel(errCancelled)
+	}
 	s.metrics.running.Inc()
 	if ch, ok := ctx.Value(beganKey{}).(chan<- string); ok {
 		select {
@@ -245,6 +258,25 @@ func (s *Server) cancelLocal(id string, why error) bool {
 	}
 	lr.cancel(why)
 	return true
+}
+
+// cancelNoted cancels run id, which another process asked to cancel through the store, if
+// it runs here or is being taken here (then as soon as it is live).
+func (s *Server) cancelNoted(id string) {
+	s.mu.Lock()
+	if _, ok := s.beginning[id]; ok {
+		s.beginning[id] = true
+	}
+	s.mu.Unlock()
+	s.cancelLocal(id, errCancelled)
+}
+
+// recheckNow asks the lease loop to look for cancel requests now.
+func (s *Server) recheckNow() {
+	select {
+	case s.recheck <- struct{}{}:
+	default:
+	}
 }
 
 // cancelAll cancels every run running here.
