@@ -507,6 +507,9 @@ func TestBrowserApproval(t *testing.T) {
 				do(t, ctx, "type the reason", chromedp.SendKeys(chromedp.CSS("#reason"), "write to drafts/ instead"))
 			}
 			do(t, ctx, decision, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#wait button[value=%s]`, decision))))
+			// The page the answer leads to, loaded whole: the page clicked on follows the run
+			// too, and may show it completed while the browser is still loading the next.
+			waitJS(t, ctx, "the answer sent", fmt.Sprintf(`location.search === "?sent=%s" && document.readyState === "complete"`, decision))
 			waitJS(t, ctx, "the run completes", `document.querySelector("#head .status").textContent === "completed"`)
 			out := eval[string](t, ctx, `document.querySelector("#outcome").innerText`)
 			tl := eval[string](t, ctx, `[...document.querySelectorAll(".entry.agent_tool")].map(e => e.innerText).join("\n")`)
