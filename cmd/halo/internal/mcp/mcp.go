@@ -116,31 +116,9 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	prog, diags := lang.Load(f.Dir, paths)
-	if diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, cmdutil.Silent(cmdutil.ExitFailed)
-	}
-	if len(prog.Files) == 0 {
-		return nil, fmt.Errorf("%s: no .halo file", strings.Join(paths, ", "))
-	}
-	build := opts.Registry
-	if build == nil {
-		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
-			set, err := providers.Build(f, dir)
-			if err != nil {
-				return nil, err
-			}
-			return set.Registry, nil
-		}
-	}
-	reg, err := build(f, f.Dir)
+	prog, reg, err := providers.LoadProgram(f, paths, opts.Registry)
 	if err != nil {
 		return nil, err
-	}
-	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	hasPipeline := false
 	for _, d := range prog.Decls() {
@@ -210,12 +188,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, d.String())
-	}
 }
 
 // HTTPEnabled reads halo.json in dir and reports whether /mcp is on: `"mcp": false` turns

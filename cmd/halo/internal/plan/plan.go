@@ -17,7 +17,6 @@ import (
 	"github.com/halo-lang/halo/host/lang"
 	hplan "github.com/halo-lang/halo/host/plan"
 	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -83,31 +82,9 @@ func planRun(opts *Options) error {
 	if opts.ValueTokens < 1 {
 		return cmdutil.FlagError("--value-tokens %d: want a number of tokens, 1 or more", opts.ValueTokens)
 	}
-	prog, diags := lang.Load(f.Dir, []string{opts.File})
-	if diags.HasErrors() {
-		printDiags(f, diags)
-		return cmdutil.Silent(cmdutil.ExitFailed)
-	}
-	if len(prog.Files) == 0 {
-		return fmt.Errorf("%s: no .halo file", opts.File)
-	}
-	build := opts.Registry
-	if build == nil {
-		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
-			set, err := providers.Build(f, dir)
-			if err != nil {
-				return nil, err
-			}
-			return set.Registry, nil
-		}
-	}
-	reg, err := build(f, f.Dir)
+	prog, reg, err := providers.LoadProgram(f, []string{opts.File}, opts.Registry)
 	if err != nil {
 		return err
-	}
-	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
-		printDiags(f, diags)
-		return cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	var names []string
 	if opts.Pipeline != "" {
@@ -154,12 +131,6 @@ func pipelines(prog *lang.Program) []string {
 		}
 	}
 	return out
-}
-
-func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
-	}
 }
 
 // Print writes p as text.

@@ -23,7 +23,6 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
 )
@@ -167,32 +166,9 @@ func (s *Session) Close() error {
 // Open loads and validates s.File and makes its runtime: the tool registry, mocks, the
 // events file and the run store (.halo/runs in the working folder).
 func Open(f *cmdutil.Factory, s Session) (*Session, error) {
-	prog, diags := lang.Load(f.Dir, []string{s.File})
-	if err := diags.Err(); err != nil {
-		printDiags(f, diags)
-		return nil, cmdutil.Silent(cmdutil.ExitFailed)
-	}
-	if len(prog.Files) == 0 {
-		return nil, fmt.Errorf("%s: no .halo file", s.File)
-	}
-	build := s.Registry
-	if build == nil {
-		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
-			set, err := providers.Build(f, dir)
-			if err != nil {
-				return nil, err
-			}
-			return set.Registry, nil
-		}
-	}
-	reg, err := build(f, f.Dir)
+	prog, reg, err := providers.LoadProgram(f, []string{s.File}, s.Registry)
 	if err != nil {
 		return nil, err
-	}
-	diags = runtime.Validate(prog, reg)
-	if diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	var mocks *runtime.Mocks
 	if s.Mocks != "" {
@@ -261,13 +237,6 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	}
 	s.Runtime = rt
 	return &s, nil
-}
-
-// printDiags writes diagnostics, which quote the .halo files (a cloned repository's text).
-func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
-	}
 }
 
 // spinnerEvery is how often the progress line is redrawn.

@@ -155,31 +155,9 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 		paths = []string{"."}
 	}
 	var rc runtime.Config
-	prog, diags := lang.Load(f.Dir, paths)
-	if diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
-	}
-	if len(prog.Files) == 0 {
-		return nil, rc, fmt.Errorf("%s: no .halo file", strings.Join(paths, ", "))
-	}
-	build := opts.Registry
-	if build == nil {
-		build = func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
-			set, err := providers.Build(f, dir)
-			if err != nil {
-				return nil, err
-			}
-			return set.Registry, nil
-		}
-	}
-	reg, err := build(f, f.Dir)
+	prog, reg, err := providers.LoadProgram(f, paths, opts.Registry)
 	if err != nil {
 		return nil, rc, err
-	}
-	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
-		printDiags(f, diags)
-		return nil, rc, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	has := false
 	for _, d := range prog.Decls() {
@@ -206,12 +184,6 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 	}
 	rc = runtime.Config{Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
 	return prog, rc, nil
-}
-
-func printDiags(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, d.String())
-	}
 }
 
 // openStore opens the run store --store names.

@@ -149,7 +149,7 @@ func testRun(ctx context.Context, opts *Options) error {
 	if len(files) == 0 && len(probs) == 0 {
 		return fmt.Errorf("no test cases: no *%s file in %s", Suffix, strings.Join(orDot(opts.Paths), ", "))
 	}
-	reg, err := buildRegistry(opts)
+	reg, err := providers.Registry(opts.F, opts.Registry)
 	if err != nil {
 		return err
 	}
@@ -307,17 +307,6 @@ func caseWhere(c *Case) string {
 		return fmt.Sprintf("case %d: ", c.Index)
 	}
 	return ""
-}
-
-func buildRegistry(opts *Options) (*tool.Registry, error) {
-	if opts.Registry != nil {
-		return opts.Registry(opts.F, opts.F.Dir)
-	}
-	set, err := providers.Build(opts.F, opts.F.Dir)
-	if err != nil {
-		return nil, err
-	}
-	return set.Registry, nil
 }
 
 // runCase runs one case and checks its run against its expect.
