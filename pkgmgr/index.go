@@ -47,6 +47,8 @@ type IndexVersion struct {
 	Providers   []string    `json:"providers"`
 	Permissions Permissions `json:"permissions"`
 	PublishedAt string      `json:"publishedAt"`
+	// Signature is the publisher's signature of the file, when it is signed.
+	Signature *Signature `json:"signature,omitempty"`
 }
 
 // ParseIndex reads an index.json.
@@ -294,6 +296,18 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // sha256, providers, permissions and the time. A version already published is refused;
 // latest moves only forward.
 func Publish(indexPath string, data []byte, now time.Time) (*Package, *IndexVersion, error) {
+	return PublishWith(indexPath, data, now, PublishOptions{})
+}
+
+// PublishOptions configure PublishWith.
+type PublishOptions struct {
+	// Sign, when set, signs the package: the signature goes into the index and into
+	// packages/<name>-<version>.halotool.minisig beside the file (see sign.go).
+	Sign *SignKey
+}
+
+// PublishWith is Publish with options.
+func PublishWith(indexPath string, data []byte, now time.Time, opts PublishOptions) (*Package, *IndexVersion, error) {
 	pkg, err := ReadPackage(data)
 	if err != nil {
 		return nil, nil, err
@@ -331,6 +345,11 @@ func Publish(indexPath string, data []byte, now time.Time) (*Package, *IndexVers
 		File: rel, SHA256: pkg.SHA256, Providers: m.ProviderNames(), Permissions: pkg.Permissions(),
 		PublishedAt: now.UTC().Format("2006-01-02T15:04:05.000Z"),
 	}
+	if opts.Sign != nil {
+		if v.Signature, err = opts.Sign.signPackage(pkg, now); err != nil {
+			return nil, nil, err
+		}
+	}
 	entry.Versions[m.Version] = v
 	if entry.Latest == "" || CompareVersions(m.Version, entry.Latest) > 0 {
 		entry.Latest = m.Version
@@ -346,8 +365,17 @@ func Publish(indexPath string, data []byte, now time.Time) (*Package, *IndexVers
 	if err := writeAtomic(target, data, 0o644); err != nil {
 		return nil, nil, err
 	}
+	if v.Signature != nil {
+		if err := writeAtomic(target+SignatureExt, []byte(v.Signature.Minisig), 0o644); err != nil {
+			os.Remove(target)
+			return nil, nil, err
+		}
+	}
 	if err := writeAtomic(indexPath, out, 0o644); err != nil {
 		os.Remove(target)
+		if v.Signature != nil {
+			os.Remove(target + SignatureExt)
+		}
 		return nil, nil, err
 	}
 	return pkg, v, nil

@@ -25,6 +25,8 @@ const (
 // A Lock is halo.lock: every installed package, pinned.
 type Lock struct {
 	Tools map[string]*LockEntry `json:"tools"`
+	// MCP pins MCP servers' tool definitions (see pins.go).
+	MCP MCPPins `json:"mcp,omitempty"`
 }
 
 // A LockEntry pins one package.
@@ -36,6 +38,9 @@ type LockEntry struct {
 	SHA256      string      `json:"sha256"`
 	Providers   []string    `json:"providers"`
 	Permissions Permissions `json:"permissions"`
+	// Signature is the package's signature and its publisher, when it is signed; halo
+	// install verifies it again with the key the user trusts for that publisher.
+	Signature *Signature `json:"signature,omitempty"`
 }
 
 // ReadLock reads dir/halo.lock; a missing file is an empty lock.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A Project is the package state of one project folder: halo.lock and .halo/tools/, and the
@@ -37,6 +38,11 @@ type Project struct {
 	// Warn receives warnings, such as a .halo/trust.json in the project being ignored; nil
 	// drops them.
 	Warn func(msg string)
+	// BuiltInKeys are publisher keys trusted without asking: the project's own, whose public
+	// half ships in the binary (see keys.go).
+	BuiltInKeys []PublisherKey
+	// Now stamps keys the user accepts; nil means time.Now.
+	Now func() time.Time
 
 	warnedTrust bool
 }
@@ -101,15 +107,18 @@ func (p *Project) registryOptions() RegistryOptions {
 
 // fetchSpec reads the package a spec names and says how the lock records its source, and the
 // sha256 it must have ("" when nothing says).
-func (p *Project) fetchSpec(ctx context.Context, s Spec, dir string) (pkg *Package, source, want string, err error) {
+func (p *Project) fetchSpec(ctx context.Context, s Spec, dir string) (pkg *Package, source, want string, sig *Signature, err error) {
 	switch {
 	case s.URL != "":
 		b, err := Download(ctx, p.Registries.Client, s.URL)
 		if err != nil {
-			return nil, "", "", err
+			return nil, "", "", nil, err
 		}
-		pkg, err = ReadPackage(b)
-		return pkg, s.URL, "", err
+		if pkg, err = ReadPackage(b); err != nil {
+			return nil, "", "", nil, err
+		}
+		sig, err = p.fetchSignature(ctx, s, "")
+		return pkg, s.URL, "", sig, err
 	case s.Path != "":
 		abs := s.Path
 		if !filepath.IsAbs(abs) {
@@ -117,19 +126,20 @@ func (p *Project) fetchSpec(ctx context.Context, s Spec, dir string) (pkg *Packa
 		}
 		pkg, err = p.readPath(ctx, abs)
 		if err != nil {
-			return nil, "", "", err
+			return nil, "", "", nil, err
 		}
-		return pkg, p.pathSource(abs), "", nil
+		sig, err = p.fetchSignature(ctx, s, abs)
+		return pkg, p.pathSource(abs), "", sig, err
 	}
 	reg, err := OpenRegistry(p.Registry, p.registryOptions())
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	pkg, version, v, err := fetchFromRegistry(ctx, reg, s.Name, s.Version)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
-	return pkg, "registry:" + reg.Source + "#" + s.Name + "@" + version, v.SHA256, nil
+	return pkg, "registry:" + reg.Source + "#" + s.Name + "@" + version, v.SHA256, v.Signature, nil
 }
 
 func fetchFromRegistry(ctx context.Context, reg *Registry, name, version string) (*Package, string, *IndexVersion, error) {
@@ -235,6 +245,8 @@ type AddOptions struct {
 	Trust bool
 	// Dir resolves a relative path spec (the working folder); "" means the project folder.
 	Dir string
+	// AcceptKey is the id of a publisher's key the user accepts on first sight (--accept-key).
+	AcceptKey string
 	// Check, when not nil, is called with the fetched package once it may be installed
 	// (checksum, names and trust all pass) and before anything is written; an error refuses
 	// the package. The CLI starts a module's plugin here to see that it serves its providers.
@@ -255,7 +267,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if err := p.checkState(); err != nil {
 		return nil, err
 	}
-	pkg, source, want, err := p.fetchSpec(ctx, s, dir)
+	pkg, source, want, sig, err := p.fetchSpec(ctx, s, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -271,11 +283,19 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 		return nil, err
 	}
 	name := pkg.Manifest.Name
+	keys, err := p.Keys()
+	if err != nil {
+		return nil, err
+	}
+	signed, pin, err := checkSigned(spec, pkg, sig, lock.Tools[name], []string{opts.AcceptKey}, keys, "halo add "+spec)
+	if err != nil {
+		return nil, err
+	}
 	entry := &LockEntry{
 		Version: pkg.Manifest.Version, Source: source, SHA256: pkg.SHA256,
-		Providers: pkg.Manifest.ProviderNames(), Permissions: pkg.Permissions(),
+		Providers: pkg.Manifest.ProviderNames(), Permissions: pkg.Permissions(), Signature: signed,
 	}
-	next := &Lock{Tools: map[string]*LockEntry{}}
+	next := &Lock{Tools: map[string]*LockEntry{}, MCP: lock.MCP}
 	for n, e := range lock.Tools {
 		next.Tools[n] = e
 	}
@@ -284,6 +304,9 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 		return nil, err
 	}
 	ch := change{lock: next, install: []*Package{pkg}}
+	if pin != nil {
+		ch.keys = append(ch.keys, *pin)
+	}
 	if entry.Permissions.NeedsTrust() && !trust.Trusts(name, pkg.SHA256) {
 		if !opts.Trust {
 			err := untrusted([]string{name}, "halo add "+spec+" --trust")
@@ -379,6 +402,8 @@ func (p *Project) Remove(name string) (*LockEntry, error) {
 type InstallOptions struct {
 	// Trust trusts every package in the lock that runs code.
 	Trust bool
+	// AcceptKeys are ids of publisher keys the user accepts on first sight (--accept-key).
+	AcceptKeys []string
 }
 
 // An InstallReport says what Install did.
@@ -413,6 +438,10 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 	if err := p.checkProviders(lock); err != nil {
 		return nil, err
 	}
+	keys, err := p.Keys()
+	if err != nil {
+		return nil, err
+	}
 	rep := &InstallReport{}
 	ch := change{}
 	var untrustedNames []string
@@ -427,6 +456,10 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 			rep.Fetched = append(rep.Fetched, name)
 		}
 		if err := checkLocked(name, e, pkg); err != nil {
+			return nil, err
+		}
+		// The signature halo.lock recorded is verified again, with the key this user trusts.
+		if err := checkLockedSignature(name, e, pkg, opts.AcceptKeys, &keys, &ch); err != nil {
 			return nil, err
 		}
 		if e.Permissions.NeedsTrust() || pkg.Permissions().NeedsTrust() {
@@ -475,7 +508,7 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 		}
 	}
 	s.Close()
-	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil {
+	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil || len(ch.keys) > 0 {
 		if err := p.apply(ch); err != nil {
 			return nil, err
 		}
@@ -647,6 +680,8 @@ type change struct {
 	install []*Package
 	// remove deletes these packages' folders.
 	remove []string
+	// keys are publisher keys the user accepted, added to the user's trust file.
+	keys []PublisherKey
 }
 
 // apply makes the change or, on any failure, leaves halo.lock, the user's trust file and
@@ -717,11 +752,12 @@ func (p *Project) apply(ch change) (err error) {
 		}
 	}
 	var trustData []byte
-	if ch.trust != nil {
-		if trustData, err = p.trustChange(ch.trust); err != nil {
+	if ch.trust != nil || len(ch.keys) > 0 {
+		if trustData, err = p.trustChange(ch.trust, ch.keys); err != nil {
 			return err
 		}
 	}
+	trustChanged := trustData != nil
 	// Snapshots of the two files, restored byte for byte on failure.
 	lockPath := filepath.Join(p.Dir, LockFile)
 	trustPath := p.TrustFile
@@ -729,7 +765,7 @@ func (p *Project) apply(ch change) (err error) {
 		path    string
 		mode    os.FileMode
 		replace bool
-	}{{lockPath, 0o644, ch.lock != nil}, {trustPath, 0o600, ch.trust != nil}} {
+	}{{lockPath, 0o644, ch.lock != nil}, {trustPath, 0o600, trustChanged}} {
 		if !f.replace {
 			continue
 		}
@@ -769,7 +805,7 @@ func (p *Project) apply(ch change) (err error) {
 			return err
 		}
 	}
-	if ch.trust != nil {
+	if trustChanged {
 		if err = os.MkdirAll(filepath.Dir(trustPath), 0o700); err != nil {
 			return fmt.Errorf("record trust: %w", err)
 		}

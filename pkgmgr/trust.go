@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // TrustFormat is the format tag of the user's trust store.
@@ -30,6 +31,8 @@ func (t *Trust) Trusts(name, sha256 string) bool {
 type trustStore struct {
 	Format   string                       `json:"format"`
 	Projects map[string]map[string]string `json:"projects"`
+	// Publishers are the publisher keys this user trusts, by publisher (see keys.go).
+	Publishers map[string][]PublisherKey `json:"publishers,omitempty"`
 }
 
 // projectKey is the project folder as the trust store names it.
@@ -105,8 +108,9 @@ func (p *Project) warnProjectTrust() {
 	p.Warn(fmt.Sprintf("%s/%s is ignored: a repository cannot grant trust; trust is kept per user, in %s (run halo install --trust after reading halo.lock)", StateDir, ProjectTrustFile, where))
 }
 
-// trustChange returns the user's trust file with this project's entry replaced by t.
-func (p *Project) trustChange(t *Trust) ([]byte, error) {
+// trustChange returns the user's trust file with this project's entry replaced by t (when
+// not nil) and the publisher keys added.
+func (p *Project) trustChange(t *Trust, keys []PublisherKey) ([]byte, error) {
 	if p.TrustFile == "" {
 		return nil, errorf(CodeUntrusted, "--trust needs a place for this user's trust decisions: set HOME (or XDG_CONFIG_HOME)")
 	}
@@ -118,10 +122,15 @@ func (p *Project) trustChange(t *Trust) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(t.Trusted) == 0 {
+	switch {
+	case t == nil:
+	case len(t.Trusted) == 0:
 		delete(ts.Projects, key)
-	} else {
+	default:
 		ts.Projects[key] = t.Trusted
+	}
+	if len(keys) > 0 {
+		withKeys(ts, keys, nil, p.now().UTC().Format(time.RFC3339))
 	}
 	b, err := json.MarshalIndent(ts, "", "  ")
 	if err != nil {

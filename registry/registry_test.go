@@ -26,7 +26,7 @@ func TestCommittedRegistryIsFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(out, "index.json"), idx, 0o644)
-	if err := generate.Generate(context.Background(), "src", out, time.Now()); err != nil {
+	if err := generate.Generate(context.Background(), "src", out, time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 	compareTrees(t, out, ".", "index.json")

@@ -74,3 +74,16 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
+
+# The minisign tool (Debian's package), to prove that package signatures from halo publish
+# --sign verify with it (cmd/halo/testdata/trustscript/sign_*.txtar).
+if ! command -v minisign >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "-- apt-get install minisign"
+    apt-get install -y --no-install-recommends minisign >/dev/null ||
+      { apt-get update >/dev/null && apt-get install -y --no-install-recommends minisign >/dev/null; }
+  else
+    echo "setup-test-deps: the signature tests need the minisign tool (Debian: apt-get install -y minisign)" >&2
+    exit 1
+  fi
+fi

@@ -251,7 +251,9 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 			fb = stages[i+1]
 		}
 		rn.stageIn[i] = value
+		end := rn.markStage(ctx, i, st)
 		out, jump, err := rn.stage(ctx, i, st, value, fb)
+		end(err)
 		if err != nil {
 			var pause *errPause
 			if errors.As(err, &pause) {
@@ -266,7 +268,9 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 			if fb != nil && ctx.Err() == nil {
 				rn.st.set("error", map[string]any{"code": codeOf(err), "message": err.Error(), "at": st.Pos.String()})
 				rn.stageIn[i+1] = value
+				end := rn.markStage(ctx, i+1, fb)
 				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
+				end(err)
 				if err != nil {
 					if errors.As(err, &pause) {
 						pause.place(i + 1)

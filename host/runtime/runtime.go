@@ -50,6 +50,9 @@ type Config struct {
 	// OnEvent receives every event as it happens (halo run --events). It is called from
 	// the goroutine that made the event, one call at a time.
 	OnEvent func(Event)
+	// OnMark, when set, is told as each run and each stage of its pipeline begin and end
+	// (telemetry; see Mark).
+	OnMark MarkFunc
 	// OnInterrupt, when set, is asked before a run pauses: at a |! yield (channel "yield",
 	// the question as message) and a ~> listen (the channel's name). Its answer becomes the
 	// stage's value and the run goes on; with no answer the run pauses as it would without
@@ -248,7 +251,9 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 			return nil, err
 		}
 	}
+	marked := rn.markRun(ctx, false)
 	res := rn.exec(ctx, 0, nil, false)
+	marked(res)
 	return res, rn.save(res)
 }
 
@@ -333,7 +338,9 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	}
 	r.cfg.Mocks.seek(rec.Mocks)
 	defer rn.close()
+	marked := rn.markRun(ctx, true)
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)
+	marked(res)
 	return res, rn.save(res)
 }
 

@@ -3,6 +3,7 @@
 //	go run ./registry/gen          # index.json and packages/ (committed; http and mcp packages)
 //	go run ./registry/gen -local   # local/ (not committed): module packages, built for every platform they list
 //	go run ./registry/gen -local -platform linux/amd64   # only some platforms (a quicker local build)
+//	go run ./registry/gen -sign KEY  # index.json and packages/, every package signed with the project's key
 //
 // Run it from the repository root after changing a package under registry/src; the test in
 // registry/ fails while the committed files are stale.
@@ -26,6 +27,7 @@ func main() {
 	local := flag.Bool("local", false, "build the module packages (world-time) into registry/local, for every platform their manifests list")
 	only := flag.String("platform", "", "with -local: build only these platforms (comma-separated GOOS/GOARCH); the package then differs from the released one")
 	root := flag.String("root", "registry", "the registry folder")
+	signWith := flag.String("sign", "", "sign every package with the project's secret key `FILE` (password in HALO_SIGN_PASSWORD when it is encrypted)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -44,13 +46,30 @@ func main() {
 	}
 	var err error
 	if *local {
-		opts := pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", os.Environ())}
-		if *only != "" {
-			opts.Platforms = strings.Split(*only, ",")
+		// Packages built here are signed with a key made for this build, whose public half
+		// (local/build.pub) the halo binary embeds beside the project's key; its secret half
+		// is never written, so nothing else can be signed with it.
+		var key *pkgmgr.SignKey
+		if key, err = pkgmgr.GenerateSignKey(); err == nil {
+			opts := pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", os.Environ())}
+			if *only != "" {
+				opts.Platforms = strings.Split(*only, ",")
+			}
+			if err = generate.GenerateLocal(ctx, src, *root+"/local", now, opts, key); err == nil {
+				err = os.WriteFile(*root+"/local/build.pub", key.PublicKeyFile(), 0o644)
+			}
 		}
-		err = generate.GenerateLocal(ctx, src, *root+"/local", now, opts)
 	} else {
-		err = generate.Generate(ctx, src, *root, now)
+		var key *pkgmgr.SignKey
+		if *signWith != "" {
+			var text []byte
+			if text, err = os.ReadFile(*signWith); err == nil {
+				key, err = pkgmgr.NewSignKey(text, func() (string, error) { return os.Getenv("HALO_SIGN_PASSWORD"), nil })
+			}
+		}
+		if err == nil {
+			err = generate.Generate(ctx, src, *root, now, key)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)

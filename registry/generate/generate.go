@@ -27,19 +27,21 @@ func IsLocal(m *pkgmgr.Manifest) bool {
 
 // Generate rebuilds outDir/index.json and outDir/packages/ from the package folders in srcDir,
 // skipping module packages (GenerateLocal builds those). A version whose file is unchanged
-// keeps its publishedAt from the index already in outDir, so regenerating an up-to-date
-// registry changes nothing.
-func Generate(ctx context.Context, srcDir, outDir string, now time.Time) error {
-	return generate(ctx, srcDir, outDir, now, false, pkgmgr.PackOptions{})
+// keeps its publishedAt and its signature from the index already in outDir, so regenerating
+// an up-to-date registry changes nothing. sign, when not nil, signs every package (the
+// project's key: see keys.go); without it a changed package is left unsigned, which
+// TestCommittedRegistryIsSigned refuses.
+func Generate(ctx context.Context, srcDir, outDir string, now time.Time, sign *pkgmgr.SignKey) error {
+	return generate(ctx, srcDir, outDir, now, false, pkgmgr.PackOptions{}, sign)
 }
 
 // GenerateLocal builds the module packages of srcDir for the given platforms into outDir
-// (registry/local), with opts.Build compiling their plugins.
-func GenerateLocal(ctx context.Context, srcDir, outDir string, now time.Time, opts pkgmgr.PackOptions) error {
-	return generate(ctx, srcDir, outDir, now, true, opts)
+// (registry/local), with opts.Build compiling their plugins, and signs them with sign.
+func GenerateLocal(ctx context.Context, srcDir, outDir string, now time.Time, opts pkgmgr.PackOptions, sign *pkgmgr.SignKey) error {
+	return generate(ctx, srcDir, outDir, now, true, opts, sign)
 }
 
-func generate(ctx context.Context, srcDir, outDir string, now time.Time, local bool, opts pkgmgr.PackOptions) error {
+func generate(ctx context.Context, srcDir, outDir string, now time.Time, local bool, opts pkgmgr.PackOptions, sign *pkgmgr.SignKey) error {
 	prev := &pkgmgr.Index{Packages: map[string]*pkgmgr.IndexPackage{}}
 	if b, err := os.ReadFile(filepath.Join(outDir, "index.json")); err == nil {
 		if p, err := pkgmgr.ParseIndex(b); err == nil {
@@ -77,16 +79,22 @@ func generate(ctx context.Context, srcDir, outDir string, now time.Time, local b
 		}
 		rel := "packages/" + pkg.FileName()
 		published := now.UTC().Format("2006-01-02T15:04:05.000Z")
+		var sig *pkgmgr.Signature
 		if pp, ok := prev.Packages[m.Name]; ok {
 			if pv, ok := pp.Versions[m.Version]; ok && pv.SHA256 == pkg.SHA256 {
-				published = pv.PublishedAt
+				published, sig = pv.PublishedAt, pv.Signature
+			}
+		}
+		if sign != nil {
+			if sig, err = sign.Sign(pkg, now); err != nil {
+				return fmt.Errorf("%s: %w", e.Name(), err)
 			}
 		}
 		idx.Packages[m.Name] = &pkgmgr.IndexPackage{
 			Description: m.Description, Publisher: m.Publisher, Latest: m.Version,
 			Versions: map[string]*pkgmgr.IndexVersion{m.Version: {
 				File: rel, SHA256: pkg.SHA256, Providers: m.ProviderNames(),
-				Permissions: pkg.Permissions(), PublishedAt: published,
+				Permissions: pkg.Permissions(), PublishedAt: published, Signature: sig,
 			}},
 		}
 		written[rel] = pkg.Bytes

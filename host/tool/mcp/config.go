@@ -48,6 +48,8 @@ type Config struct {
 	Logger hclog.Logger
 	// HTTPClient, when not nil, carries HTTP requests (tests hand in httptest's client).
 	HTTPClient *http.Client
+	// Sandbox, when not nil, confines a stdio server (confine.go).
+	Sandbox *Confinement
 }
 
 // A Problem is one thing wrong with a declaration's options. halo validate prints each one
@@ -64,6 +66,10 @@ var optionTransport = map[string]string{
 	"timeout_ms": "",
 	// tool.MaxResultOption
 	"max_result_bytes": "",
+	// confine.go
+	"sandbox": "stdio",
+	"paths":   "stdio",
+	"hosts":   "stdio",
 }
 
 // envName is what a variable name listed in env: must look like.
@@ -124,7 +130,7 @@ func CheckDeclaration(d tool.Declaration) []Problem {
 		v := d.Named[k]
 		want, known := optionTransport[k]
 		if !known {
-			add(k, "unknown option; MCP takes url:, apiKey:, headers:, env:, cwd:, timeout_ms: and max_result_bytes:")
+			add(k, "unknown option; MCP takes url:, apiKey:, headers:, env:, cwd:, timeout_ms:, max_result_bytes:, sandbox:, paths: and hosts:")
 			continue
 		}
 		if want != "" && transport != "" && want != transport {
@@ -157,6 +163,10 @@ func CheckDeclaration(d tool.Declaration) []Problem {
 		case tool.MaxResultOption:
 			if _, err := tool.MaxResultBytesOf(d.Named); err != nil {
 				add(k, "must be a positive whole number of bytes, such as 67108864 for 64 MiB")
+			}
+		case "sandbox", "paths", "hosts":
+			if msg := checkConfinement(k, v); msg != "" {
+				add(k, "%s", msg)
 			}
 		}
 	}
@@ -322,8 +332,8 @@ type Package struct {
 
 // PackageConfig builds the Config of a declaration of an mcp package's provider. The
 // manifest fixes the command or URL and the environment; the declaration may add apiKey:,
-// headers:, cwd:, timeout_ms: and max_result_bytes: but cannot point the provider at another
-// command, URL or environment.
+// headers:, cwd:, timeout_ms:, max_result_bytes:, sandbox:, paths: and hosts:, but cannot
+// point the provider at another command, URL or environment.
 func PackageConfig(pkg Package, d tool.Declaration) (Config, error) {
 	var ps []Problem
 	if len(d.Args) > 0 {

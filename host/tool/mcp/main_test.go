@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/halo-lang/halo/host/tool/mcp/internal/testserver"
+	"github.com/halo-lang/halo/host/tool/sandbox"
 )
 
 // serverFlag makes the test binary act as the test MCP server over stdio, so stdio tests
@@ -29,6 +30,10 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) > 2 && os.Args[1] == hostileFlag {
 		os.Exit(serveHostile(os.Args[2]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		// The sandbox wrapper a confined server starts through (confine_test.go).
+		os.Exit(sandbox.Main(os.Args[2:], os.Environ(), os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -63,6 +63,7 @@ type stdioTransport struct {
 	dir     string
 	logger  hclog.Logger
 	maxLine int // the longest message the server may send, in bytes
+	sandbox *Confinement
 
 	cmd     *exec.Cmd
 	stdin   *os.File
@@ -116,6 +117,7 @@ func newStdioTransport(cfg Config, logger hclog.Logger) *stdioTransport {
 	}
 	return &stdioTransport{
 		name:          cfg.Name,
+		sandbox:       cfg.Sandbox,
 		argv:          cfg.Command,
 		env:           env,
 		dir:           cfg.Dir,
@@ -177,6 +179,12 @@ func (t *stdioTransport) Start(context.Context) error {
 	if err != nil {
 		return &tool.Error{Code: tool.CodeToolConfig, Message: "cannot start the MCP server: " + err.Error(), Err: err}
 	}
+	argv := t.argv
+	if t.sandbox != nil {
+		if path, argv, err = t.sandbox.wrap(path, argv, t.dir); err != nil {
+			return &tool.Error{Code: tool.CodeToolConfig, Message: "cannot confine the MCP server: " + err.Error(), Err: err}
+		}
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -197,7 +205,7 @@ func (t *stdioTransport) Start(context.Context) error {
 	}
 	t.cmd = &exec.Cmd{
 		Path:        path,
-		Args:        t.argv,
+		Args:        argv,
 		Env:         t.env,
 		Dir:         t.dir,
 		Stdin:       inR,

@@ -26,6 +26,9 @@ type Options struct {
 	Registry string
 	JSON     bool
 	ctx      context.Context
+
+	// AcceptKey is --accept-key: a publisher's key id, accepted on first sight.
+	AcceptKey string
 }
 
 // NewCmdAdd builds `halo add`. runF, when not nil, replaces addRun (tests).
@@ -53,6 +56,7 @@ anything fails.`,
 	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "allow a package that runs code, and trust its exact sha256 in this project folder (kept in your own trust file)")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "registry index for a name: a path or an https URL")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.AcceptKey, "accept-key", "", "trust the signing key `ID` of a publisher seen for the first time (halo add says which)")
 	return cmd
 }
 
@@ -65,6 +69,8 @@ type Result struct {
 	Providers   []string           `json:"providers"`
 	Permissions pkgmgr.Permissions `json:"permissions"`
 	Trusted     bool               `json:"trusted"`
+	// Signature is who signed the package, with which key; none when it is unsigned.
+	Signature *pkgmgr.Signature `json:"signature,omitempty"`
 }
 
 func addRun(opts *Options) error {
@@ -86,7 +92,7 @@ func addRun(opts *Options) error {
 		desc = d
 		return err
 	}
-	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust, Check: check})
+	ip, err := pr.Add(opts.ctx, opts.Spec, pkgmgr.AddOptions{Trust: opts.Trust, Check: check, AcceptKey: opts.AcceptKey})
 	if err != nil {
 		var pe *pkgmgr.Error
 		if errors.As(err, &pe) && pe.Permissions != nil {
@@ -106,7 +112,7 @@ func addRun(opts *Options) error {
 	if t, err := pr.Trust(); err == nil {
 		trusted = e.Permissions.NeedsTrust() && t.Trusts(ip.Name, e.SHA256)
 	}
-	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: trusted}
+	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: trusted, Signature: e.Signature}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
@@ -115,6 +121,11 @@ func addRun(opts *Options) error {
 	pkgcmd.PrintPermissions(w, e.Permissions, "    ")
 	if res.Trusted {
 		fmt.Fprintf(w, "    trusted by you in this project: sha256 %s\n", e.SHA256)
+	}
+	if e.Signature != nil {
+		fmt.Fprintf(w, "    signed by %s: key %s\n", e.Signature.Publisher, e.Signature.KeyID)
+	} else {
+		fmt.Fprintf(w, "    signed: no\n")
 	}
 	return nil
 }

@@ -22,6 +22,9 @@ type Options struct {
 	Trust   bool
 	JSON    bool
 	ctx     context.Context
+
+	// AcceptKeys is --accept-key: publisher key ids accepted on first sight.
+	AcceptKeys []string
 }
 
 // NewCmdInstall builds `halo install`. runF, when not nil, replaces installRun (tests).
@@ -49,6 +52,7 @@ Nothing changes on disk when anything fails.`,
 	}
 	cmd.Flags().BoolVar(&opts.Trust, "trust", false, "trust every package in halo.lock that runs code, at its pinned sha256")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringArrayVar(&opts.AcceptKeys, "accept-key", nil, "trust the publisher key `ID` halo.lock's signatures name, seen for the first time (repeatable)")
 	return cmd
 }
 
@@ -76,7 +80,7 @@ func installRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	rep, err := pr.Install(opts.ctx, pkgmgr.InstallOptions{Trust: opts.Trust})
+	rep, err := pr.Install(opts.ctx, pkgmgr.InstallOptions{Trust: opts.Trust, AcceptKeys: opts.AcceptKeys})
 	if err != nil {
 		return err
 	}

@@ -19,10 +19,12 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/telemetry"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -41,6 +43,10 @@ type Options struct {
 	// NoRecords keeps runs out of .halo/runs; only benchmarks use it, to tell the cost of
 	// saving a record from the rest.
 	NoRecords bool
+	// Otel is --otel and --otel-content; Tracer, when not nil, gets the runs' spans (halo
+	// serve hands its own in).
+	Otel   tracing.Flags
+	Tracer *telemetry.Tracer
 }
 
 // NewCmdMCP builds `halo mcp`. runF, when not nil, replaces mcpRun (tests).
@@ -80,11 +86,18 @@ Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
 	fl.StringVar(&opts.Dir, "dir", "", "work in `DIR` (the project folder) instead of the current folder")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
 func mcpRun(ctx context.Context, opts *Options) error {
 	f := opts.F
+	tr, err := opts.Otel.Open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer tracing.Close(tr)
+	opts.Tracer = tr
 	srv, err := Open(f, opts)
 	if err != nil {
 		return err
@@ -151,10 +164,12 @@ func Open(f *cmdutil.Factory, opts *Options) (*mcpserver.Server, error) {
 		// now rather than fail every call.
 		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
 	}
-	rt, err := runtime.New(prog, runtime.Config{
+	cfg := runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
 		Store: store, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
-	})
+	}
+	opts.Tracer.Install(&cfg)
+	rt, err := runtime.New(prog, cfg)
 	if err != nil {
 		return nil, err
 	}

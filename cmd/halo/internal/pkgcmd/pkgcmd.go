@@ -75,6 +75,8 @@ func NewProject(f *cmdutil.Factory, registryLoc string) (*pkgmgr.Project, error)
 		Build:      pkgmgr.GoBuilder("go", f.Env.List()),
 		TrustFile:  TrustFile(f.Env),
 		Warn:       Warn(f),
+		// Publisher keys trusted without asking (issue 18): the project's own.
+		BuiltInKeys: registry.BuiltInKeys(),
 	}, nil
 }
 

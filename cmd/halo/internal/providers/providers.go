@@ -36,7 +36,13 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 		return nil, err
 	}
 	// Installed packages add their providers here (host/tool's package glue).
-	if err := packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f)}); err != nil {
+	var err error
+	if err = packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f)}); err != nil {
+		return nil, err
+	}
+	// MCP servers' tools are pinned in halo.lock on first listing, and stdio servers are
+	// confined when asked (issue 18).
+	if reg, err = pinMCP(reg, projectDir, f.Executable); err != nil {
 		return nil, err
 	}
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil

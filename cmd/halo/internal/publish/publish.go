@@ -24,6 +24,8 @@ type Options struct {
 	File     string
 	Registry string
 	JSON     bool
+	// Sign is --sign KEY: the publisher's secret key file (see halo keygen).
+	Sign string
 }
 
 // NewCmdPublish builds `halo publish`. runF, when not nil, replaces publishRun (tests).
@@ -35,7 +37,12 @@ func NewCmdPublish(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 		Long: `Copy FILE to packages/<name>-<version>.halotool beside the registry's index.json and
 record its sha256, providers, permissions and the time. A version already published is
 refused; latest moves to the new version unless it is older. The index is created when it
-does not exist. Upload the folder to any HTTPS host to share it.`,
+does not exist. Upload the folder to any HTTPS host to share it.
+
+With --sign KEY (a secret key from halo keygen; its password in $HALO_SIGN_PASSWORD when it
+is encrypted), the package is signed: the signature and key id go into the index, and
+packages/<name>-<version>.halotool.minisig beside the file, so anyone can check it with
+minisign -V. A signed package must name its publisher in halo-tool.json.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
@@ -53,6 +60,7 @@ does not exist. Upload the folder to any HTTPS host to share it.`,
 	}
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "the registry's index.json (or its folder) on disk")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.Sign, "sign", "", "sign the package with the secret key `KEY` (from halo keygen)")
 	return cmd
 }
 
@@ -74,7 +82,23 @@ func publishRun(opts *Options) error {
 	if err != nil {
 		return errcode.Wrap(pkgmgr.CodeInvalid, err, "%s: %v", f.Abs(opts.File), err)
 	}
-	pkg, v, err := pkgmgr.Publish(f.Abs(opts.Registry), data, f.Now())
+	var popts pkgmgr.PublishOptions
+	if opts.Sign != "" {
+		text, err := os.ReadFile(f.Abs(opts.Sign))
+		if err != nil {
+			return fmt.Errorf("--sign: %w", err)
+		}
+		if popts.Sign, err = pkgmgr.NewSignKey(text, func() (string, error) {
+			pw, ok := f.Env.Lookup("HALO_SIGN_PASSWORD")
+			if !ok {
+				return "", cmdutil.FlagError("--sign %s: the key is encrypted; set HALO_SIGN_PASSWORD to its password", opts.Sign)
+			}
+			return pw, nil
+		}); err != nil {
+			return pkgcmd.Coded(err)
+		}
+	}
+	pkg, v, err := pkgmgr.PublishWith(f.Abs(opts.Registry), data, f.Now(), popts)
 	if err != nil {
 		return err
 	}
@@ -89,6 +113,9 @@ func publishRun(opts *Options) error {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}
 	fmt.Fprintf(termsafe.Writer(f.IO.Out), "✓ published %s@%s to %s (latest: %s)\n    sha256: %s\n", res.Name, res.Version, res.Index, res.Latest, v.SHA256)
+	if v.Signature != nil {
+		fmt.Fprintf(termsafe.Writer(f.IO.Out), "    signed by %s with key %s\n", pkg.Manifest.Publisher, v.Signature.KeyID)
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/run"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
@@ -33,6 +34,8 @@ type Options struct {
 	Mocks   string
 	// AutoApprove approves every later call that waits for approval (--auto-approve).
 	AutoApprove bool
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 	// Registry builds the tool registry; nil means the one halo run uses.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -78,6 +81,7 @@ Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused aga
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
 	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "approve every later tool call that waits for approval, without asking")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
@@ -87,8 +91,13 @@ func resumeRun(ctx context.Context, opts *Options) error {
 	if busy, _ := runstore.FolderInUse(filepath.Join(opts.F.Dir, ".halo", "runs")); busy {
 		return Refused(opts.F, opts.RunID, opts.JSON, runstore.Errorf(runstore.CodeBusy, "a halo serve is serving this folder's runs: answer run %s through it (POST /api/runs/%s/signal, or its approval link)", opts.RunID, opts.RunID))
 	}
-	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
+	tr, err := opts.Otel.Open(ctx, opts.F)
 	if err != nil {
+		return err
+	}
+	s, err := run.Open(opts.F, run.Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry, Tracer: tr})
+	if err != nil {
+		tracing.Close(tr)
 		return err
 	}
 	defer s.Close()

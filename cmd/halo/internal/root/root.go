@@ -20,6 +20,8 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/initcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/install"
+	"github.com/halo-lang/halo/cmd/halo/internal/keygen"
+	"github.com/halo-lang/halo/cmd/halo/internal/lock"
 	"github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/pack"
 	"github.com/halo-lang/halo/cmd/halo/internal/plan"
@@ -36,6 +38,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
 	"github.com/halo-lang/halo/cmd/halo/internal/test"
 	"github.com/halo-lang/halo/cmd/halo/internal/tools"
+	"github.com/halo-lang/halo/cmd/halo/internal/trust"
 	"github.com/halo-lang/halo/cmd/halo/internal/validate"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 	"github.com/halo-lang/halo/errcode"
@@ -196,6 +199,9 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return install.NewCmdInstall(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pack.NewCmdPack(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return publish.NewCmdPublish(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return keygen.NewCmdKeygen(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return trust.NewCmdTrust(f) },
+	func(f *cmdutil.Factory) *cobra.Command { return lock.NewCmdLock(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return plugincmd.NewCmdPlugin(f) },
 	func(f *cmdutil.Factory) *cobra.Command { return plan.NewCmdPlan(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return test.NewCmdTest(f, nil) },

@@ -22,8 +22,10 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/telemetry"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -43,6 +45,8 @@ type Options struct {
 	Mocks string
 	// AutoApprove is --auto-approve: every call a policy puts up for approval is approved.
 	AutoApprove bool
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 }
@@ -88,6 +92,7 @@ Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
 	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "approve every tool call that waits for approval, without asking")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
@@ -96,8 +101,13 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry})
+	tr, err := opts.Otel.Open(ctx, opts.F)
 	if err != nil {
+		return err
+	}
+	s, err := Open(opts.F, Session{File: opts.File, Events: opts.Events, Mock: opts.Mock, Mocks: opts.Mocks, AutoApprove: opts.AutoApprove, Registry: opts.Registry, Tracer: tr})
+	if err != nil {
+		tracing.Close(tr)
 		return err
 	}
 	defer s.Close()
@@ -150,13 +160,17 @@ type Session struct {
 	Runtime     *runtime.Runtime
 	closeEvents func() error
 	spinner     *spinner
+
+	// Tracer, when not nil, gets the runs' spans; Close exports what it holds.
+	Tracer *telemetry.Tracer
 }
 
-// Close stops the progress line and flushes the events file.
+// Close stops the progress line and flushes the events file and the traces.
 func (s *Session) Close() error {
 	if s.spinner != nil {
 		s.spinner.close()
 	}
+	tracing.Close(s.Tracer)
 	if s.closeEvents != nil {
 		return s.closeEvents()
 	}
@@ -230,6 +244,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			ask.hold = sp.hold
 		}
 	}
+	s.Tracer.Install(&cfg)
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
 		s.Close()

@@ -22,6 +22,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
+	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
@@ -54,6 +55,8 @@ type Options struct {
 	Mocks string
 	// Registry builds the tool registry; nil means providers.Build. Tests register fakes.
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
+	// Otel is --otel and --otel-content.
+	Otel tracing.Flags
 }
 
 // NewCmdServe builds `halo serve`. runF, when not nil, replaces serveRun (tests).
@@ -102,6 +105,7 @@ are then saved as interrupted; paused runs stay paused.`,
 	fl.DurationVar(&opts.Lease, "lease", postgres.DefaultLease, "with a PostgreSQL store: how long a replica that stops answering holds its runs before another fails them (HOST_LOST)")
 	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
 	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.Otel.Register(fl)
 	return cmd
 }
 
@@ -232,6 +236,12 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	tr, err := opts.Otel.Open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer tracing.Close(tr)
+	tr.Install(&rc)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--addr %s: %w", addr, err)

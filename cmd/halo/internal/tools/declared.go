@@ -29,14 +29,14 @@ func declaredServers(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry
 			continue
 		}
 		d := Declared{Tool: td.Name.Name, Provider: td.Provider.Name, File: td.Pos.String()}
-		methods, err := listMethods(ctx, f, reg, td, timeout)
+		methods, info, err := listMethods(ctx, f, reg, td, timeout)
 		if err != nil {
 			d.Error = err.Error()
 		} else {
 			for i := range methods {
 				methods[i].Effect = methods[i].EffectOrDefault()
 			}
-			d.Methods = methods
+			d.Methods, d.Pins, d.Warnings, d.Sandbox = methods, info.pins, InjectionWarnings(d.Tool, methods), info.sandbox
 		}
 		out = append(out, d)
 	}
@@ -44,32 +44,17 @@ func declaredServers(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry
 	return out
 }
 
-func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl, timeout time.Duration) ([]tool.Method, error) {
-	d := tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: f.Dir, Getenv: f.Env.Lookup}
-	// Read as a run reads them, but before any run: a {{template}} is not known yet, and an
-	// unset Env.NAME is said so rather than sent as "".
-	env := lang.DeclEnv{Getenv: f.Env.Lookup, RequireEnv: true}
-	for _, a := range td.Args {
-		v, err := lang.DeclValue(a.Value, env)
-		if err != nil {
-			return nil, err
-		}
-		if a.Name == nil {
-			d.Args = append(d.Args, v)
-		} else {
-			d.Named[a.Name.Name] = v
-		}
-	}
+func listMethods(ctx context.Context, f *cmdutil.Factory, reg *tool.Registry, td *lang.ToolDecl, timeout time.Duration) ([]tool.Method, serverInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p, err := reg.Open(ctx, d)
+	p, err := OpenDeclaration(ctx, f, reg, td)
 	if err != nil {
-		return nil, err
+		return nil, serverInfo{}, err
 	}
 	defer p.Close()
 	methods, err := p.Methods(ctx)
 	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("no answer within %s", timeout)
+		return nil, serverInfo{}, fmt.Errorf("no answer within %s", timeout)
 	}
-	return methods, err
+	return methods, infoOf(p), err
 }

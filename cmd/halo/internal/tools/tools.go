@@ -50,6 +50,12 @@ type Declared struct {
 	File     string        `json:"file,omitempty"`
 	Methods  []tool.Method `json:"methods,omitempty"`
 	Error    string        `json:"error,omitempty"`
+	// Pins says what pinning its tools in halo.lock found; Warnings are descriptions that
+	// read like prompt injections (pins.go).
+	Pins     *PinReport `json:"pins,omitempty"`
+	Warnings []string   `json:"warnings,omitempty"`
+	// Sandbox says how its stdio server is confined; "" when it is not.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // NewCmdTools builds `halo tools`. runF replaces the run in tests.
@@ -189,6 +195,7 @@ func printListing(w io.Writer, l Listing, color bool) {
 			continue
 		}
 		printMethods(w, d.Methods, paint)
+		printPins(w, d, paint)
 	}
 	line := l.Sandbox.String()
 	if !l.Sandbox.Enforced() {

@@ -1,0 +1,68 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/host/tool/mcp"
+)
+
+type nopProvider struct{}
+
+func (nopProvider) Methods(context.Context) ([]tool.Method, error) { return nil, nil }
+func (nopProvider) Call(context.Context, tool.Request) (json.RawMessage, error) {
+	return nil, nil
+}
+func (nopProvider) Close() error { return nil }
+
+// Every MCP provider type is held to the project's pins, MCP(...) and mcp packages alike,
+// unless halo.json says "pinMcp": false; other kinds are left alone.
+func TestPinMCPWrapsEveryMCPType(t *testing.T) {
+	dir := t.TempDir()
+	open := func(context.Context, tool.Declaration) (tool.Provider, error) { return nopProvider{}, nil }
+	reg := tool.NewRegistry()
+	for _, typ := range []tool.Type{
+		{Name: "MCP", Kind: tool.KindMCP, Open: open},
+		{Name: "GitHubMCP", Kind: tool.KindMCP, Package: "github-mcp", Open: open},
+		{Name: "Stripe", Kind: tool.KindHTTP, Package: "stripe", Open: open},
+	} {
+		if err := reg.Add(typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := func(reg *tool.Registry) map[string]bool {
+		out := map[string]bool{}
+		for _, name := range []string{"MCP", "GitHubMCP", "Stripe"} {
+			p, err := reg.Open(context.Background(), tool.Declaration{Name: "X", Provider: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, pinned := p.(*mcp.PinnedProvider)
+			out[name] = pinned
+		}
+		return out
+	}
+	got, err := pinMCP(reg, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := kinds(got); !k["MCP"] || !k["GitHubMCP"] || k["Stripe"] {
+		t.Errorf("pinned: %v", k)
+	}
+	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"name":"x","pinMcp":false}`), 0o644)
+	got, err = pinMCP(reg, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := kinds(got); k["MCP"] || k["GitHubMCP"] {
+		t.Errorf("pinned although pinMcp is false: %v", k)
+	}
+	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"pinMcp": "no"}`), 0o644)
+	if _, err := pinMCP(reg, dir, ""); err == nil {
+		t.Errorf("a bad halo.json was accepted")
+	}
+}

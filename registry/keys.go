@@ -1,0 +1,33 @@
+package registry
+
+import (
+	"io/fs"
+
+	"github.com/halo-lang/halo/pkgmgr"
+)
+
+// Publisher is the publisher the first-party packages name.
+const Publisher = "Halo"
+
+// PublicKey is the public half of the project's package-signing key (minisign's format; key
+// id 4892CD5CBBF08BD6). Every committed package of the default registry is signed with it
+// (go run ./registry/gen -sign KEY), and halo trusts it for publisher Halo without asking:
+// no other key is accepted for that publisher.
+const PublicKey = "RWTWi/C7XM2SSKUvL4CAr2f1WICrFYdGX24jFyPyFcp4i04/1cdla3PN"
+
+// BuiltInKeys returns the publisher keys this binary trusts without asking: the project's,
+// and the key that signed the packages built on this machine (local/build.pub), whose
+// secret half was thrown away once they were signed.
+func BuiltInKeys() []pkgmgr.PublisherKey {
+	k, err := pkgmgr.NewPublisherKey(Publisher, PublicKey)
+	if err != nil {
+		panic("registry: the project's public key does not parse: " + err.Error())
+	}
+	keys := []pkgmgr.PublisherKey{k}
+	if b, err := fs.ReadFile(files, "local/build.pub"); err == nil {
+		if lk, err := pkgmgr.NewPublisherKey(Publisher, string(b)); err == nil && lk.KeyID != k.KeyID {
+			keys = append(keys, lk)
+		}
+	}
+	return keys
+}
