@@ -36,5 +36,17 @@ for tgt in "${targets[@]}"; do
   # A package of the sdk module is fuzzed from that module's folder (sdk/go.mod).
   dir=.
   case $pkg in ./sdk | ./sdk/*) dir=sdk pkg=.${pkg#./sdk} ;; esac
-  (cd "$dir" && go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg")
+  # Go 1.26's fuzz coordinator can report "context deadline exceeded" when -fuzztime ends
+  # while a worker is mid-input, more often on a loaded machine (golang/go#75804, fixed in Go
+  # 1.27). A real finding always writes its input under testdata/fuzz and says so; only a
+  # failure with neither that nor any other failure line is taken as that race.
+  log=$(mktemp)
+  if ! (cd "$dir" && go test -run='^$' -fuzz="^${name}\$" -fuzztime="$t" "$pkg") 2>&1 | tee "$log"; then
+    if grep -q 'context deadline exceeded' "$log" && ! grep -qE 'Failing input written|panic:|_test\.go:[0-9]+:' "$log"; then
+      echo "-- $name: the fuzzing deadline race of Go 1.26 (golang/go#75804), not a failing input; going on"
+    else
+      rm -f "$log"; exit 1
+    fi
+  fi
+  rm -f "$log"
 done

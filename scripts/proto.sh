@@ -8,9 +8,15 @@
 #     needs buf compiled: scripts/test.sh runs it once as its own step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUF=github.com/bufbuild/buf/cmd/buf@v1.75.0
-go run "$BUF" lint
-go run "$BUF" generate
+# buf v1.75.0: the prebuilt one of scripts/npm/buf when it is installed (.cache/npm/buf, by
+# scripts/setup-test-deps.sh), else compiled from source.
+if [ -x .cache/npm/buf/node_modules/.bin/buf ]; then
+  buf() { .cache/npm/buf/node_modules/.bin/buf "$@"; }
+else
+  buf() { go run github.com/bufbuild/buf/cmd/buf@v1.75.0 "$@"; }
+fi
+buf lint
+buf generate
 stamp() {
   sha256sum buf.yaml buf.gen.yaml $(find proto -name '*.proto' -o -name '*.pb.go' | LC_ALL=C sort)
 }

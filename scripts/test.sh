@@ -4,9 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step says how long the one before it took, so CI's 20-minute budget can be watched.
+last=$SECONDS
+step() { echo "== $* (previous step: $((SECONDS - last)) s)"; last=$SECONDS; }
+
+step "set-up"
 ./scripts/setup-test-deps.sh
 
-echo "== gofmt"
+step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
@@ -16,20 +21,21 @@ fi
 # ./... stops at a nested go.mod, so each is vetted and tested from its own folder.
 modules=(. sdk proto)
 
-echo "== go vet"
+step "go vet"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
 
-echo "== go test -race"
+step "go test -race"
 for m in "${modules[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m ./...); done
 
-echo "== package init budgets, without the race detector (startup.txtar)"
+step "package init budgets, without the race detector (startup.txtar)"
 go test -count=1 -run '^TestScripts$/^startup$' ./cmd/halo/
 
-echo "== halo serve load test: 500 runs from 32 clients against each run store"
+step "halo serve load test: 500 runs from 32 clients against each run store"
 go test -count=1 -run '^TestLoad$' -v ./host/serve/ -args -load
 
-echo "== generated protobuf code matches plugin.proto (regenerates with the pinned buf)"
-(cd proto && HALO_PROTO_REGEN=1 go test -count=1 -run '^TestGeneratedCodeIsFresh$' ./...)
+step "generated protobuf code matches plugin.proto (regenerates with the pinned buf)"
+(cd proto && HALO_PROTO_REGEN=1 HALO_BUF="$PWD/../.cache/npm/buf/node_modules/.bin/buf" go test -count=1 -run '^TestGeneratedCodeIsFresh$' ./...)
 
-echo "== short fuzz runs"
+step "short fuzz runs"
 ./scripts/fuzz.sh 10s
+echo "== done (last step: $((SECONDS - last)) s; all: $SECONDS s)"

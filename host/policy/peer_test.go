@@ -24,7 +24,7 @@ import (
 //     floor;
 //   - redact-pii: the npm package redact-pii, run by node beside it (goal: Redact at least 5x
 //     its speed), and redact-pii-comparable with only its rules that Halo also has. They need
-//     node and scripts/setup-test-deps.sh's install in .cache/npm/redact-pii, and say so when
+//     node and the install in .cache/npm/redact-pii that scripts/bench-redact.sh makes, and say so when
 //     either is missing.
 //
 // scripts/bench-redact.sh runs it. Compare cpu-MB/s on a shared machine: it counts this

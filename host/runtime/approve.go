@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/halo-lang/halo/host/agent"
@@ -121,16 +122,17 @@ func (w WaitingCall) matches(c agent.Call) bool {
 	return w.ID == c.ID && w.Target == c.Target && sameJSON(w.Args, c.Args)
 }
 
-// sameJSON reports whether a and b are the same JSON value.
+// sameJSON reports whether a and b are the same JSON value. They are compared decoded: a
+// record's JSON escapes <, > and & in strings (\u003c), and spells numbers as it likes.
 func sameJSON(a, b json.RawMessage) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	var x, y bytes.Buffer
-	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
-	return bytes.Equal(x.Bytes(), y.Bytes())
+	return reflect.DeepEqual(x, y)
 }
 
 // maxShownArgs bounds the arguments quoted in an approval's message, in bytes; Named.args

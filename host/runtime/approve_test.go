@@ -696,3 +696,26 @@ func TestApprovalMessageBounded(t *testing.T) {
 		t.Errorf("named.args lost the text")
 	}
 }
+
+// TestApprovalOfHTMLArguments: arguments holding <, > or & (HTML, a shell redirect) are the
+// same call after the record's round trip, where JSON escapes them (\u003c): the approved
+// call runs, and the run does not pause at it again.
+func TestApprovalOfHTMLArguments(t *testing.T) {
+	store := &runtime.Store{Dir: t.TempDir()}
+	c := newClerk(writeNotes("<b>a</b> & b > c\n"), says("Done."))
+	cfg := c.config(store, nil)
+	cfg.Tools = c.registry(t)
+	rt := load(t, clerkSrc, cfg)
+	res := run(t, rt, "Tidy", map[string]any{"task": "merge"})
+	if res.Status != runtime.Paused {
+		t.Fatalf("%s %+v", res.Status, res.Error)
+	}
+	done, err := rt.Signal(context.Background(), res.RunID, "approval", "approve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, done)
+	if got := c.w.files["notes.md"]; got != "<b>a</b> & b > c\n" {
+		t.Errorf("notes.md %q, calls %v", got, c.w.calls)
+	}
+}

@@ -70,6 +70,11 @@ type Config struct {
 	MCP bool
 	// Version is the server's version, as /mcp tells clients.
 	Version string
+	// Pages, when set, serves every path no other route takes (Studio, at /). It is made
+	// with the API's own handler, without the request log, to call in-process (so its pages
+	// pass the same checks and token as the API), and a channel closed when the server
+	// starts to stop, which ends its long-lived responses.
+	Pages func(api http.Handler, stopping <-chan struct{}) (http.Handler, error)
 	// MaxBody caps a request body; 0 means DefaultMaxBody.
 	MaxBody int64
 	// MaxRuns caps the runs this process runs at once; 0 means DefaultMaxRuns.
@@ -205,7 +210,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.handler = s.routes(mcp)
+	if s.handler, err = s.routes(mcp); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

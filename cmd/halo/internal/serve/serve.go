@@ -30,6 +30,7 @@ import (
 	"github.com/halo-lang/halo/host/runstore/postgres"
 	"github.com/halo-lang/halo/host/runtime"
 	hserve "github.com/halo-lang/halo/host/serve"
+	"github.com/halo-lang/halo/host/studio"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -68,8 +69,10 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 		Long: `Serve every pipeline of the files (the default is the .halo files of the current
 folder) over HTTP: start, list, watch, signal and cancel runs through the API under /api,
 answer paused runs through signed approval links, read metrics at /metrics, and call the
-pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Every file must
-validate. Logs go to stderr, one line per request. See docs/serve.md.
+pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Studio, at /, is
+web pages to watch runs, answer paused ones and start new ones: open it once with
+/?token=<HALO_SERVE_TOKEN> (see docs/studio.md). Every file must validate. Logs go to
+stderr, one line per request. See docs/serve.md.
 
 HALO_SERVE_TOKEN sets the API token (Authorization: Bearer, or ?token=). Without a token
 anything that can reach the port can run the pipelines: halo serve then listens on
@@ -261,6 +264,10 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Program: prog, Runtime: rc, Store: store, Token: token, PublicURL: pcfg.PublicURL, Addr: actual,
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
 		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
+		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
+			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,
+				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})
+		},
 	})
 	if err != nil {
 		return withCode(err)

@@ -72,6 +72,9 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	regenerateAndDiff(t)
 }
 
+// bufVersion is the buf scripts/proto.sh and scripts/npm/buf pin.
+const bufVersion = "v1.75.0"
+
 func regenerateAndDiff(t *testing.T) {
 	tmp := t.TempDir()
 	for _, name := range []string{"buf.yaml", "buf.gen.yaml", "proto/halo/plugin/v1/plugin.proto"} {
@@ -89,7 +92,15 @@ func regenerateAndDiff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "run", "github.com/bufbuild/buf/cmd/buf@v1.75.0", "generate")
+	// HALO_BUF names a buf binary of the pinned version (scripts/test.sh installs a prebuilt one
+	// from npm); without it buf is compiled from source, which takes minutes.
+	cmd := exec.CommandContext(ctx, "go", "run", "github.com/bufbuild/buf/cmd/buf@"+bufVersion, "generate")
+	if buf := os.Getenv("HALO_BUF"); buf != "" {
+		if out, err := exec.CommandContext(ctx, buf, "--version").Output(); err != nil || strings.TrimSpace(string(out)) != strings.TrimPrefix(bufVersion, "v") {
+			t.Fatalf("HALO_BUF=%s is not buf %s (got %q, %v)", buf, bufVersion, out, err)
+		}
+		cmd = exec.CommandContext(ctx, buf, "generate")
+	}
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("buf generate: %v\n%s", err, out)
