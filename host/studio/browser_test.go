@@ -147,8 +147,11 @@ func waitJS(t *testing.T, ctx context.Context, what, js string) {
 	t.Fatalf("%s: not so after 20 s (%s; last error %v)\npage:\n%s", what, js, last, trim(page, 3000))
 }
 
+// text is the page's text as a reader scrolling through it sees it. Entries of the
+// timeline are laid out only near the view (content-visibility: auto), and innerText skips
+// those not laid out, so they are shown first.
 func text(t *testing.T, ctx context.Context) string {
-	return eval[string](t, ctx, `document.body.innerText`)
+	return eval[string](t, ctx, `document.querySelectorAll(".entry").forEach(e => e.style.contentVisibility = "visible"), document.body.innerText`)
 }
 
 func trim(s string, n int) string {

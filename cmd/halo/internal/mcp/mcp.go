@@ -68,9 +68,10 @@ to stderr; stdout carries MCP messages only.
 --dir DIR works in DIR as if halo mcp had started there (relative paths, halo.lock,
 .halo/runs): desktop clients start servers in a folder of their own choosing.
 
-When a run waits at a |! yield and the client can ask its user (elicitation), the question is
-asked through the client and the run goes on with the answer. Otherwise the result says
-the run is paused and how to continue it with halo resume.
+When a run waits at a |! yield, or at a tool call waiting for approval, and the client can
+ask its user (elicitation), the question is asked through the client and the run goes on
+with the answer. Otherwise the result says the run is paused and how to continue it with
+halo resume.
 
 Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
