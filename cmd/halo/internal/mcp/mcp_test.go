@@ -449,34 +449,6 @@ func TestInvalidFiles(t *testing.T) {
 	}
 }
 
-// TestHTTPEnabled: halo.json's "mcp" decides whether halo serve mounts /mcp.
-func TestHTTPEnabled(t *testing.T) {
-	for _, tc := range []struct {
-		json string // "" for no halo.json
-		on   bool
-		err  string
-	}{
-		{"", true, ""},
-		{`{"name": "x"}`, true, ""},
-		{`{"name": "x", "mcp": true}`, true, ""},
-		{`{"mcp": false}`, false, ""},
-		{`{"mcp": "no"}`, false, `"mcp" is "no": want true or false`},
-		{`{"mcp": null}`, false, `"mcp" is null`},
-		{`{"mcp": 0}`, false, `"mcp" is 0`},
-		{`[1]`, false, "not a JSON object"},
-		{`{"mcp": fal`, false, "not a JSON object"},
-	} {
-		dir := t.TempDir()
-		if tc.json != "" {
-			os.WriteFile(filepath.Join(dir, "halo.json"), []byte(tc.json), 0o644)
-		}
-		on, err := mcpcmd.HTTPEnabled(dir)
-		if on != tc.on || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("halo.json %s: %v, %v; want %v, %q", tc.json, on, err, tc.on, tc.err)
-		}
-	}
-}
-
 // answerer accepts every question with answer, or declines when answer is "".
 type answerer struct {
 	answer string

@@ -5,10 +5,8 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -16,11 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -112,49 +111,6 @@ are then saved as interrupted; paused runs stay paused.`,
 	return cmd
 }
 
-// projectConfig is what halo serve reads from halo.json.
-type projectConfig struct {
-	PublicURL string
-	Webhook   string
-	MCP       bool
-}
-
-// readConfig reads halo.json in dir: publicUrl, notify.webhook, and mcp (as halo mcp reads
-// it). No file means none, and /mcp on.
-func readConfig(dir string) (projectConfig, error) {
-	on, err := mcpcmd.HTTPEnabled(dir)
-	if err != nil {
-		return projectConfig{}, err
-	}
-	cfg := projectConfig{MCP: on}
-	b, err := os.ReadFile(filepath.Join(dir, "halo.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
-	}
-	if err != nil {
-		return cfg, fmt.Errorf("halo.json: %w", err)
-	}
-	var raw struct {
-		PublicURL *string `json:"publicUrl"`
-		Notify    *struct {
-			Webhook *string `json:"webhook"`
-		} `json:"notify"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return cfg, fmt.Errorf("halo.json: %v (publicUrl and notify.webhook are strings)", err)
-	}
-	if raw.PublicURL != nil {
-		cfg.PublicURL = *raw.PublicURL
-	}
-	if raw.Notify != nil && raw.Notify.Webhook != nil {
-		cfg.Webhook = *raw.Notify.Webhook
-		if !strings.HasPrefix(cfg.Webhook, "https://") && !strings.HasPrefix(cfg.Webhook, "http://") {
-			return cfg, fmt.Errorf("halo.json: notify.webhook %q: want an http:// or https:// URL", cfg.Webhook)
-		}
-	}
-	return cfg, nil
-}
-
 // load reads and validates the files and makes the tool registry and mocks.
 func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, error) {
 	paths := opts.Paths
@@ -173,7 +129,7 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 		}
 	}
 	if !has {
-		return nil, rc, fmt.Errorf("%s: no pipeline to serve", strings.Join(paths, ", "))
+		return nil, rc, errcode.New(cmdutil.CodeNoPipeline, "%s: no pipeline to serve", strings.Join(paths, ", "))
 	}
 	var mocks *runtime.Mocks
 	if opts.Mocks != "" {
@@ -231,7 +187,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 	log := f.Logger.Named("serve")
 	token := f.Env.Get("HALO_SERVE_TOKEN")
 	addr := opts.Addr
-	pcfg, err := readConfig(f.Dir)
+	pcfg, err := projconf.Read(f.Dir)
 	if err != nil {
 		return err
 	}
