@@ -37,6 +37,7 @@ var importRules = []struct {
 	{"host/mcpserver/...", []string{"host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/runstore/...", []string{"host/runstore/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/serve/...", []string{"host/serve/...", "host/runstore/...", "host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
+	{"host/studio/...", []string{"host/studio/..."}}, // pages over the API only; serve mounts it without importing it (serve.Config.Pages)
 	{"host/telemetry/...", []string{"host/telemetry/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"registry/...", []string{"registry/...", "pkgmgr/..."}},
 	{"cmd/halo/...", []string{"..."}},

@@ -2,8 +2,10 @@ package halo_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -154,5 +156,97 @@ func TestExcerptOf(t *testing.T) {
 		if _, ok := excerptOf(strings.Split(tt.snippet, "\n"), file); ok != tt.ok {
 			t.Errorf("excerptOf(%q) = %v, want %v", tt.snippet, ok, tt.ok)
 		}
+	}
+}
+
+// mdLink is a markdown link: its target, with an optional #anchor; codeSpans are the
+// `code` spans of a line, where a "](" is code, not a link.
+var (
+	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	codeSpans = regexp.MustCompile("`[^`]*`")
+)
+
+// Every link between README.md and the pages of docs/ leads somewhere: to a file of the
+// repository, and to a heading of that page when it names one (#anchor, as GitHub makes
+// them). README.md links every page of docs/, so no page is out of a reader's reach.
+func TestDocsLinks(t *testing.T) {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	anchors := map[string]map[string]bool{}
+	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+	for _, page := range append([]string{"README.md"}, pages...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		inFence := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inFence = !inFence
+			}
+			if inFence || !strings.HasPrefix(line, "#") {
+				continue
+			}
+			h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+			a := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(h), ""), " ", "-")
+			for n := 1; set[a]; n++ {
+				a = strings.TrimSuffix(a, fmt.Sprintf("-%d", n-1)) + fmt.Sprintf("-%d", n)
+			}
+			set[a] = true
+		}
+		anchors[filepath.ToSlash(page)] = set
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		if !strings.Contains(string(readme), "]("+filepath.ToSlash(page)+")") {
+			t.Errorf("README.md does not link %s: add it to the list of pages", page)
+		}
+	}
+	links := 0
+	for page := range anchors {
+		b, _ := os.ReadFile(page)
+		inFence := false
+		for n, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inFence = !inFence
+			}
+			if inFence {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(codeSpans.ReplaceAllString(line, ""), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				file, anchor, _ := strings.Cut(target, "#")
+				dest := page
+				if file != "" {
+					dest = filepath.ToSlash(filepath.Clean(filepath.Join(filepath.Dir(page), file)))
+					if _, err := os.Stat(dest); err != nil {
+						t.Errorf("%s:%d: link %s: no file %s", page, n+1, target, dest)
+						continue
+					}
+				}
+				if anchor == "" {
+					continue
+				}
+				set, ok := anchors[dest]
+				if !ok {
+					t.Errorf("%s:%d: link %s: an anchor into %s, which is not a page of the docs", page, n+1, target, dest)
+				} else if !set[anchor] {
+					t.Errorf("%s:%d: link %s: %s has no heading #%s", page, n+1, target, dest, anchor)
+				}
+			}
+		}
+	}
+	if links < 50 {
+		t.Fatalf("found only %d links: the extraction is broken", links)
 	}
 }

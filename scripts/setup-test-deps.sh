@@ -28,28 +28,24 @@ fi
 ./scripts/npm-ci.sh cmd/halo/internal/mcp/testdata/npm .cache/npm/mcpserver @modelcontextprotocol/sdk/package.json
 ./scripts/npm-ci.sh scripts/npm/buf .cache/npm/buf .bin/buf
 
-# halo serve's PostgreSQL run store is tested against a real server: internal/pgtest starts a
-# throwaway cluster from Debian's postgresql package (initdb and postgres, run as the user
-# postgres when the tests run as root, on a Unix socket only). Install it when missing.
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup-test-deps: the PostgreSQL tests need Debian's postgresql package: run this script as root, or apt-get install -y postgresql" >&2
+# Debian packages some tests run for real, installed when missing (one apt-get update, one
+# install; CI runs this as root):
+# - postgresql: halo serve's PostgreSQL run store is tested against a real server;
+#   internal/pgtest starts a throwaway cluster (initdb and postgres, as the user postgres when
+#   the tests run as root, on a Unix socket only);
+# - minisign: package signatures from halo publish --sign must verify with the minisign tool
+#   (cmd/halo/testdata/trustscript/sign_*.txtar);
+# - chromium: Studio (host/studio) is tested in headless Chromium, driven by chromedp.
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing+=(postgresql)
+command -v minisign >/dev/null || missing+=(minisign)
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "setup-test-deps: the tests need ${missing[*]}: run this script as root on Debian, or install them (apt-get install -y ${missing[*]})" >&2
     exit 1
   fi
-  echo "-- apt-get install postgresql"
+  echo "-- apt-get install ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-fi
-
-# The minisign tool (Debian's package), to prove that package signatures from halo publish
-# --sign verify with it (cmd/halo/testdata/trustscript/sign_*.txtar).
-if ! command -v minisign >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "-- apt-get install minisign"
-    apt-get install -y --no-install-recommends minisign >/dev/null ||
-      { apt-get update >/dev/null && apt-get install -y --no-install-recommends minisign >/dev/null; }
-  else
-    echo "setup-test-deps: the signature tests need the minisign tool (Debian: apt-get install -y minisign)" >&2
-    exit 1
-  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

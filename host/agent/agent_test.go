@@ -294,16 +294,17 @@ func TestResultCutAndPolicies(t *testing.T) {
 	}
 }
 
-// TestShownArgs: events show arguments with Redact applied, and withheld on a Block match.
+// TestShownArgs: events show arguments with Redact applied (<, > and & as they are, not
+// escaped for HTML), and withheld on a Block match.
 func TestShownArgs(t *testing.T) {
 	h := newHarness(t,
-		calls(call("1", "Files__write", `{"path":"a","text":"mail bob@x.io"}`), call("2", "Files__write", `{"text":"key 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"}`)),
+		calls(call("1", "Files__write", `{"path":"a","text":"mail bob@x.io <b> & c > d"}`), call("2", "Files__write", `{"text":"key 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"}`)),
 		answer("done"))
 	h.cfg.Policies = policy.Set{pol(t, "Safe", rule("Redact", policy.Ident("Email")), rule("Block", policy.Ident("APIKey")))}
 	if _, err := h.run(t); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(h.events[0].Args); got != `{"path":"a","text":"mail [REDACTED:Email]"}` {
+	if got := string(h.events[0].Args); got != `{"path":"a","text":"mail [REDACTED:Email] <b> & c > d"}` {
 		t.Errorf("shown args %s", got)
 	}
 	if got := string(h.events[1].Args); !strings.HasPrefix(got, `"[withheld: `) || strings.Contains(got, "ghp_") {

@@ -150,18 +150,30 @@ func ShowArgs(set policy.Set, args json.RawMessage) json.RawMessage {
 		if err != nil {
 			return withheld(err)
 		}
-		b, _ := json.Marshal(s)
+		b, _ := marshalShown(s)
 		return b
 	}
 	shown, err := set.InputValue(v)
 	if err != nil {
 		return withheld(err)
 	}
-	b, err := json.Marshal(shown)
+	b, err := marshalShown(shown)
 	if err != nil {
 		return json.RawMessage(`null`)
 	}
 	return b
+}
+
+// marshalShown encodes what people are shown: <, > and & stay as they are (json.Marshal
+// escapes them for HTML pages, and an approval's question would read \u003c).
+func marshalShown(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func withheld(err error) json.RawMessage {

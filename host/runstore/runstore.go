@@ -79,11 +79,16 @@ type Summary struct {
 	Updated  time.Time          `json:"updated"`
 	Waiting  string             `json:"waitingFor,omitempty"`
 	Error    *runtime.ErrorInfo `json:"error,omitempty"`
+	// Cost and Violations are context.meta's cost and number of violations as the run's
+	// record last saved them (when it started, paused or stopped).
+	Cost       float64 `json:"cost"`
+	Violations int     `json:"violations"`
 }
 
 // SummaryOf returns rec's summary.
 func SummaryOf(rec *runtime.Record) Summary {
-	s := Summary{RunID: rec.RunID, Pipeline: rec.Pipeline, Status: rec.Status, Started: rec.Started, Updated: rec.Updated, Error: rec.Error}
+	s := Summary{RunID: rec.RunID, Pipeline: rec.Pipeline, Status: rec.Status, Started: rec.Started, Updated: rec.Updated, Error: rec.Error,
+		Cost: rec.Meta.Cost, Violations: len(rec.Meta.Violations)}
 	if rec.Status == runtime.Paused && rec.Meta.Paused != nil {
 		s.Waiting = rec.Meta.Paused.WaitingFor
 	}

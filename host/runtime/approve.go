@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/halo-lang/halo/host/agent"
@@ -121,16 +123,68 @@ func (w WaitingCall) matches(c agent.Call) bool {
 	return w.ID == c.ID && w.Target == c.Target && sameJSON(w.Args, c.Args)
 }
 
-// sameJSON reports whether a and b are the same JSON value.
+// sameJSON reports whether a and b are the same JSON value. They are compared decoded: a
+// record's JSON escapes <, > and & in strings (\u003c), and spells numbers as it likes.
 func sameJSON(a, b json.RawMessage) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	var x, y bytes.Buffer
-	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
 	}
-	return bytes.Equal(x.Bytes(), y.Bytes())
+	return reflect.DeepEqual(x, y)
+}
+
+// quoteJSON shows raw in a message for people: compact JSON on one line, with the escapes
+// of <, > and & that JSON encoders write for HTML pages (\u003c; a record's JSON has them)
+// spelt as the characters, cut at max bytes on a character boundary. Text that is not JSON
+// is shown as it is, cut alike.
+func quoteJSON(raw json.RawMessage, max int) string {
+	var b bytes.Buffer
+	s := string(raw)
+	if json.Compact(&b, raw) == nil {
+		s = unescapeHTML(b.Bytes())
+	}
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// unescapeHTML spells \u003c, \u003e and \u0026 in valid JSON as <, > and &. In valid JSON
+// every backslash is in a string and begins an escape, so escapes are read two bytes at a
+// time and no other escape (\\u003c is a backslash, then text) is mistaken for one.
+func unescapeHTML(j []byte) string {
+	if !bytes.Contains(j, []byte(`\u00`)) {
+		return string(j)
+	}
+	out := make([]byte, 0, len(j))
+	for i := 0; i < len(j); i++ {
+		if j[i] != '\\' || i+1 >= len(j) {
+			out = append(out, j[i])
+			continue
+		}
+		if j[i+1] == 'u' && i+6 <= len(j) {
+			switch strings.ToLower(string(j[i+2 : i+6])) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, j[i], j[i+1]), i+1
+	}
+	return string(out)
 }
 
 // maxShownArgs bounds the arguments quoted in an approval's message, in bytes; Named.args
@@ -146,21 +200,9 @@ func approvalInterrupt(req agent.ApprovalRequest, at string, set policy.Set) Int
 	if json.Unmarshal(shown, &args) != nil {
 		args = string(shown)
 	}
-	var compact bytes.Buffer
-	quoted := string(shown)
-	if json.Compact(&compact, shown) == nil {
-		quoted = compact.String()
-	}
-	if len(quoted) > maxShownArgs {
-		cut := maxShownArgs
-		for cut > 0 && !utf8.RuneStart(quoted[cut]) {
-			cut--
-		}
-		quoted = quoted[:cut] + "…"
-	}
 	return Interrupt{
 		Channel: ChannelApproval,
-		Message: fmt.Sprintf("Allow %s to call %s with %s? (policy %s)", req.Agent, req.Call.Target, quoted, req.Policy),
+		Message: fmt.Sprintf("Allow %s to call %s with %s? (policy %s)", req.Agent, req.Call.Target, quoteJSON(shown, maxShownArgs), req.Policy),
 		Named:   map[string]any{"target": req.Call.Target, "args": args, "policy": req.Policy, "agent": req.Agent},
 		At:      at,
 	}

@@ -696,3 +696,31 @@ func TestApprovalMessageBounded(t *testing.T) {
 		t.Errorf("named.args lost the text")
 	}
 }
+
+// TestApprovalOfHTMLArguments: arguments holding <, > or & (HTML, a shell redirect) are the
+// same call after the record's round trip, where JSON escapes them (\u003c): the approved
+// call runs, and the run does not pause at it again. The question a person reads shows them
+// as they are, not as \u003c; a backslash the model wrote before "u003c" stays one.
+func TestApprovalOfHTMLArguments(t *testing.T) {
+	const text = "<b>a</b> & b > c \\u003c\n"
+	store := &runtime.Store{Dir: t.TempDir()}
+	c := newClerk(writeNotes(text), says("Done."))
+	cfg := c.config(store, nil)
+	cfg.Tools = c.registry(t)
+	rt := load(t, clerkSrc, cfg)
+	res := run(t, rt, "Tidy", map[string]any{"task": "merge"})
+	if res.Status != runtime.Paused {
+		t.Fatalf("%s %+v", res.Status, res.Error)
+	}
+	if q := res.Meta.Paused.Question; q != `Allow Clerk to call Files.write with {"path":"notes.md","text":"<b>a</b> & b > c \\u003c\n"}? (policy Careful)` {
+		t.Errorf("question %s", q)
+	}
+	done, err := rt.Signal(context.Background(), res.RunID, "approval", "approve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, done)
+	if got := c.w.files["notes.md"]; got != text {
+		t.Errorf("notes.md %q, calls %v", got, c.w.calls)
+	}
+}

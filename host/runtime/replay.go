@@ -1,13 +1,11 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/agent"
@@ -294,22 +292,10 @@ const maxDiverged = 300
 
 // quoteArgs shows args in a message: compact JSON, cut at maxDiverged bytes.
 func quoteArgs(args json.RawMessage) string {
-	var b bytes.Buffer
-	s := string(args)
-	if json.Compact(&b, args) == nil {
-		s = b.String()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
 	}
-	if s == "" {
-		s = "{}"
-	}
-	if len(s) > maxDiverged {
-		cut := maxDiverged
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return quoteJSON(args, maxDiverged)
 }
 
 // A replayModel answers an agent call's model requests from the recording.

@@ -204,9 +204,11 @@ func TestReplayChangedPolicy(t *testing.T) {
 	}
 
 	// Recorded under the refusing policy, replayed under the first: the write was never made.
+	// The message quotes the arguments as they were written (<, > and &, which the record's
+	// JSON escapes as \u003c, shown as they are).
 	rec2, res2 := recorded(t, refusing,
-		asks(tc("c1", "Files__write", `{"path":"notes.md","text":"x"}`)),
-		asks(tc("c2", "Files__write", `{"path":"drafts/n.md","text":"x"}`)),
+		asks(tc("c1", "Files__write", `{"path":"notes.md","text":"<x> & y"}`)),
+		asks(tc("c2", "Files__write", `{"path":"drafts/n.md","text":"<x> & y"}`)),
 		says("Wrote drafts/n.md."))
 	wantCompleted(t, res2)
 	rec = rec2
@@ -214,7 +216,7 @@ func TestReplayChangedPolicy(t *testing.T) {
 	if out.Status != runtime.Failed || out.Error.Code != runtime.CodeReplayDiverged {
 		t.Fatalf("%s %+v", out.Status, out.Error)
 	}
-	want := `Files.write: the recorded run made no call with {"path":"notes.md","text":"x"} (it called Files.write with {"path":"drafts/n.md","text":"x"})`
+	want := `Files.write: the recorded run made no call with {"path":"notes.md","text":"<x> & y"} (it called Files.write with {"path":"drafts/n.md","text":"<x> & y"})`
 	if !strings.Contains(out.Error.Message, want) {
 		t.Errorf("message %q\nwant it to say %q", out.Error.Message, want)
 	}

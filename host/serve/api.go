@@ -97,7 +97,7 @@ func errorOf(err error) *apiError {
 }
 
 // routes builds the handler: every route behind the checks it needs, one log line each.
-func (s *Server) routes(mcp http.Handler) http.Handler {
+func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 	mux := http.NewServeMux()
 	api := func(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -127,7 +127,14 @@ func (s *Server) routes(mcp http.Handler) http.Handler {
 	if mcp != nil {
 		mux.Handle("/mcp", mcp)
 	}
-	return s.logged(mux)
+	if s.cfg.Pages != nil {
+		pages, err := s.cfg.Pages(mux, s.streamCtx.Done())
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/", pages)
+	}
+	return s.logged(mux), nil
 }
 
 // logged writes one line per request: never the query, which may hold the token.

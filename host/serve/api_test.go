@@ -1,12 +1,15 @@
 package serve_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -203,6 +206,55 @@ func TestCancel(t *testing.T) {
 	}
 	if errCode(e.do("POST", "/api/runs/nope/cancel", "{}", 404)) != "RUN_NOT_FOUND" {
 		t.Errorf("cancel of no run")
+	}
+}
+
+// holdSave is a store that holds the save of a stopped run's record, once written, until
+// release is closed: the moment between the record saying the run stopped and the run
+// leaving the server's live runs.
+type holdSave struct {
+	runstore.Store
+	saved, release chan struct{}
+}
+
+func (h holdSave) Save(rec *runtime.Record) error {
+	err := h.Store.Save(rec)
+	if rec.Status == runtime.Completed {
+		close(h.saved)
+		<-h.release
+	}
+	return err
+}
+
+// A cancel that comes once a run's record says it completed, while the server is still
+// ending the run, is 409 NOT_RUNNING: it never answers 202 for a run already seen stopped.
+func TestCancelAsRunStops(t *testing.T) {
+	f, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := holdSave{Store: f, saved: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, opts{store: h})
+	id := e.do("POST", "/api/runs", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 202)["runId"].(string)
+	<-h.saved
+	if got := e.do("GET", "/api/runs/"+id, nil, 200)["status"]; got != "completed" {
+		t.Fatalf("the saved run is %v", got)
+	}
+	answer := make(chan map[string]any, 1)
+	go func() {
+		m := map[string]any{}
+		resp, err := http.Post(e.http.URL+"/api/runs/"+id+"/cancel", "application/json", strings.NewReader("{}"))
+		if err == nil {
+			json.NewDecoder(resp.Body).Decode(&m)
+			resp.Body.Close()
+			m["status code"] = resp.StatusCode
+		}
+		answer <- m
+	}()
+	close(h.release) // whether the cancel comes before or after this, the run has stopped
+	if m := <-answer; m["status code"] != 409 || errCode(m) != "NOT_RUNNING" {
+		t.Errorf("cancel of a run saved as completed: %v", m)
 	}
 }
 

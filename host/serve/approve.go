@@ -20,7 +20,7 @@ import (
 // pageTmpl is the approval page: the question and two buttons; only the POST acts.
 var pageTmpl = template.Must(template.New("approve").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>{{.Title}}</title>
+<meta name="referrer" content="same-origin"><title>{{.Title}}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}
 pre{white-space:pre-wrap;background:#f4f4f4;padding:1rem;border-radius:.4rem}
 textarea{width:100%;min-height:4rem}button{font-size:1rem;padding:.5rem 1.2rem;margin:.5rem .5rem 0 0}
@@ -53,7 +53,7 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer makes browsers send Origin: null on the form, which the checks refuse
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	pageTmpl.Execute(w, d)

@@ -67,6 +67,8 @@ type opts struct {
 	src     string
 	log     io.Writer
 	noMCP   bool
+	// interval is the lease loop's; 0 means 50 ms.
+	interval time.Duration
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -134,11 +136,14 @@ func newEnv(t *testing.T, o opts) *env {
 			return "answer of " + target, nil
 		})
 	}
+	if o.interval == 0 {
+		o.interval = 50 * time.Millisecond
+	}
 	e.http = httptest.NewUnstartedServer(nil)
 	cfg := serve.Config{
 		Program: program(t, o.src), Store: o.store, Token: o.token, PublicURL: o.public, LinkTTL: o.ttl,
 		Webhook: o.webhook, Addr: e.http.Listener.Addr().String(), Now: o.now, MaxBody: o.maxBody,
-		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo"}, Interval: 50 * time.Millisecond,
+		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo"}, Interval: o.interval,
 		MCP: !o.noMCP, Version: "test",
 	}
 	if o.log != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runstore/postgres"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/internal/pgtest"
@@ -130,5 +131,132 @@ func TestReplicasStreamAndCancel(t *testing.T) {
 	m := b.waitStatus(id2, runtime.Failed)
 	if m["error"].(map[string]any)["code"] != runtime.CodeCancelled {
 		t.Errorf("cancelled on B: %v", m)
+	}
+}
+
+// noteGaps is replica A's store in the tests of cancels asked while A cannot hear them: its
+// Listen starts listening only once listen is closed, and says when it does (listening);
+// cancelled is closed once A's lease loop has cancelled a run; with cancelAtStart, each Start is followed, before it returns, by a cancel asked by
+// replica B, whose note A has taken in (or its Listen has ended) when Start returns.
+type noteGaps struct {
+	runstore.Store
+	peer          runstore.Store
+	cancelAtStart bool
+	listen        chan struct{}
+	listening     chan struct{}
+	cancelled     chan struct{}
+	mu            sync.Mutex
+	heard         map[string]chan struct{}
+	kept          bool
+	once          sync.Once
+}
+
+func newNoteGaps(a, b runstore.Store) *noteGaps {
+	return &noteGaps{Store: a, peer: b, listen: make(chan struct{}), listening: make(chan struct{}), cancelled: make(chan struct{}), heard: map[string]chan struct{}{}}
+}
+
+func (g *noteGaps) heardCancel(id string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.heard[id] == nil {
+		g.heard[id] = make(chan struct{})
+	}
+	return g.heard[id]
+}
+
+func (g *noteGaps) Listen(ctx context.Context, fn func(runstore.Note)) error {
+	select {
+	case <-g.listen:
+	case <-ctx.Done():
+		return nil
+	}
+	var once sync.Once
+	return g.Store.Listen(ctx, func(n runstore.Note) {
+		fn(n)
+		if n.RunID == "" {
+			once.Do(func() { close(g.listening) })
+		}
+		if n.Kind == runstore.NoteCancel {
+			close(g.heardCancel(n.RunID))
+		}
+	})
+}
+
+// Keep and Expire: the lease loop calls Expire once it has cancelled the runs Keep found,
+// so cancelled is closed once the loop has cancelled a run.
+func (g *noteGaps) Keep(ctx context.Context) ([]string, error) {
+	ids, err := g.Store.Keep(ctx)
+	if len(ids) > 0 {
+		g.mu.Lock()
+		g.kept = true
+		g.mu.Unlock()
+	}
+	return ids, err
+}
+
+func (g *noteGaps) Expire(ctx context.Context) ([]string, error) {
+	g.mu.Lock()
+	if g.kept {
+		g.once.Do(func() { close(g.cancelled) })
+	}
+	g.mu.Unlock()
+	return g.Store.Expire(ctx)
+}
+
+func (g *noteGaps) Start(ctx context.Context, rec *runtime.Record) error {
+	if err := g.Store.Start(ctx, rec); err != nil || !g.cancelAtStart {
+		return err
+	}
+	if err := g.peer.RequestCancel(ctx, rec.RunID); err != nil {
+		return err
+	}
+	select {
+	case <-g.heardCancel(rec.RunID):
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// The lease loop, which also finds cancels, ticks once an hour in these tests: only the
+// notes (and what the server does when it starts listening) can cancel in time.
+const hour = time.Hour
+
+// A cancel asked (on replica B) while replica A does not listen yet reaches A's run as
+// soon as A listens, not at its next lease renewal.
+func TestCancelBeforeListening(t *testing.T) {
+	url := pgtest.DB(t)
+	b := newEnv(t, opts{store: pgStore(t, url, "b")})
+	g := newNoteGaps(pgStore(t, url, "a"), b.store)
+	a := newEnv(t, opts{store: g, gate: true, interval: hour})
+	id := a.do("POST", "/api/runs", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 202)["runId"].(string)
+	b.do("POST", "/api/runs/"+id+"/cancel", "{}", 202)
+	close(g.listen)
+	select {
+	case <-g.cancelled:
+	case <-time.After(20 * time.Second):
+		t.Fatal("A listens, and its run is not cancelled")
+	}
+	a.gate <- struct{}{}
+	m := b.waitStatus(id, runtime.Failed)
+	if m["error"].(map[string]any)["code"] != runtime.CodeCancelled || a.count("A.two") != 0 {
+		t.Errorf("cancelled before A listened: %v; A.two ran %d times", m, a.count("A.two"))
+	}
+}
+
+// A cancel whose note reaches replica A after the store holds A's new run but before the
+// run is live on A is not lost: the run is cancelled as it goes live.
+func TestCancelWhileBeginning(t *testing.T) {
+	url := pgtest.DB(t)
+	b := newEnv(t, opts{store: pgStore(t, url, "b")})
+	g := newNoteGaps(pgStore(t, url, "a"), b.store)
+	g.cancelAtStart = true
+	close(g.listen)
+	a := newEnv(t, opts{store: g, gate: true, interval: hour})
+	<-g.listening
+	id := a.do("POST", "/api/runs", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 202)["runId"].(string)
+	a.gate <- struct{}{}
+	m := b.waitStatus(id, runtime.Failed)
+	if m["error"].(map[string]any)["code"] != runtime.CodeCancelled || a.count("A.two") != 0 {
+		t.Errorf("cancelled as it began: %v; A.two ran %d times", m, a.count("A.two"))
 	}
 }

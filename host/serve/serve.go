@@ -70,6 +70,11 @@ type Config struct {
 	MCP bool
 	// Version is the server's version, as /mcp tells clients.
 	Version string
+	// Pages, when set, serves every path no other route takes (Studio, at /). It is made
+	// with the API's own handler, without the request log, to call in-process (so its pages
+	// pass the same checks and token as the API), and a channel closed when the server
+	// starts to stop, which ends its long-lived responses.
+	Pages func(api http.Handler, stopping <-chan struct{}) (http.Handler, error)
 	// MaxBody caps a request body; 0 means DefaultMaxBody.
 	MaxBody int64
 	// MaxRuns caps the runs this process runs at once; 0 means DefaultMaxRuns.
@@ -107,6 +112,12 @@ type Server struct {
 
 	mu   sync.Mutex
 	live map[string]*liveRun
+	// beginning holds runs this process is taking in the store (Begin, before they are
+	// live), each with whether another process asked to cancel it meanwhile.
+	beginning map[string]bool
+	// recheck asks the lease loop to renew and look for cancel requests now, not at its
+	// next tick: the store's notes may have been missed.
+	recheck chan struct{}
 	// abandoned holds runs Close saved as interrupted without their runtime.
 	abandoned map[string]bool
 	slots     chan struct{}
@@ -144,8 +155,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, now: cfg.Now,
-		live: map[string]*liveRun{}, abandoned: map[string]bool{}, slots: make(chan struct{}, cfg.MaxRuns),
-		pokes: pokes{m: map[string]chan struct{}{}},
+		live: map[string]*liveRun{}, beginning: map[string]bool{}, abandoned: map[string]bool{}, slots: make(chan struct{}, cfg.MaxRuns),
+		recheck: make(chan struct{}, 1),
+		pokes:   pokes{m: map[string]chan struct{}{}},
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -205,7 +217,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.handler = s.routes(mcp)
+	if s.handler, err = s.routes(mcp); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -243,6 +257,7 @@ func (s *Server) Start() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-s.recheck:
 			}
 			ids, err := s.store.Keep(ctx)
 			switch {
@@ -257,7 +272,7 @@ func (s *Server) Start() {
 				}
 			}
 			for _, id := range ids {
-				s.cancelLocal(id, errCancelled)
+				s.cancelNoted(id)
 			}
 			lost, err := s.store.Expire(ctx)
 			if err != nil && ctx.Err() == nil {
@@ -273,11 +288,13 @@ func (s *Server) Start() {
 	s.bg.Go(func() {
 		s.store.Listen(ctx, func(n runstore.Note) {
 			if n.RunID == "" {
+				// Listening (again): a cancel asked while no one listened is found now.
+				s.recheckNow()
 				s.pokes.pokeAll()
 				return
 			}
 			if n.Kind == runstore.NoteCancel {
-				s.cancelLocal(n.RunID, errCancelled)
+				s.cancelNoted(n.RunID)
 			}
 			s.pokes.poke(n.RunID)
 		})

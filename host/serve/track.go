@@ -31,6 +31,12 @@ type liveRun struct {
 	ctx      context.Context
 	stopped  chan struct{}
 
+	// end is held while the run's last record is saved, and ended is set before it is let
+	// go: a cancel takes end too, so it never cancels (and answers 202 for) a run whose
+	// record already says it stopped.
+	end   sync.Mutex
+	ended bool
+
 	mu     sync.Mutex
 	events []runtime.Event
 	// mark is when the stage before ended (or the run began), for the stage histogram.
@@ -114,6 +120,11 @@ func (t *tracker) Latest() (string, error)                 { return t.s.store.La
 // only one signal wins) and makes it live here.
 func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Context, error) {
 	s := t.s
+	// From the moment the store holds the run, another process may ask to cancel it: a
+	// note that comes before the run is live here is kept in beginning, not lost.
+	s.mu.Lock()
+	s.beginning[rec.RunID] = false
+	s.mu.Unlock()
 	var err error
 	if rec.Status == runtime.Running {
 		err = s.store.Start(ctx, rec)
@@ -125,14 +136,22 @@ func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Conte
 		err = s.store.Claim(ctx, rec, sig)
 	}
 	if err != nil {
+		s.mu.Lock()
+		delete(s.beginning, rec.RunID)
+		s.mu.Unlock()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
 		events: append([]runtime.Event(nil), rec.Events...), mark: s.now()}
 	s.mu.Lock()
+	cancelled := s.beginning[rec.RunID]
+	delete(s.beginning, rec.RunID)
 	s.live[rec.RunID] = lr
 	s.mu.Unlock()
+	if cancelled {
+		cancel(errCancelled)
+	}
 	s.metrics.running.Inc()
 	if ch, ok := ctx.Value(beganKey{}).(chan<- string); ok {
 		select {
@@ -163,7 +182,14 @@ func (t *tracker) Save(rec *runtime.Record) error {
 			}
 		}
 	}
+	if lr != nil {
+		lr.end.Lock()
+	}
 	err := s.store.Save(rec)
+	if lr != nil {
+		lr.ended = true
+		lr.end.Unlock()
+	}
 	if err != nil {
 		s.log.Error("saving a run record failed", "run", rec.RunID, "error", err)
 	}
@@ -216,7 +242,8 @@ func (s *Server) onEvent(e runtime.Event) {
 	s.pokes.poke(e.RunID)
 }
 
-// cancelLocal cancels run id if it runs here.
+// cancelLocal cancels run id if it runs here: false when it does not, or once the record
+// that says it stopped is saved (a cancel that comes during that save waits for it).
 func (s *Server) cancelLocal(id string, why error) bool {
 	s.mu.Lock()
 	lr := s.live[id]
@@ -224,8 +251,32 @@ func (s *Server) cancelLocal(id string, why error) bool {
 	if lr == nil {
 		return false
 	}
+	lr.end.Lock()
+	defer lr.end.Unlock()
+	if lr.ended {
+		return false
+	}
 	lr.cancel(why)
 	return true
+}
+
+// cancelNoted cancels run id, which another process asked to cancel through the store, if
+// it runs here or is being taken here (then as soon as it is live).
+func (s *Server) cancelNoted(id string) {
+	s.mu.Lock()
+	if _, ok := s.beginning[id]; ok {
+		s.beginning[id] = true
+	}
+	s.mu.Unlock()
+	s.cancelLocal(id, errCancelled)
+}
+
+// recheckNow asks the lease loop to look for cancel requests now.
+func (s *Server) recheckNow() {
+	select {
+	case s.recheck <- struct{}{}:
+	default:
+	}
 }
 
 // cancelAll cancels every run running here.

@@ -189,10 +189,11 @@ func (s *Store) Save(rec *runtime.Record) error {
 	}
 	tag, err := s.pool.Exec(ctx, `
 WITH up AS (
-  INSERT INTO halo_runs AS r (id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner, lease_until)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::text IS NULL THEN NULL ELSE now() + $11::interval END)
+  INSERT INTO halo_runs AS r (id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner, lease_until, cost, violations)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::text IS NULL THEN NULL ELSE now() + $11::interval END, $13, $14)
   ON CONFLICT (id) DO UPDATE SET pipeline = EXCLUDED.pipeline, status = EXCLUDED.status,
     waiting_for = EXCLUDED.waiting_for, error_code = EXCLUDED.error_code, error_message = EXCLUDED.error_message,
+    cost = EXCLUDED.cost, violations = EXCLUDED.violations,
     updated = EXCLUDED.updated, record = EXCLUDED.record, owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
     cancel_requested = r.cancel_requested AND EXCLUDED.status = 'running'
   WHERE r.owner = $12
@@ -201,7 +202,8 @@ WITH up AS (
   DELETE FROM halo_events e USING up WHERE e.run_id = up.id AND up.status IN ('completed', 'failed')
 )
 SELECT pg_notify('`+channel+`', up.id || ' saved') FROM up`,
-		rec.RunID, rec.Pipeline, c.status, c.waiting, c.errCode, c.errMsg, rec.Started, rec.Updated, string(raw), owner, s.lease.String(), s.owner)
+		rec.RunID, rec.Pipeline, c.status, c.waiting, c.errCode, c.errMsg, rec.Started, rec.Updated, string(raw), owner, s.lease.String(), s.owner,
+		rec.Meta.Cost, len(rec.Meta.Violations))
 	if err != nil {
 		return storeErr("run "+rec.RunID+": save record", err)
 	}
@@ -233,9 +235,9 @@ func (s *Store) Start(ctx context.Context, rec *runtime.Record) error {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO halo_runs (id, pipeline, status, started, updated, record, owner, lease_until)
-VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval) ON CONFLICT (id) DO NOTHING`,
-		rec.RunID, rec.Pipeline, rec.Started, rec.Updated, string(raw), s.owner, s.lease.String())
+INSERT INTO halo_runs (id, pipeline, status, started, updated, record, owner, lease_until, cost, violations)
+VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9) ON CONFLICT (id) DO NOTHING`,
+		rec.RunID, rec.Pipeline, rec.Started, rec.Updated, string(raw), s.owner, s.lease.String(), rec.Meta.Cost, len(rec.Meta.Violations))
 	if err != nil {
 		return storeErr("run "+rec.RunID+": start", err)
 	}
@@ -362,7 +364,7 @@ func (s *Store) List(ctx context.Context, q runstore.Query) (runstore.Page, erro
 	if cur.RunID != "" {
 		where = append(where, fmt.Sprintf("(started, id) < (%s, %s)", arg(cur.Started), arg(cur.RunID)))
 	}
-	sql := `SELECT id, pipeline, status, waiting_for, error_code, error_message, started, updated FROM halo_runs`
+	sql := `SELECT id, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations FROM halo_runs`
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -374,7 +376,7 @@ func (s *Store) List(ctx context.Context, q runstore.Query) (runstore.Page, erro
 	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Summary, error) {
 		var r runstore.Summary
 		var status, code, msg string
-		err := row.Scan(&r.RunID, &r.Pipeline, &status, &r.Waiting, &code, &msg, &r.Started, &r.Updated)
+		err := row.Scan(&r.RunID, &r.Pipeline, &status, &r.Waiting, &code, &msg, &r.Started, &r.Updated, &r.Cost, &r.Violations)
 		r.Status = runtime.Status(status)
 		r.Started, r.Updated = r.Started.UTC(), r.Updated.UTC()
 		if code != "" {

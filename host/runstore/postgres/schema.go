@@ -55,6 +55,9 @@ CREATE TABLE halo_secrets (
   name text PRIMARY KEY,
   value bytea NOT NULL
 );`,
+	// 2: what a list shows of each run beside its status (Studio, GET /api/runs).
+	`ALTER TABLE halo_runs ADD COLUMN cost double precision NOT NULL DEFAULT 0,
+  ADD COLUMN violations integer NOT NULL DEFAULT 0;`,
 }
 
 // migrate applies the steps the database lacks, in one transaction under an advisory lock,

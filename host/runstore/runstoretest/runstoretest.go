@@ -179,6 +179,8 @@ func list(t *testing.T, cfg Config) {
 		rec := NewRecord(fmt.Sprintf("l%d", i), st)
 		if i == 6 {
 			rec.Pipeline = "Q"
+			rec.Meta.Cost = 0.25
+			rec.Meta.Violations = []runtime.ViolationInfo{{Policy: "P", Rule: "Block", Phase: "input"}, {Policy: "P", Rule: "Redact", Phase: "output"}}
 		}
 		if err := s.Save(rec); err != nil {
 			t.Fatal(err)
@@ -211,8 +213,8 @@ func list(t *testing.T, cfg Config) {
 		t.Errorf("paused runs: %+v %v", p, err)
 	}
 	p, err = s.List(ctx, runstore.Query{Pipeline: "Q"})
-	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "l6" {
-		t.Errorf("runs of Q: %+v %v", p, err)
+	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "l6" || p.Runs[0].Cost != 0.25 || p.Runs[0].Violations != 2 {
+		t.Errorf("runs of Q (with its cost 0.25 and 2 violations): %+v %v", p, err)
 	}
 	if _, err := s.List(ctx, runstore.Query{Cursor: "not-a-cursor"}); errcode.Code(err) != runstore.CodeCursor {
 		t.Errorf("a forged cursor: %v, want %s", err, runstore.CodeCursor)

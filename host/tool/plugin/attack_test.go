@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/plugin"
 	"github.com/halo-lang/halo/host/tool/sandbox"
@@ -231,10 +232,11 @@ func TestModuleCannotProxyTheNetwork(t *testing.T) {
 
 // TestPinCannotBeRaced is item 7 of the red-team review: the host hashed the executable at its
 // path, then executed the path; swapping the file in between ran an unpinned binary in 2 of 16
-// tries. A swapper races every start here, two ways: exchanging the pinned file with another
-// executable by rename (a new file at the path), and rewriting the pinned file in place. The
-// host must run the pinned executable or refuse to start (PACKAGE_INTEGRITY, or a start
-// error); the other executable (the world-time plugin, which serves WorldTime) never runs.
+// tries. Here every start is raced in that very window (after the check, before the exec),
+// two ways: exchanging the pinned file with another executable by rename (a new file at the
+// path): the pinned executable must still be what runs; and rewriting the pinned file in
+// place: the start must be refused (PACKAGE_INTEGRITY). The other executable (the world-time plugin, which
+// serves WorldTime) never serves a start.
 func TestPinCannotBeRaced(t *testing.T) {
 	requireLinux(t)
 	probe, err := os.ReadFile(bins.probe)
@@ -251,68 +253,58 @@ func TestPinCannotBeRaced(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "plugin")
 			spare := filepath.Join(dir, "spare")
-			if err := os.WriteFile(path, probe, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(spare, other, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			stop := make(chan struct{})
-			swapped := make(chan int)
-			go func() { // the swapper; ends when stop is closed
-				n := 0
-				defer func() { swapped <- n }()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					switch way {
-					case "rename":
-						if err := unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, spare, unix.RENAME_EXCHANGE); err == nil {
-							n++
-						}
-					case "in place":
-						content := other
-						if n%2 == 1 {
-							content = probe
-						}
-						// Busy (ETXTBSY) while a start executes it: try again.
-						if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
-							f.Write(content)
-							f.Close()
-							n++
-						}
-					}
-					time.Sleep(time.Duration(n%3) * 100 * time.Microsecond)
+			// put makes path a new file holding content, as an installer would.
+			put := func(content []byte) {
+				t.Helper()
+				if err := os.WriteFile(spare, content, 0o755); err != nil {
+					t.Fatal(err)
 				}
-			}()
-			started, refused := 0, 0
-			for i := 0; i < 24; i++ {
-				c := plugin.New(plugin.Command{Name: "Pinned", Path: path, SHA256: sum[:], Getenv: hostEnv(map[string]string{"PATH": os.Getenv("PATH")})}, plugin.Options{StartTimeout: 10 * time.Second})
+				if err := os.Rename(spare, path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			swaps := 0
+			swap := func() { // the swapper, in the window between the pin's check and the exec
+				var err error
+				switch way {
+				case "rename":
+					err = unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, spare, unix.RENAME_EXCHANGE)
+				case "in place":
+					err = os.WriteFile(path, other, 0)
+				}
+				if err != nil {
+					t.Errorf("swap: %v", err)
+					return
+				}
+				swaps++
+			}
+			opts := plugin.WithBeforeExec(plugin.Options{StartTimeout: 10 * time.Second}, swap)
+			const starts = 8
+			for i := range starts {
+				put(probe)
+				if way == "rename" {
+					if err := os.WriteFile(spare, other, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				c := plugin.New(plugin.Command{Name: "Pinned", Path: path, SHA256: sum[:], Getenv: hostEnv(map[string]string{"PATH": os.Getenv("PATH")})}, opts)
 				specs, err := c.Describe(context.Background())
 				c.Close()
-				if err != nil {
-					refused++
-					continue
+				var names []string
+				for _, s := range specs {
+					names = append(names, s.Name)
 				}
-				started++
-				if len(specs) != 1 || specs[0].Name != "Probe" {
-					close(stop)
-					<-swapped
-					var names []string
-					for _, s := range specs {
-						names = append(names, s.Name)
-					}
+				switch {
+				case err == nil && (len(specs) != 1 || specs[0].Name != "Probe"):
 					t.Fatalf("start %d ran an executable that is not the pinned one: it serves %v", i, names)
+				case way == "rename" && err != nil:
+					t.Fatalf("start %d: the file at the path was exchanged, and the pinned executable, still open, did not run: %v", i, err)
+				case way == "in place" && (errcode.Code(err) != plugin.CodeIntegrity || !strings.Contains(err.Error(), "changed while it was being started")):
+					t.Fatalf("start %d: the pinned file was rewritten before it ran, and the start was not refused: %v %v", i, names, err)
 				}
 			}
-			close(stop)
-			n := <-swapped
-			t.Logf("%d swaps; %d starts ran the pinned executable, %d were refused", n, started, refused)
-			if n < 8 {
-				t.Fatalf("the swapper swapped %d times in 24 starts: the race was not run", n)
+			if swaps != starts {
+				t.Fatalf("%d swaps in %d starts: the race was not run at every start", swaps, starts)
 			}
 		})
 	}

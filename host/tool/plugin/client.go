@@ -79,6 +79,10 @@ type Options struct {
 	// at once (pids_linux.go says how, and where it cannot); 0 means DefaultMaxProcs, a
 	// negative number no limit.
 	MaxProcs int
+
+	// beforeExec, when set, is called at every start of a pinned executable after its check
+	// and before it is executed: where a swapper would race the pin (export_test.go).
+	beforeExec func()
 }
 
 // DefaultCallTimeout is how long a module package's call may take when its declaration sets
@@ -361,7 +365,7 @@ func (c *Client) start() (*process, error) {
 				}
 				return nil, err
 			}
-			r.pin = pin
+			r.pin, r.beforeExec = pin, c.opts.beforeExec
 			run = r
 			return r, nil
 		},

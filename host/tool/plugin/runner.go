@@ -55,6 +55,8 @@ type procRunner struct {
 	// pin is the pinned executable the plugin is started from, when it has a pin; released
 	// once the start is over.
 	pin *pinned
+	// beforeExec is Options.beforeExec.
+	beforeExec func()
 	// maxProcs limits the plugin's processes and threads (pids_linux.go), 0 for none; cgroup
 	// is the plugin's pids cgroup, when it has one.
 	maxProcs int
@@ -112,6 +114,9 @@ func (r *procRunner) prepare() error {
 func (r *procRunner) Start(ctx context.Context) error {
 	if r.pin != nil {
 		defer r.pin.Close()
+		if r.beforeExec != nil {
+			r.beforeExec()
+		}
 	}
 	if err := r.startConfined(ctx); err != nil {
 		return err

@@ -24,6 +24,15 @@ const (
 	ExitCancel = 130
 )
 
+// Codes of failures that several commands report (docs/cli.md, "Command error codes").
+const (
+	// CodeFileExists: a command that only creates files (halo init, halo plugin init) found
+	// them there already, and wrote nothing.
+	CodeFileExists = "FILE_EXISTS"
+	// CodeNoPipeline: halo serve or halo mcp was given files that declare no pipeline.
+	CodeNoPipeline = "NO_PIPELINE"
+)
+
 // IOStreams are the command's standard streams.
 type IOStreams struct {
 	In     io.Reader

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/halo-lang/halo/errcode"
+
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
@@ -153,7 +155,7 @@ func initRun(opts *Options) error {
 		}
 	}
 	if len(exist) > 0 {
-		return fmt.Errorf("%s already has %s; nothing was written (halo init never overwrites a file)", folder, strings.Join(exist, ", "))
+		return errcode.New(cmdutil.CodeFileExists, "%s already has %s; nothing was written (halo init never overwrites a file)", folder, strings.Join(exist, ", "))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", folder, err)

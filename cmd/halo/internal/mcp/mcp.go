@@ -1,11 +1,9 @@
 // Package mcp implements `halo mcp [files or folders]`: every pipeline of the files becomes
-// an MCP tool, spoken on stdin and stdout (host/mcpserver does the serving). It also reads
-// halo.json's "mcp" key, which decides whether `halo serve` mounts /mcp (HTTPEnabled).
+// an MCP tool, spoken on stdin and stdout (host/mcpserver does the serving).
 package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/halo-lang/halo/errcode"
 
 	"github.com/spf13/cobra"
 
@@ -68,9 +68,10 @@ to stderr; stdout carries MCP messages only.
 --dir DIR works in DIR as if halo mcp had started there (relative paths, halo.lock,
 .halo/runs): desktop clients start servers in a folder of their own choosing.
 
-When a run waits at a |! yield and the client can ask its user (elicitation), the question is
-asked through the client and the run goes on with the answer. Otherwise the result says
-the run is paused and how to continue it with halo resume.
+When a run waits at a |! yield, or at a tool call waiting for approval, and the client can
+ask its user (elicitation), the question is asked through the client and the run goes on
+with the answer. Otherwise the result says the run is paused and how to continue it with
+halo resume.
 
 Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -162,7 +163,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 		}
 	}
 	if !hasPipeline {
-		return nil, fmt.Errorf("%s: no pipeline to serve", strings.Join(paths, ", "))
+		return nil, errcode.New(cmdutil.CodeNoPipeline, "%s: no pipeline to serve", strings.Join(paths, ", "))
 	}
 	var mocks *runtime.Mocks
 	if opts.Mocks != "" {
@@ -233,32 +234,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// HTTPEnabled reads halo.json in dir and reports whether /mcp is on: `"mcp": false` turns
-// it off; no halo.json, or no "mcp" key, leaves it on. Any value other than true or false
-// is an error naming the key, as is a halo.json that is not a JSON object.
-func HTTPEnabled(dir string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "halo.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("halo.json: %w", err)
-	}
-	var cfg map[string]json.RawMessage
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return false, fmt.Errorf("halo.json: not a JSON object: %w", err)
-	}
-	raw, ok := cfg["mcp"]
-	if !ok {
-		return true, nil
-	}
-	var on bool
-	if err := json.Unmarshal(raw, &on); err != nil || string(raw) == "null" {
-		return false, fmt.Errorf(`halo.json: "mcp" is %s: want true or false (false turns /mcp off)`, truncate(string(raw), 40))
-	}
-	return on, nil
 }
 
 func truncate(s string, n int) string {

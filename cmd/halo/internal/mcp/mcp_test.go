@@ -453,34 +453,6 @@ func TestInvalidFiles(t *testing.T) {
 	}
 }
 
-// TestHTTPEnabled: halo.json's "mcp" decides whether halo serve mounts /mcp.
-func TestHTTPEnabled(t *testing.T) {
-	for _, tc := range []struct {
-		json string // "" for no halo.json
-		on   bool
-		err  string
-	}{
-		{"", true, ""},
-		{`{"name": "x"}`, true, ""},
-		{`{"name": "x", "mcp": true}`, true, ""},
-		{`{"mcp": false}`, false, ""},
-		{`{"mcp": "no"}`, false, `"mcp" is "no": want true or false`},
-		{`{"mcp": null}`, false, `"mcp" is null`},
-		{`{"mcp": 0}`, false, `"mcp" is 0`},
-		{`[1]`, false, "not a JSON object"},
-		{`{"mcp": fal`, false, "not a JSON object"},
-	} {
-		dir := t.TempDir()
-		if tc.json != "" {
-			os.WriteFile(filepath.Join(dir, "halo.json"), []byte(tc.json), 0o644)
-		}
-		on, err := mcpcmd.HTTPEnabled(dir)
-		if on != tc.on || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("halo.json %s: %v, %v; want %v, %q", tc.json, on, err, tc.on, tc.err)
-		}
-	}
-}
-
 // answerer accepts every question with answer, or declines when answer is "".
 type answerer struct {
 	answer string
@@ -520,6 +492,60 @@ func TestElicitProcess(t *testing.T) {
 				t.Errorf("declined record %v", rec["status"])
 			}
 		})
+	}
+}
+
+// approver answers every approval question with content (approve, and a reason).
+type approver struct {
+	content map[string]any
+	asked   []string
+}
+
+func (a *approver) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.asked = append(a.asked, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: a.content}}, nil
+}
+
+// TestElicitApprovalProcess: a tool call an agent's policies put up for approval is asked
+// through a client that can ask its user (docs/mcp.md, "Asking the person"): approved, the
+// write runs; declined with a reason, it does not, and the model reads the reason.
+func TestElicitApprovalProcess(t *testing.T) {
+	dir := project(t, map[string]string{
+		"tidy.halo": `
+policy Careful : AllowTools("Files.*") & ApproveEffects(write)
+tool Files : Workspace("./notes", write: true)
+agent Clerk [openai/gpt-4o-mini]
+  equips Files
+  requires Careful
+pipeline Tidy(task: String) -> Result:
+  task |> Clerk.work(tools: [Files])
+`,
+		"notes/notes.md": "a\n",
+		// One script for the process: each call takes two answers.
+		"mocks.json": `{"Clerk.work": [{"$useTool": "Files.write", "args": {"path": "merged.md", "content": "a"}}, "Merged.",
+			{"$useTool": "Files.write", "args": {"path": "merged.md", "content": "a"}}, "Merged."]}`,
+	})
+	a := &approver{content: map[string]any{"approve": true}}
+	p := startMCP(t, dir, "2025-06-18", []client.ClientOption{client.WithElicitationHandler(a)}, "--mocks", "mocks.json", "tidy.halo")
+	res := call(t, p, "Tidy", map[string]any{"task": "merge"})
+	if res.IsError || text(res) != "Merged." || len(a.asked) != 1 || !strings.Contains(a.asked[0], `Allow Clerk to call Files.write with {"content":"a","path":"merged.md"}? (policy Careful)`) {
+		t.Fatalf("approved: %q, asked %q", text(res), a.asked)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes", "merged.md")); err != nil || string(b) != "a" {
+		t.Errorf("the approved write: %q, %v", b, err)
+	}
+	os.Remove(filepath.Join(dir, "notes", "merged.md"))
+	a.content = map[string]any{"approve": false, "reason": "write to drafts/ instead"}
+	res = call(t, p, "Tidy", map[string]any{"task": "merge"})
+	if res.IsError || text(res) != "Merged." {
+		t.Fatalf("declined: %q", text(res))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes", "merged.md")); err == nil {
+		t.Error("a declined write ran")
+	}
+	b, _ := json.Marshal(record(t, dir, runID(res))["events"])
+	if !strings.Contains(string(b), `"decision":"declined","detail":"write to drafts/ instead"`) {
+		t.Errorf("the record's events lack the declined call and its reason: %s", b)
 	}
 }
 

@@ -7,16 +7,15 @@ package pkgcmd
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
@@ -39,18 +38,9 @@ func RegistryLocation(f *cmdutil.Factory, flag string) (string, error) {
 	if v := f.Env.Get(RegistryEnv); v != "" {
 		return v, nil
 	}
-	b, err := os.ReadFile(filepath.Join(f.Dir, "halo.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
+	cfg, err := projconf.Read(f.Dir)
 	if err != nil {
 		return "", err
-	}
-	var cfg struct {
-		Registry string `json:"registry"`
-	}
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return "", fmt.Errorf("halo.json: %w", err)
 	}
 	return cfg.Registry, nil
 }

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/halo-lang/halo/errcode"
+
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
@@ -184,7 +186,7 @@ func initRun(opts *InitOptions) error {
 	}
 	dir := f.Abs(folder)
 	if _, err := os.Lstat(dir); err == nil {
-		return fmt.Errorf("%s already exists; nothing was written (halo plugin init only creates a new folder)", folder)
+		return errcode.New(cmdutil.CodeFileExists, "%s already exists; nothing was written (halo plugin init only creates a new folder)", folder)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/lang"
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/tool"
@@ -39,7 +40,7 @@ func LoadProgram(f *cmdutil.Factory, paths []string, build RegistryFunc) (*lang.
 		return nil, nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	if len(prog.Files) == 0 {
-		return nil, nil, fmt.Errorf("%s: no .halo file", strings.Join(paths, ", "))
+		return nil, nil, errcode.New(lang.CodeIO, "%s: no .halo file", strings.Join(paths, ", "))
 	}
 	reg, err := Registry(f, build)
 	if err != nil {

@@ -3,7 +3,9 @@
 package publish
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
 	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
 	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
@@ -73,8 +76,11 @@ type Result struct {
 func publishRun(opts *Options) error {
 	f := opts.Factory
 	data, err := os.ReadFile(f.Abs(opts.File))
+	if errors.Is(err, fs.ErrNotExist) {
+		return errcode.Wrap(pkgmgr.CodeNotFound, err, "%s does not exist", f.Abs(opts.File))
+	}
 	if err != nil {
-		return err
+		return errcode.Wrap(pkgmgr.CodeInvalid, err, "%s: %v", f.Abs(opts.File), err)
 	}
 	var popts pkgmgr.PublishOptions
 	if opts.Sign != "" {

@@ -26,7 +26,11 @@ func NewCmdRemove(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "remove NAME",
 		Short: "Uninstall a tool package and drop it from halo.lock",
-		Args:  cobra.ExactArgs(1),
+		Long: `Uninstall the package NAME: remove its folder in .halo/tools, its entry in halo.lock,
+and your trust in it for this project folder. A name halo.lock does not list is
+PACKAGE_NOT_FOUND; a folder in .halo/tools that does not hold the package Halo installed is
+left alone (PACKAGE_CONFLICT). Nothing changes on disk when anything fails.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if runF != nil {

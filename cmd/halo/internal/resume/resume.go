@@ -56,8 +56,9 @@ channel ("yield" for a yield, "approval", or the listen's channel name): a signa
 another channel is refused. A payload that parses as JSON is used as JSON; anything else
 is text. The run record is read from and written back to .halo/runs; a run that cannot
 be resumed (unknown, unreadable, finished, waiting on another channel) is a RUN_RECORD
-error and its record is left as it was. Later approvals are asked at the terminal as in
-halo run (--auto-approve approves them).
+error and its record is left as it was. While a halo serve keeps this folder's runs,
+halo resume is refused (STORE_BUSY): answer the run through the server. Later approvals are
+asked at the terminal as in halo run (--auto-approve approves them).
 
 Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused again.`,
 		Args: cobra.ExactArgs(2),

@@ -5,10 +5,8 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -16,11 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
 	"github.com/halo-lang/halo/cmd/halo/internal/providers"
 	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
 	"github.com/halo-lang/halo/cmd/halo/internal/version"
@@ -30,6 +29,7 @@ import (
 	"github.com/halo-lang/halo/host/runstore/postgres"
 	"github.com/halo-lang/halo/host/runtime"
 	hserve "github.com/halo-lang/halo/host/serve"
+	"github.com/halo-lang/halo/host/studio"
 	"github.com/halo-lang/halo/host/tool"
 )
 
@@ -68,8 +68,10 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 		Long: `Serve every pipeline of the files (the default is the .halo files of the current
 folder) over HTTP: start, list, watch, signal and cancel runs through the API under /api,
 answer paused runs through signed approval links, read metrics at /metrics, and call the
-pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Every file must
-validate. Logs go to stderr, one line per request. See docs/serve.md.
+pipelines as MCP tools at /mcp ("mcp": false in halo.json turns it off). Studio, at /, is
+web pages to watch runs, answer paused ones and start new ones: open it once with
+/?token=<HALO_SERVE_TOKEN> (see docs/studio.md). Every file must validate. Logs go to
+stderr, one line per request. See docs/serve.md.
 
 HALO_SERVE_TOKEN sets the API token (Authorization: Bearer, or ?token=). Without a token
 anything that can reach the port can run the pipelines: halo serve then listens on
@@ -109,49 +111,6 @@ are then saved as interrupted; paused runs stay paused.`,
 	return cmd
 }
 
-// projectConfig is what halo serve reads from halo.json.
-type projectConfig struct {
-	PublicURL string
-	Webhook   string
-	MCP       bool
-}
-
-// readConfig reads halo.json in dir: publicUrl, notify.webhook, and mcp (as halo mcp reads
-// it). No file means none, and /mcp on.
-func readConfig(dir string) (projectConfig, error) {
-	on, err := mcpcmd.HTTPEnabled(dir)
-	if err != nil {
-		return projectConfig{}, err
-	}
-	cfg := projectConfig{MCP: on}
-	b, err := os.ReadFile(filepath.Join(dir, "halo.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
-	}
-	if err != nil {
-		return cfg, fmt.Errorf("halo.json: %w", err)
-	}
-	var raw struct {
-		PublicURL *string `json:"publicUrl"`
-		Notify    *struct {
-			Webhook *string `json:"webhook"`
-		} `json:"notify"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return cfg, fmt.Errorf("halo.json: %v (publicUrl and notify.webhook are strings)", err)
-	}
-	if raw.PublicURL != nil {
-		cfg.PublicURL = *raw.PublicURL
-	}
-	if raw.Notify != nil && raw.Notify.Webhook != nil {
-		cfg.Webhook = *raw.Notify.Webhook
-		if !strings.HasPrefix(cfg.Webhook, "https://") && !strings.HasPrefix(cfg.Webhook, "http://") {
-			return cfg, fmt.Errorf("halo.json: notify.webhook %q: want an http:// or https:// URL", cfg.Webhook)
-		}
-	}
-	return cfg, nil
-}
-
 // load reads and validates the files and makes the tool registry and mocks.
 func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, error) {
 	paths := opts.Paths
@@ -170,7 +129,7 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 		}
 	}
 	if !has {
-		return nil, rc, fmt.Errorf("%s: no pipeline to serve", strings.Join(paths, ", "))
+		return nil, rc, errcode.New(cmdutil.CodeNoPipeline, "%s: no pipeline to serve", strings.Join(paths, ", "))
 	}
 	var mocks *runtime.Mocks
 	if opts.Mocks != "" {
@@ -228,7 +187,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 	log := f.Logger.Named("serve")
 	token := f.Env.Get("HALO_SERVE_TOKEN")
 	addr := opts.Addr
-	pcfg, err := readConfig(f.Dir)
+	pcfg, err := projconf.Read(f.Dir)
 	if err != nil {
 		return err
 	}
@@ -261,6 +220,10 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Program: prog, Runtime: rc, Store: store, Token: token, PublicURL: pcfg.PublicURL, Addr: actual,
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
 		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
+		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
+			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,
+				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})
+		},
 	})
 	if err != nil {
 		return withCode(err)

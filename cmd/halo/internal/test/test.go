@@ -147,7 +147,7 @@ func testRun(ctx context.Context, opts *Options) error {
 		cases = append(cases, cs...)
 	}
 	if len(files) == 0 && len(probs) == 0 {
-		return fmt.Errorf("no test cases: no *%s file in %s", Suffix, strings.Join(orDot(opts.Paths), ", "))
+		return errcode.New(CodeTestCase, "no test cases: no *%s file in %s", Suffix, strings.Join(orDot(opts.Paths), ", "))
 	}
 	reg, err := providers.Registry(opts.F, opts.Registry)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -224,10 +225,19 @@ func printMethods(w io.Writer, methods []tool.Method, paint func(code, s string)
 	}
 }
 
-// firstSentence keeps a listing to one line per method; --json has the whole text.
+// firstSentence keeps a listing to one line per method; --json has the whole text. A
+// sentence ends at a full stop followed by a space and a capital letter, so "e.g. jql",
+// "(ch_... or py_...)" and "e.g. Europe/Paris" do not end one.
 func firstSentence(s string) string {
 	s = strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
-	if i := strings.Index(s, ". "); i >= 0 {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] != '.' || s[i+1] != ' ' || !unicode.IsUpper(rune(s[i+2])) {
+			continue
+		}
+		before := strings.ToLower(s[:i])
+		if strings.HasSuffix(before, ".") || strings.HasSuffix(before, "e.g") || strings.HasSuffix(before, "i.e") {
+			continue
+		}
 		return s[:i+1]
 	}
 	return s

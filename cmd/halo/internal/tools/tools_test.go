@@ -156,3 +156,22 @@ func TestListingStripsControls(t *testing.T) {
 		t.Fatalf("--json does not decode to what the server sent: %+v", l)
 	}
 }
+
+// The listing shows each method's first sentence: an abbreviation or an ellipsis inside it
+// does not cut it short (the first-party packages' descriptions have both).
+func TestFirstSentence(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Get a note. More text.", "Get a note."},
+		{"Find issues with a JQL query, e.g. project = OPS AND status = \"Done\".", "Find issues with a JQL query, e.g. project = OPS AND status = \"Done\"."},
+		{"Get one charge by id (ch_... or py_...), with its amount. Read only.", "Get one charge by id (ch_... or py_...), with its amount."},
+		{"The time in a zone, e.g. Europe/Paris. UTC when omitted.", "The time in a zone, e.g. Europe/Paris."},
+		{"Lists names, i.e. Zones. Then more.", "Lists names, i.e. Zones."},
+		{"Version 2.0 is here. It reads\nlines.", "Version 2.0 is here."},
+		{"no full stop", "no full stop"},
+		{"Ends with a stop.", "Ends with a stop."},
+	} {
+		if got := firstSentence(tt.in); got != tt.want {
+			t.Errorf("firstSentence(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
 
 	"github.com/spf13/cobra"
 
@@ -80,6 +83,10 @@ func validateRun(opts *Options) error {
 		return err
 	}
 	for _, folder := range lockFolders(opts.Dir, paths) {
+		// halo.json is checked as the commands that read it check it.
+		if _, err := projconf.Read(abs(opts.Dir, folder)); err != nil {
+			diags.Add(lang.Pos{File: filepath.Join(folder, projconf.FileName)}, lang.Error, errcode.Code(err), "%s", strings.TrimPrefix(err.Error(), projconf.FileName+": "))
+		}
 		if err := providers.AddDeclared(reg, abs(opts.Dir, folder)); err != nil {
 			lock := filepath.Join(folder, pkgmgr.LockFile)
 			code := errcode.Code(err)
