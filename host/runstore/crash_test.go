@@ -128,7 +128,7 @@ func saveUntilKilled(mode, dir string) {
 }
 
 // A process killed (SIGKILL) while it saves many records at once, as halo serve and as halo
-// mcp save them, leaves only whole records: every <id>.json and every pending record parses
+// mcp save them, leaves only whole records: every <id>.json parses
 // as the record of its run, every run listed loads, and the folder store opens on what it
 // left, failing the runs it left running with HOST_LOST.
 func TestKilledWhileSavingLeavesWholeRecords(t *testing.T) {
@@ -182,9 +182,6 @@ func checkWhole(t *testing.T, dir string) {
 	for _, e := range entries {
 		name := e.Name()
 		id, ok := strings.CutSuffix(name, ".json")
-		if !ok {
-			id, ok = strings.CutSuffix(name, ".json.pending")
-		}
 		if !ok {
 			continue
 		}

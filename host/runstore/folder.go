@@ -75,8 +75,8 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 	if f.now == nil {
 		f.now = time.Now
 	}
-	// Records the process before saved and did not live to commit go to disk now.
-	if _, err := f.files.Recover(); err != nil {
+	// Temporary files of records the process before did not live to write are removed.
+	if err := f.files.Recover(); err != nil {
 		f.Close()
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
@@ -94,23 +95,21 @@ type Tracker interface {
 // refused with STATE_DIR_UNSAFE, so nothing is read or written through a link out of the
 // project.
 //
-// A record is written whole to a temporary file and renamed into place, so no reader ever
-// sees part of one and a process that dies at any moment leaves each record as it was before
-// or after its save. <runId>.json only ever receives a file that is already on disk (synced),
-// so after a power cut or an OS crash it still holds a whole record. A save first puts the
-// record in place as <runId>.json.pending, which Load reads before <runId>.json; a commit
-// then syncs it and renames it to <runId>.json. A commit takes every record saved since the
-// one before and syncs them together (their files at once, or, for many on Linux, the whole
-// filesystem with one syncfs); with GroupCommit commits start at most every 5 ms unless
-// someone waits for one, so many saves share the cost of a sync. When a save returns:
+// A record is written whole to a temporary file, synced, and renamed to <runId>.json, so no
+// reader ever sees part of one, and <runId>.json only ever gets a file already on disk: after
+// a process is killed, a power cut or an OS crash, it holds a whole record. A save hands the
+// record to a commit, which writes every record saved since the one before and syncs them
+// together (their files at once, or, for many on Linux, the whole filesystem with one
+// syncfs); a run saved several times before a commit is written once. With GroupCommit,
+// commits start at most every 5 ms unless someone waits for one. When a save returns:
 //
 //   - a paused record (someone will continue the run) is on disk before Save returns, as is
 //     every record of a Store without GroupCommit, and every record SaveSynced writes;
-//   - with GroupCommit, Save returns any other record (completed, failed, running) as soon
-//     as it is in place: readers in this and other processes see it at once, a process
-//     that is killed keeps it, and it is on disk a commit later (about a sync's time) and
-//     always once Sync or Close returns. A power cut or OS crash in between may lose it:
-//     the record before it, or none, stands in its place.
+//   - with GroupCommit, Save returns any other record (completed, failed, running) at once:
+//     Load, Latest and Newest of this Store read it, and it is on disk a commit later (a
+//     few milliseconds and a sync), and always once Sync or Close returns. A process that is
+//     killed, a power cut or an OS crash in between may lose it: the record before it, or
+//     none, stands in its place.
 //
 // A Store with GroupCommit commits in a goroutine of its own while it has records to
 // commit; its owner must call Close once it has saved its last record.
@@ -206,8 +205,8 @@ func (s *Store) SaveSynced(rec *Record) error {
 	return wait()
 }
 
-// Write puts rec in place, readable by Load in this and other processes, and has it
-// committed: with GroupCommit by the commit goroutine, without it before Write returns.
+// Write hands rec to a commit, readable at once by this Store's Load: with GroupCommit the
+// commit goroutine writes it, without it the wait does.
 // wait returns once it is on disk (or the commit failed). Save and SaveSynced are Write and,
 // when they promise it, wait; a store that keeps an index of records (halo serve's) updates
 // it between the two.
@@ -220,34 +219,35 @@ func (s *Store) Write(rec *Record) (wait func() error, err error) {
 		return nil, fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
 	b = append(b, '\n')
-	t, err := s.newTemp()
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
+	if s.GroupCommit {
+		if err := s.ready(); err != nil {
+			return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
+		}
 	}
-	if _, err := t.f.Write(b); err != nil {
-		t.discard()
+	p, err := s.put(rec.RunID, b)
+	if err != nil {
 		return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
 	}
-	p, err := s.put(t, rec.RunID)
-	if err != nil {
-		t.discard()
-		return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
-	}
-	t.release()
 	return func() error {
 		if err := s.wait(p); err != nil {
-			return &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: the record is in place but could not be synced to disk: %v", rec.RunID, err), Err: err}
+			if errcode.Code(err) != "" { // the folder refused (STATE_DIR_UNSAFE, RUN_RECORD)
+				return fmt.Errorf("run %s: %w", rec.RunID, err)
+			}
+			return &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: the record could not be written to disk: %v", rec.RunID, err), Err: err}
 		}
 		return nil
 	}, nil
 }
 
-// Load reads the record of run id: its pending record when it has one (saved, not yet
-// committed), else <id>.json. A pending record that is not whole (a power cut came before
-// its commit) is passed over: the record before it stands.
+// Load reads the record of run id: the one saved and not yet on disk, else <id>.json.
 func (s *Store) Load(id string) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
+	}
+	if b := s.unsaved(id); b != nil {
+		if rec := decodeRecord(b, id); rec != nil {
+			return rec, nil
+		}
 	}
 	root, done, err := s.root(false)
 	if err != nil {
@@ -257,11 +257,6 @@ func (s *Store) Load(id string) (*Record, error) {
 		return nil, err
 	}
 	defer done()
-	if b, err := root.ReadFile(id + pendingExt); err == nil {
-		if rec := decodeRecord(b, id); rec != nil {
-			return rec, nil
-		}
-	}
 	p := filepath.Join(s.Dir, id+".json")
 	b, err := root.ReadFile(id + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -289,30 +284,28 @@ func decodeRecord(b []byte, id string) *Record {
 	return &rec
 }
 
-// RecordIDs returns the run ids of the records among a records folder's entries, each once
-// (a run may have both a record and a pending one).
+// RecordIDs returns the run ids of the records among a records folder's entries.
 func RecordIDs(entries []fs.DirEntry) []string {
 	var ids []string
-	seen := map[string]bool{}
 	for _, e := range entries {
-		name := e.Name()
-		id, ok := strings.CutSuffix(name, ".json")
-		if !ok {
-			id, ok = strings.CutSuffix(name, pendingExt)
-		}
-		if ok && !seen[id] && e.Type().IsRegular() && runIDPattern().MatchString(id) {
-			seen[id] = true
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && runIDPattern().MatchString(id) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
-// ids returns the run ids of the records in the folder; none when it does not exist.
+// ids returns the run ids of the records in the folder and of those not yet on disk; none
+// when there are none.
 func (s *Store) ids() ([]string, error) {
+	unsaved := s.unsavedIDs()
+	var ids []string
+	for id := range unsaved {
+		ids = append(ids, id)
+	}
 	root, done, err := s.root(false)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return ids, nil
 	}
 	if err != nil {
 		return nil, err
@@ -322,7 +315,12 @@ func (s *Store) ids() ([]string, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeRun, Message: err.Error(), Err: err}
 	}
-	return RecordIDs(entries), nil
+	for _, id := range RecordIDs(entries) {
+		if !unsaved[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // newest returns the id of the most recently updated record that keep accepts.

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	goruntime "runtime"
@@ -13,23 +12,18 @@ import (
 	"time"
 )
 
-// The names a Store gives files besides <runId>.json.
-const (
-	// pendingExt ends the name of a record that is in place but not yet committed.
-	pendingExt = ".json.pending"
-	// tmpExt ends the name of a record being written, before it is renamed into place.
-	tmpExt = ".tmp"
-)
+// tmpExt ends the name of a record being written, before it is renamed to <runId>.json.
+const tmpExt = ".tmp"
 
 // maxPending is how many records a Store keeps waiting for a commit; a save past it waits for
 // the commit under way, so a store saving faster than its disk syncs holds a bounded number
-// of open files and records not on disk.
+// of records in memory.
 const maxPending = 256
 
 // commitEvery is the least time from the start of one commit to the next, unless someone
 // waits for one (a paused record, Sync, Close) or many records are waiting: a commit then
-// takes in the records of a while, and the disk syncs less often, which slows every other
-// file operation less.
+// takes in the records of a while (a run's first and last record often fall in one), and the
+// disk syncs less often, which slows every other file operation less.
 const commitEvery = 5 * time.Millisecond
 
 // syncfsFrom is how many records a commit has from which it syncs the whole filesystem at
@@ -42,19 +36,20 @@ const syncfsFrom = 8
 // filesystem's journal commit.
 const syncers = 8
 
-// orphanAge is how old a pending record or a temporary file is when Recover takes it for one
-// a stopped process left: a live process commits its records within a sync's time.
+// orphanAge is how old a temporary file is when Recover takes it for one a stopped process
+// left: a live process renames its files within a sync's time.
 const orphanAge = time.Minute
 
-// commits is a Store's group commit: the records written and not yet committed, and the
-// goroutine that commits them.
+// commits is a Store's group commit: the records saved and not yet on disk, and the
+// goroutine that writes them.
 type commits struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	// dirty holds, by run id, the latest record not yet taken by a commit; inflight the
-	// records of the commit under way.
-	dirty, inflight map[string]*pending
-	// seq counts writes; done is the seq of the last write a finished commit took.
+	// records of the commit under way; failed those whose commit failed, tried again with
+	// the next commit. Load reads them before the folder.
+	dirty, inflight, failed map[string]*pending
+	// seq counts saves; done is the seq of the last save a finished commit took.
 	seq, done uint64
 	// running says a commit runs (GroupCommit: the commit goroutine); loop waits for the
 	// goroutine.
@@ -65,21 +60,20 @@ type commits struct {
 	last   time.Time
 	urgent int
 	wake   chan struct{}
+	// folderOK says the records folder was opened once (GroupCommit: at the first save).
+	folderOK bool
 	// err is the first error of a commit since the last Sync.
 	err    error
 	closed bool
-	// dir is the records folder of this commit round (see sharedDir).
-	dir *sharedDir
 	// syncFile, when set, syncs each record's file instead of (*os.File).Sync, and every
 	// commit syncs file by file: tests watch what is synced, or make syncing fail.
 	syncFile func(*os.File) error
 }
 
-// A pending record is one write waiting for its commit.
+// A pending record is one save waiting for its commit.
 type pending struct {
-	seq uint64
-	f   *os.File // open until its commit syncs it
-	// next is the write of the same run that replaced this one before it was committed;
+	data []byte // the record, encoded
+	// next is the save of the same run that replaced this one before it was committed;
 	// the commit of the last one settles them all.
 	next     *pending
 	finished bool
@@ -93,98 +87,30 @@ func (c *commits) init() {
 	}
 }
 
-// A sharedDir is the records folder as a Store with GroupCommit and no Root opened it, for
-// the saves and the commit of one commit round: opening it (through pkgmgr/statedir, which
-// checks every step) costs more than writing a record, and once a round it is opened again,
-// so a folder removed or replaced meanwhile is found again as it is now.
-type sharedDir struct {
-	root *os.Root
-	// refs counts its users; dropped says it is to be closed once they are done.
-	refs    int
-	dropped bool
-}
-
-// drop, c.mu held, closes d once its users are done; d may be nil.
-func (d *sharedDir) drop() {
-	if d == nil {
-		return
-	}
-	d.dropped = true
-	if d.refs == 0 {
-		d.root.Close()
-	}
-}
-
-// folder returns the records folder to write in (made when create is set), and how to
-// release it: Root, the folder of this commit round, or the folder opened for this one use.
-func (s *Store) folder(create bool) (*os.Root, func(), error) {
-	if s.Root != nil || !s.GroupCommit {
-		return s.root(create)
-	}
+// ready opens the records folder (made when missing) at a GroupCommit store's first save, so
+// that a folder that cannot be used (a symbolic link, not writable) fails that save, not
+// only the commit after it.
+func (s *Store) ready() error {
 	c := &s.commits
 	c.mu.Lock()
-	d := c.dir
-	if d == nil {
-		c.mu.Unlock()
-		root, done, err := s.root(create)
-		if err != nil {
-			return nil, nil, err
-		}
-		c.mu.Lock()
-		if d = c.dir; d == nil {
-			d = &sharedDir{root: root}
-			c.dir = d
-		} else {
-			done() // opened by another save meanwhile
-		}
-	}
-	d.refs++
+	ok := c.folderOK
 	c.mu.Unlock()
-	return d.root, func() {
-		c.mu.Lock()
-		d.refs--
-		if d.dropped && d.refs == 0 {
-			d.root.Close()
-		}
-		c.mu.Unlock()
-	}, nil
-}
-
-// A temp is a temporary file in the records folder, open for writing a record into.
-type temp struct {
-	root    *os.Root
-	release func() // releases root
-	name    string
-	f       *os.File
-}
-
-// newTemp makes a temporary file in the records folder (made when missing).
-func (s *Store) newTemp() (*temp, error) {
-	root, release, err := s.folder(true)
-	if err != nil {
-		return nil, err
+	if ok {
+		return nil
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	name := "." + hex.EncodeToString(rnd[:]) + tmpExt
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	_, done, err := s.root(true)
 	if err != nil {
-		release()
-		return nil, err
+		return err
 	}
-	return &temp{root: root, release: release, name: name, f: f}, nil
+	done()
+	c.mu.Lock()
+	c.folderOK = true
+	c.mu.Unlock()
+	return nil
 }
 
-// discard removes t.
-func (t *temp) discard() {
-	t.f.Close()
-	t.root.Remove(t.name)
-	t.release()
-}
-
-// put renames t, the record of run id written to it, into place as the run's pending record
-// and queues it for a commit. The caller releases t's folder (its release takes c.mu).
-func (s *Store) put(t *temp, id string) (*pending, error) {
+// put queues data, the encoded record of run id, for a commit.
+func (s *Store) put(id string, data []byte) (*pending, error) {
 	c := &s.commits
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -192,22 +118,16 @@ func (s *Store) put(t *temp, id string) (*pending, error) {
 	if c.closed {
 		return nil, errors.New("the run store is closed")
 	}
-	for len(c.dirty) >= maxPending {
+	for len(c.dirty) >= maxPending && c.dirty[id] == nil {
 		if !s.kick() {
 			s.hurry()
 			c.cond.Wait()
 		}
 	}
-	// Under the lock, so that a commit renames a pending record only while it is the one it
-	// synced.
-	if err := t.root.Rename(t.name, id+pendingExt); err != nil {
-		return nil, err
-	}
 	c.seq++
-	p := &pending{seq: c.seq, f: t.f}
+	p := &pending{data: data}
 	if old := c.dirty[id]; old != nil {
 		old.next = p
-		old.f.Close()
 	} else if old := c.inflight[id]; old != nil {
 		old.next = p
 	}
@@ -216,7 +136,38 @@ func (s *Store) put(t *temp, id string) (*pending, error) {
 	return p, nil
 }
 
-// wait returns once p, or the write that replaced it, is committed.
+// unsaved returns the newest record of run id not yet on disk, encoded, or nil.
+func (s *Store) unsaved(id string) []byte {
+	c := &s.commits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.dirty[id]; p != nil {
+		return p.data
+	}
+	if p := c.inflight[id]; p != nil {
+		return p.data
+	}
+	if p := c.failed[id]; p != nil {
+		return p.data
+	}
+	return nil
+}
+
+// unsavedIDs returns the ids of the runs with a record not yet on disk.
+func (s *Store) unsavedIDs() map[string]bool {
+	c := &s.commits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := map[string]bool{}
+	for _, m := range []map[string]*pending{c.dirty, c.inflight, c.failed} {
+		for id := range m {
+			ids[id] = true
+		}
+	}
+	return ids
+}
+
+// wait returns once p, or the save that replaced it, is committed.
 func (s *Store) wait(p *pending) error {
 	c := &s.commits
 	c.mu.Lock()
@@ -255,7 +206,7 @@ func (s *Store) Sync() error {
 	return s.settle()
 }
 
-// settle waits, c.mu held, until every write so far is committed.
+// settle waits, c.mu held, until every save so far is committed.
 func (s *Store) settle() error {
 	c := &s.commits
 	if c.cond == nil {
@@ -276,24 +227,9 @@ func (s *Store) Close() error {
 	c := &s.commits
 	c.mu.Lock()
 	err := s.settle()
-	saved := c.seq > 0
 	c.closed = true
 	c.mu.Unlock()
 	c.loop.Wait()
-	c.mu.Lock()
-	c.dir.drop()
-	c.dir = nil
-	c.mu.Unlock()
-	if saved {
-		// A commit that synced the whole filesystem left its renames to the next one:
-		// there is none, so the folder is synced here.
-		if root, done, rerr := s.root(false); rerr == nil {
-			if derr := syncDir(root); err == nil {
-				err = derr
-			}
-			done()
-		}
-	}
 	return err
 }
 
@@ -363,116 +299,166 @@ func (s *Store) hurry() {
 	}
 }
 
-// commitOnce commits the records written so far, c.mu held (and let go while it syncs).
+// commitOnce commits the records saved so far, c.mu held (and let go while it writes).
 func (s *Store) commitOnce() {
 	c := &s.commits
 	c.last = time.Now()
 	batch, upTo := c.dirty, c.seq
+	for id, p := range c.failed { // tried again, unless saved again since
+		if batch[id] == nil {
+			batch[id] = &pending{data: p.data}
+		}
+	}
+	c.failed = nil
 	c.dirty, c.inflight = map[string]*pending{}, batch
 	c.cond.Broadcast() // room for saves waiting past maxPending
 	c.mu.Unlock()
 	s.commit(batch)
 	c.mu.Lock()
-	for _, p := range batch {
+	for id, p := range batch {
 		p.finished = true
-		if p.err != nil && c.err == nil {
-			c.err = p.err
+		if p.err != nil {
+			if c.err == nil {
+				c.err = p.err
+			}
+			if p.next == nil {
+				if c.failed == nil {
+					c.failed = map[string]*pending{}
+				}
+				c.failed[id] = p
+			}
 		}
 	}
 	c.inflight = nil
 	c.done = upTo
-	c.dir.drop()
-	c.dir = nil
 	c.cond.Broadcast()
 }
 
-// commit syncs the records of batch, renames each that no later write replaced to
-// <id>.json, and has the new names on disk too: it syncs the folder, unless it synced the
-// whole filesystem (then the records are on disk under their pending names, which readers
-// take, until the next commit syncs the renames). It sets each record's err.
+// A file is one record of a commit being written: its temporary file, once made.
+type file struct {
+	id   string
+	p    *pending
+	name string
+	f    *os.File
+}
+
+// commit writes each record of batch to a temporary file, syncs them, renames each to
+// <id>.json and syncs the folder, so that <id>.json only ever gets a file already on disk
+// and the new names are on disk too. It sets each record's err; a record that could not be
+// written leaves <id>.json as it was.
 func (s *Store) commit(batch map[string]*pending) {
-	fail := func(err error) {
-		for _, p := range batch {
-			if p.err == nil {
-				p.err = err
-			}
-		}
-	}
-	root, done, err := s.folder(false)
+	root, done, err := s.root(true)
 	if err != nil {
 		for _, p := range batch {
-			p.f.Close()
+			p.err = err
 		}
-		fail(err)
 		return
 	}
 	defer done()
-	whole := s.syncBatch(root, batch)
-	c := &s.commits
+	files := make([]*file, 0, len(batch))
 	for id, p := range batch {
-		if p.err != nil {
-			continue
-		}
-		c.mu.Lock()
-		// A later write of the run replaced it: that one is committed next. A pending
-		// record already gone was committed by Recover in another process.
-		if p.next == nil {
-			if err := root.Rename(id+pendingExt, id+".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				p.err = err
-			}
-		}
-		c.mu.Unlock()
+		files = append(files, &file{id: id, p: p})
 	}
-	if !whole {
-		if err := syncDir(root); err != nil {
-			fail(err)
-		}
-	}
-}
-
-// syncBatch syncs the files of batch and closes them, setting each record's err; true when
-// it synced the whole filesystem (its names too).
-func (s *Store) syncBatch(root *os.Root, batch map[string]*pending) bool {
 	syncFile := s.commits.syncFile
-	if syncFile == nil && len(batch) >= syncfsFrom {
-		if ok, err := syncFS(root); ok {
-			for _, p := range batch {
-				p.err = err
-				p.f.Close()
-			}
-			return err == nil
-		}
+	whole := false
+	if syncFile == nil && len(files) >= syncfsFrom {
+		whole = true
 	}
 	if syncFile == nil {
 		syncFile = (*os.File).Sync
 	}
-	one := func(p *pending) {
-		p.err = syncFile(p.f)
-		if err := p.f.Close(); p.err == nil {
-			p.err = err
-		}
+	// Each file is made, written and (unless one syncfs serves them all) synced and closed.
+	// Written one after the other: goroutines each in a file system call would hold every
+	// processor (GOMAXPROCS is the machine's cores), and the runs answered meanwhile would
+	// wait until Go's monitor takes the processors back (up to 10 ms; p99 4 ms to 1.4 ms).
+	for _, f := range files {
+		f.p.err = f.write(root)
 	}
-	if len(batch) == 1 {
-		for _, p := range batch {
-			one(p)
-		}
-		return false
-	}
-	work := make(chan *pending)
-	var wg sync.WaitGroup
-	for range min(len(batch), syncers) {
-		wg.Go(func() {
-			for p := range work {
-				one(p)
+	if !whole {
+		each(files, func(f *file) {
+			if f.p.err == nil {
+				f.p.err = syncFile(f.f)
 			}
 		})
 	}
-	for _, p := range batch {
-		work <- p
+	if whole {
+		ok, err := syncFS(root)
+		if !ok { // cannot sync a whole filesystem here
+			each(files, func(f *file) {
+				if f.p.err == nil {
+					f.p.err = syncFile(f.f)
+				}
+			})
+		} else if err != nil {
+			for _, f := range files {
+				if f.p.err == nil {
+					f.p.err = err
+				}
+			}
+		}
+	}
+	renamed := false
+	for _, f := range files {
+		if f.f == nil {
+			continue
+		}
+		if err := f.f.Close(); f.p.err == nil {
+			f.p.err = err
+		}
+		if f.p.err == nil {
+			f.p.err = root.Rename(f.name, f.id+".json")
+		}
+		if f.p.err != nil {
+			root.Remove(f.name)
+			continue
+		}
+		renamed = true
+	}
+	if renamed {
+		if err := syncDir(root); err != nil {
+			for _, f := range files {
+				if f.p.err == nil {
+					f.p.err = err
+				}
+			}
+		}
+	}
+}
+
+// write makes f's temporary file in root and writes its record to it.
+func (f *file) write(root *os.Root) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	f.name = "." + hex.EncodeToString(rnd[:]) + tmpExt
+	fh, err := root.OpenFile(f.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	f.f = fh
+	_, err = fh.Write(f.p.data)
+	return err
+}
+
+// each runs do on every file, several at once.
+func each(files []*file, do func(*file)) {
+	if len(files) == 1 {
+		do(files[0])
+		return
+	}
+	work := make(chan *file)
+	var wg sync.WaitGroup
+	for range min(len(files), syncers) {
+		wg.Go(func() {
+			for f := range work {
+				do(f)
+			}
+		})
+	}
+	for _, f := range files {
+		work <- f
 	}
 	close(work)
 	wg.Wait()
-	return false
 }
 
 // syncDir syncs the folder itself: the names in it. Windows cannot sync a folder; there the
@@ -489,86 +475,29 @@ func syncDir(root *os.Root) error {
 	return d.Sync()
 }
 
-// Recover commits the records a process saved and did not live to commit: each pending
-// record older than a minute is synced and renamed to <id>.json, and one that is not whole
-// (a power cut came before its commit) is removed, leaving the record before it. Temporary
-// files of saves cut off as long ago are removed. It returns the ids of the runs whose
-// records it committed. halo serve and halo mcp call it as they open a folder.
-func (s *Store) Recover() ([]string, error) {
+// Recover removes the temporary files of saves a stopped process left (a minute old or
+// more). halo serve and halo mcp call it as they open a folder.
+func (s *Store) Recover() error {
 	root, done, err := s.root(false)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer done()
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
-		return nil, storeError(s.Dir, err)
+		return storeError(s.Dir, err)
 	}
-	var ids []string
 	for _, e := range entries {
 		name := e.Name()
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < orphanAge {
+		if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, tmpExt) {
 			continue
 		}
-		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, tmpExt) {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= orphanAge {
 			root.Remove(name)
-			continue
-		}
-		id, ok := strings.CutSuffix(name, pendingExt)
-		if !ok || checkID(id) != nil {
-			continue
-		}
-		ok, err = recoverOne(root, id, fi)
-		if err != nil {
-			return ids, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: committing the record a stopped process left: %v", id, err), Err: err}
-		}
-		if ok {
-			ids = append(ids, id)
 		}
 	}
-	if len(ids) > 0 {
-		if err := syncDir(root); err != nil {
-			return ids, storeError(s.Dir, err)
-		}
-	}
-	return ids, nil
-}
-
-// recoverOne commits, or removes when it is not whole, the pending record of run id that
-// fi describes, unless the file changed meanwhile (its process was alive after all).
-func recoverOne(root *os.Root, id string, fi fs.FileInfo) (bool, error) {
-	f, err := root.OpenFile(id+pendingExt, os.O_RDWR, 0)
-	if err != nil {
-		return false, nil
-	}
-	defer f.Close()
-	got, err := f.Stat()
-	if err != nil || !os.SameFile(fi, got) {
-		return false, nil
-	}
-	b, err := readAll(f, got.Size())
-	if err != nil {
-		return false, err
-	}
-	if decodeRecord(b, id) == nil {
-		return false, root.Remove(id + pendingExt)
-	}
-	if err := f.Sync(); err != nil {
-		return false, err
-	}
-	if now, err := root.Lstat(id + pendingExt); err != nil || !os.SameFile(fi, now) {
-		return false, nil
-	}
-	return true, root.Rename(id+pendingExt, id+".json")
-}
-
-// readAll reads the n bytes of f.
-func readAll(f *os.File, n int64) ([]byte, error) {
-	b := make([]byte, n)
-	_, err := f.ReadAt(b, 0)
-	return b, err
+	return nil
 }

@@ -82,9 +82,10 @@ func fileRecord(t *testing.T, path string) *runtime.Record {
 	return &rec
 }
 
-func pendingFiles(t *testing.T, dir string) []string {
+// tempFiles lists the temporary files of records being written.
+func tempFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "*.json.pending"))
+	m, err := filepath.Glob(filepath.Join(dir, ".*.tmp"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +139,8 @@ func TestStoreGroupCommit(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if p := pendingFiles(t, dir); len(p) != 0 {
-		t.Errorf("pending records left after Sync: %v", p)
+	if p := tempFiles(t, dir); len(p) != 0 {
+		t.Errorf("temporary files left after Sync: %v", p)
 	}
 	for g := range writers {
 		for r := range runs {
@@ -234,7 +235,7 @@ func TestStoreSyncFailure(t *testing.T) {
 		t.Errorf("r1.json holds save %v, which was never synced", got.Inputs["n"])
 	}
 	err := s.Save(record("p1", runtime.Paused, 3))
-	if errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "could not be synced") {
+	if errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "could not be written to disk") {
 		t.Errorf("a paused record that cannot be synced: %v", err)
 	}
 
@@ -277,53 +278,56 @@ func TestStoreWithoutGroupCommitSyncsEverySave(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if p := pendingFiles(t, dir); len(p) != 0 {
-		t.Errorf("pending records left: %v", p)
+	if p := tempFiles(t, dir); len(p) != 0 {
+		t.Errorf("temporary files left: %v", p)
 	}
 }
 
-// A pending record is the newest record of its run for every reader: Load, Newest and
-// Latest. One that is not whole (cut short by a power cut before its commit) is passed over
-// and the record before it stands.
-func TestStoreReadsPendingRecords(t *testing.T) {
+// A record saved and not yet on disk is the newest record of its run for the Store's
+// readers, Load, Newest and Latest, and for no other Store until a commit writes it.
+func TestStoreReadsUnsavedRecords(t *testing.T) {
 	dir := t.TempDir()
-	s := &runtime.Store{Dir: dir}
-	write := func(name string, rec *runtime.Record) {
-		b, _ := json.Marshal(rec)
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	s := &runtime.Store{Dir: dir, GroupCommit: true}
+	defer s.Close()
+	blocked := make(chan struct{})
+	runtime.SetSyncFile(s, func(f *os.File) error { <-blocked; return f.Sync() })
+	b, _ := json.Marshal(record("a", runtime.Paused, 1))
+	if err := os.WriteFile(filepath.Join(dir, "a.json"), b, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	write("a.json", record("a", runtime.Paused, 1))
-	write("a.json.pending", record("a", runtime.Completed, 2))
-	write("b.json", record("b", runtime.Completed, 3))
-	os.WriteFile(filepath.Join(dir, "b.json.pending"), []byte(`{"runId":"b","status":"compl`), 0o600)
-	write("c.json.pending", record("c", runtime.Paused, 4))
-	write("d.json.pending", record("x", runtime.Paused, 5)) // not d's
-
+	if err := s.Save(record("a", runtime.Completed, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(record("c", runtime.Running, 3)); err != nil {
+		t.Fatal(err)
+	}
 	if got, err := s.Load("a"); err != nil || got.Status != runtime.Completed {
-		t.Errorf("a: %+v %v, want the pending record", got, err)
+		t.Errorf("a: %+v %v, want the record saved", got, err)
 	}
-	if got, err := s.Load("b"); err != nil || got.Inputs["n"] != float64(3) {
-		t.Errorf("b: %+v %v, want b.json past the torn pending record", got, err)
-	}
-	if got, err := s.Load("c"); err != nil || got.Status != runtime.Paused {
-		t.Errorf("c: %+v %v, want the pending record", got, err)
-	}
-	if _, err := s.Load("d"); errcode.Code(err) != runtime.CodeRun {
-		t.Errorf("d: %v, want RUN_RECORD (its only record is another run's)", err)
-	}
-	if id, err := s.Latest(); err != nil || id != "c" {
-		t.Errorf("latest paused: %q %v, want c (a's newest record completed it)", id, err)
+	if got, err := s.Load("c"); err != nil || got.Status != runtime.Running {
+		t.Errorf("c: %+v %v, want the record saved", got, err)
 	}
 	if id, err := s.Newest(); err != nil || id != "c" {
-		t.Errorf("newest: %q %v", id, err)
+		t.Errorf("newest: %q %v, want c", id, err)
+	}
+	if id, err := s.Latest(); err == nil {
+		t.Errorf("latest paused: %q, want none (a's newest record completed it)", id)
+	}
+	other := &runtime.Store{Dir: dir}
+	if got, err := other.Load("a"); err != nil || got.Status != runtime.Paused {
+		t.Errorf("another store: %+v %v, want a.json as it was until the commit", got, err)
+	}
+	close(blocked)
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Load("a"); err != nil || got.Status != runtime.Completed {
+		t.Errorf("another store after Sync: %+v %v, want the record saved", got, err)
 	}
 }
 
-// Recover commits the pending records a stopped process left (older than a minute): synced
-// and renamed to <id>.json; a torn one is removed and the record before it stands; a recent
-// one is left to the process that wrote it. Old temporary files are removed.
+// Recover removes the temporary files a stopped process left (a minute old or more), and
+// leaves the records and the recent temporary files of a process still writing.
 func TestStoreRecover(t *testing.T) {
 	dir := t.TempDir()
 	s := &runtime.Store{Dir: dir}
@@ -339,29 +343,17 @@ func TestStoreRecover(t *testing.T) {
 	}
 	enc := func(rec *runtime.Record) []byte { b, _ := json.Marshal(rec); return b }
 	write("a.json", enc(record("a", runtime.Running, 1)), true)
-	write("a.json.pending", enc(record("a", runtime.Completed, 2)), true)
-	write("b.json", enc(record("b", runtime.Paused, 3)), true)
-	write("b.json.pending", []byte(`{"runId":"b",`), true)
-	write("c.json.pending", enc(record("c", runtime.Completed, 4)), false)
 	write(".d.0a1b2c.tmp", []byte(`{"runId":"d"`), true)
 	write(".e.0a1b2c.tmp", []byte(`{"runId":"e"`), false)
-
-	ids, err := s.Recover()
-	if err != nil || fmt.Sprint(ids) != "[a]" {
-		t.Fatalf("recovered %v %v, want [a]", ids, err)
-	}
-	if got := fileRecord(t, filepath.Join(dir, "a.json")); got.Status != runtime.Completed {
-		t.Errorf("a.json: %s, want the pending record committed", got.Status)
-	}
-	if got := fileRecord(t, filepath.Join(dir, "b.json")); got.Status != runtime.Paused {
-		t.Errorf("b.json: %s, want the record before the torn one", got.Status)
+	if err := s.Recover(); err != nil {
+		t.Fatal(err)
 	}
 	var names []string
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); got != ".e.0a1b2c.tmp a.json b.json c.json.pending" {
+	if got := strings.Join(names, " "); got != ".e.0a1b2c.tmp a.json" {
 		t.Errorf("the folder holds %s", got)
 	}
 }

@@ -38,8 +38,8 @@ func constantServer() *server.MCPServer {
 }
 
 // The pipeline halo serves in the benchmarks: one stage, an agent call a mock answers. Each
-// call is a whole run, saved in .halo/runs as always (in place before the answer, synced by
-// the group commit beside the calls).
+// call is a whole run, saved in .halo/runs as always (written and synced by a group commit
+// beside the calls, after the answer).
 const benchFlow = `
 agent Greeter [openai/gpt-4o-mini]
 

@@ -186,10 +186,8 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 		// Desktop clients start servers in a folder of their own, often not writable: say so
 		// now rather than fail every call.
 		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
-	} else if ids, err := store.Recover(); err != nil {
-		f.Logger.Warn("committing run records a stopped process left", "error", err)
-	} else if len(ids) > 0 {
-		f.Logger.Info("committed run records a stopped process left", "runs", len(ids))
+	} else if err := store.Recover(); err != nil {
+		f.Logger.Warn("removing the temporary files a stopped process left", "error", err)
 	}
 	cfg := runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,

@@ -188,11 +188,17 @@ func project(t testing.TB, files map[string]string) string {
 	return dir
 }
 
-// record reads run runID's record as halo's own readers do (halo replay, halo resume): a
-// record still to be committed is <runId>.json.pending until its commit, a moment later.
+// record reads run runID's record as halo's own readers do (halo replay, halo resume), once
+// halo mcp has written it: a completed run's record a commit after its answer (a paused
+// run's before it is reported).
 func record(t *testing.T, dir, runID string) map[string]any {
 	t.Helper()
-	r, err := (&runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}).Load(runID)
+	store := &runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}
+	r, err := store.Load(runID)
+	for deadline := time.Now().Add(10 * time.Second); (err != nil || r.Status == runtime.Running) && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+		r, err = store.Load(runID)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
