@@ -145,6 +145,10 @@ func TestOnlyInstalledFoldersAreDeleted(t *testing.T) {
 	}
 	writeTree(t, acme, map[string]string{"mine.txt": "not a package"})
 	before := hashTree(t, pr.Dir)
+	// Loading does not send the user to a halo install that would refuse without saying so.
+	if _, err := pr.Load(ctx); Code(err) != CodeIntegrity || !strings.Contains(err.Error(), "holds no package Halo installed") || !strings.Contains(err.Error(), "move the folder out of the way") {
+		t.Fatalf("load: %v", err)
+	}
 	if _, err := pr.Remove("acme"); Code(err) != CodeConflict || !strings.Contains(err.Error(), "does not hold a package Halo installed") {
 		t.Fatalf("remove: %v", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
 // A Project is the package state of one project folder: halo.lock and .halo/tools/, and the
@@ -580,6 +582,11 @@ func (p *Project) Load(ctx context.Context) ([]*InstalledPackage, error) {
 		dir := p.PackageDir(name)
 		b, err := readInstalled(s.tools, name)
 		if errors.Is(err, fs.ErrNotExist) {
+			if checkFolder(s.tools, name) == nil {
+				// install puts a damaged copy back, and refuses a folder of other files:
+				// which it is cannot be told without the package.
+				return nil, errorf(CodeIntegrity, "%s is in halo.lock, but %s/%s/%s holds no package Halo installed; run halo install: it puts the package back when the folder holds only the package's files, and otherwise refuses (PACKAGE_CONFLICT): then move the folder out of the way", name, statedir.Name, ToolsDir, name)
+			}
 			return nil, errorf(CodeIntegrity, "%s is in halo.lock but not installed; run halo install", name)
 		}
 		if err != nil {

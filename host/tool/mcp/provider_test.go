@@ -402,6 +402,14 @@ func TestStartFailures(t *testing.T) {
 			t.Errorf("got %v", err)
 		}
 	})
+	t.Run("no such cwd", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "gone")
+		p := openT(t, Config{Name: "T", Command: []string{"/bin/sh", "-c", "exit 0"}, Dir: missing})
+		_, err := p.Methods(context.Background())
+		if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "cwd "+missing) || strings.Contains(err.Error(), "/bin/sh") {
+			t.Errorf("got %v, want TOOL_CONFIG naming the missing cwd, not the command", err)
+		}
+	})
 	t.Run("exits at once", func(t *testing.T) {
 		p := openT(t, Config{Name: "T", Command: []string{"/bin/sh", "-c", "echo 'cannot find config' >&2; exit 7"}})
 		_, err := p.Methods(context.Background())

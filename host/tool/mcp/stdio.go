@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,6 +174,19 @@ func (t *stdioTransport) Start(context.Context) error {
 	for _, kv := range t.env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			pathVar = v
+		}
+	}
+	// Checked first: starting in a missing folder fails with ENOENT, which exec reports as
+	// the command not being found.
+	if t.dir != "" {
+		if st, err := os.Stat(t.dir); err != nil || !st.IsDir() {
+			msg := "no such folder"
+			if err == nil {
+				msg = "not a folder"
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				msg = err.Error()
+			}
+			return &tool.Error{Code: tool.CodeToolConfig, Message: fmt.Sprintf("cannot start the MCP server: cwd %s: %s", t.dir, msg), Err: err}
 		}
 	}
 	path, err := lookPath(t.argv[0], pathVar, t.dir)
