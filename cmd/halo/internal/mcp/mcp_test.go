@@ -188,14 +188,14 @@ func project(t testing.TB, files map[string]string) string {
 	return dir
 }
 
-// record reads run runID's record as halo's own readers do (halo replay, halo resume), once
-// halo mcp has written it: a completed run's record a commit after its answer (a paused
-// run's before it is reported).
-func record(t *testing.T, dir, runID string) map[string]any {
+// record reads run runID's record as halo's own readers do (halo replay, halo resume). halo
+// mcp writes a completed or failed run's record a commit after its answer (a paused run's
+// before it is reported), so with want it waits for the record to say that status.
+func record(t *testing.T, dir, runID string, want ...string) map[string]any {
 	t.Helper()
 	store := &runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}
 	r, err := store.Load(runID)
-	for deadline := time.Now().Add(10 * time.Second); (err != nil || r.Status == runtime.Running) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); (err != nil || len(want) > 0 && string(r.Status) != want[0]) && time.Now().Before(deadline); {
 		time.Sleep(2 * time.Millisecond)
 		r, err = store.Load(runID)
 	}
@@ -267,7 +267,7 @@ func TestProcess(t *testing.T) {
 			}
 
 			res := call(t, p, "Sum", map[string]any{"a": 1, "b": 2})
-			if res.IsError || text(res) != `{"a":1,"b":2}` || record(t, dir, runID(res))["status"] != "completed" {
+			if res.IsError || text(res) != `{"a":1,"b":2}` || record(t, dir, runID(res), "completed")["status"] != "completed" {
 				t.Errorf("Sum: %q", text(res))
 			}
 			res = call(t, p, "Echo", map[string]any{"s": "hi"})
@@ -275,7 +275,7 @@ func TestProcess(t *testing.T) {
 				t.Errorf("Echo: %q", text(res))
 			}
 			res = call(t, p, "Broken", nil)
-			if !res.IsError || !strings.Contains(text(res), "out of coffee [PIPELINE_FAILED]") || record(t, dir, runID(res))["status"] != "failed" {
+			if !res.IsError || !strings.Contains(text(res), "out of coffee [PIPELINE_FAILED]") || record(t, dir, runID(res), "failed")["status"] != "failed" {
 				t.Errorf("Broken: %q", text(res))
 			}
 			res = call(t, p, "Publish", map[string]any{"draft": "hello"})
@@ -486,7 +486,7 @@ func TestElicitProcess(t *testing.T) {
 			if res.IsError || text(res) != `{"answer":"ship it","text":"HELLO"}` || len(a.asked) != 1 || !strings.Contains(a.asked[0], "Publish HELLO?") {
 				t.Errorf("accepted: %q, asked %q", text(res), a.asked)
 			}
-			if rec := record(t, dir, runID(res)); rec["status"] != "completed" {
+			if rec := record(t, dir, runID(res), "completed"); rec["status"] != "completed" {
 				t.Errorf("record %v", rec["status"])
 			}
 			a.answer = ""
@@ -494,7 +494,7 @@ func TestElicitProcess(t *testing.T) {
 			if res.IsError || !strings.Contains(text(res), "was declined") || !strings.Contains(text(res), "halo resume flow.halo "+runID(res)) {
 				t.Errorf("declined: %q", text(res))
 			}
-			if rec := record(t, dir, runID(res)); rec["status"] != "paused" {
+			if rec := record(t, dir, runID(res), "paused"); rec["status"] != "paused" {
 				t.Errorf("declined record %v", rec["status"])
 			}
 		})
@@ -549,7 +549,7 @@ pipeline Tidy(task: String) -> Result:
 	if _, err := os.Stat(filepath.Join(dir, "notes", "merged.md")); err == nil {
 		t.Error("a declined write ran")
 	}
-	b, _ := json.Marshal(record(t, dir, runID(res))["events"])
+	b, _ := json.Marshal(record(t, dir, runID(res), "completed")["events"])
 	if !strings.Contains(string(b), `"decision":"declined","detail":"write to drafts/ instead"`) {
 		t.Errorf("the record's events lack the declined call and its reason: %s", b)
 	}
