@@ -119,7 +119,7 @@ func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Acti
 // eval evaluates a JavaScript expression in the page.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](laidOut(js)))
 	if err != nil {
 		t.Fatalf("evaluate %s: %v", js, err)
 	}
@@ -133,7 +133,7 @@ func waitJS(t *testing.T, ctx context.Context, what, js string) {
 	deadline := time.Now().Add(20 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+js+")"))
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](laidOut("!!("+js+")")))
 		if err == nil && ok {
 			return
 		}
@@ -147,11 +147,17 @@ func waitJS(t *testing.T, ctx context.Context, what, js string) {
 	t.Fatalf("%s: not so after 20 s (%s; last error %v)\npage:\n%s", what, js, last, trim(page, 3000))
 }
 
-// text is the page's text as a reader scrolling through it sees it. Entries of the
-// timeline are laid out only near the view (content-visibility: auto), and innerText skips
-// those not laid out, so they are shown first.
+// laidOut is the expression js evaluated on the page as a reader scrolling through it sees
+// it. The timeline's entries are laid out only near the view (content-visibility: auto), and
+// innerText leaves out those that are not, so every entry is laid out first: otherwise what a
+// test reads depends on how tall the window is and how fast the page came.
+func laidOut(js string) string {
+	return `(document.querySelectorAll(".entry").forEach(e => e.style.contentVisibility = "visible"), (` + js + `))`
+}
+
+// text is the page's text.
 func text(t *testing.T, ctx context.Context) string {
-	return eval[string](t, ctx, `document.querySelectorAll(".entry").forEach(e => e.style.contentVisibility = "visible"), document.body.innerText`)
+	return eval[string](t, ctx, `document.body.innerText`)
 }
 
 func trim(s string, n int) string {
