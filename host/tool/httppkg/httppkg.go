@@ -23,8 +23,6 @@ import (
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
-// MaxResponse bounds a response body the provider reads.
-const MaxResponse = 16 << 20
 
 // Type returns the provider type for one http provider of an installed package.
 func Type(pkgName, name string, spec *pkgmgr.Provider, client *http.Client) tool.Type {
@@ -80,6 +78,8 @@ type Provider struct {
 	key     string
 	user    string
 	methods []tool.Method
+	// maxBytes bounds a reply's body (max_result_bytes:, 16 MiB by default).
+	maxBytes int
 }
 
 var reTemplateValue = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -98,7 +98,7 @@ func Open(spec *pkgmgr.Provider, d tool.Declaration, client *http.Client) (*Prov
 		templates[t] = true
 	}
 	for k := range d.Named {
-		if k != "apiKey" && k != "user" && !templates[k] {
+		if k != "apiKey" && k != "user" && k != tool.MaxResultOption && !templates[k] {
 			return nil, tool.Errorf(tool.CodeToolConfig, "%s: unknown option %s: (this provider takes %s)", d.Provider, k, strings.Join(options(templates), ", "))
 		}
 	}
@@ -126,7 +126,11 @@ func Open(spec *pkgmgr.Provider, d tool.Declaration, client *http.Client) (*Prov
 	if err != nil || u.Host == "" {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%s: base URL %q is not valid", d.Provider, base)
 	}
-	p := &Provider{tool: d.Name, spec: spec, base: u, methods: Methods(spec)}
+	maxBytes, err := tool.MaxResultBytesOf(d.Named)
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "%s: %v", d.Provider, err)
+	}
+	p := &Provider{tool: d.Name, spec: spec, base: u, methods: Methods(spec), maxBytes: maxBytes}
 	// The provider's own copy of the client: the same transport, with its redirect rule.
 	c := *client
 	c.CheckRedirect = p.checkRedirect
@@ -175,7 +179,7 @@ func Open(spec *pkgmgr.Provider, d tool.Declaration, client *http.Client) (*Prov
 }
 
 func options(templates map[string]bool) []string {
-	out := []string{"apiKey"}
+	out := []string{"apiKey", tool.MaxResultOption}
 	for t := range templates {
 		out = append(out, t)
 	}
@@ -228,12 +232,14 @@ func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage,
 		return nil, &tool.Error{Code: tool.CodeToolError, Message: fmt.Sprintf("%s: %s %s: %v", label, hreq.Method, redact(hreq.URL), unwrapURLError(err)), Err: err, Retryable: true}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
+	// Read one byte past the limit, never more: the reply comes from a service Halo does not
+	// control.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(p.maxBytes)+1))
 	if err != nil {
 		return nil, &tool.Error{Code: tool.CodeToolError, Message: label + ": reading the reply: " + err.Error(), Err: err, Retryable: true}
 	}
-	if len(body) > MaxResponse {
-		return nil, tool.Errorf(tool.CodeToolError, "%s: the reply is larger than %d MiB", label, MaxResponse>>20)
+	if len(body) > p.maxBytes {
+		return nil, tool.LimitError("%s: the reply is over the limit of %s (%s: raises it)", label, tool.Size(p.maxBytes), tool.MaxResultOption)
 	}
 	trimmed := bytes.TrimSpace(body)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -243,6 +249,9 @@ func (p *Provider) Call(ctx context.Context, req tool.Request) (json.RawMessage,
 		return json.Marshal(map[string]any{"ok": true, "status": resp.StatusCode})
 	}
 	if json.Valid(trimmed) {
+		if err := tool.CheckReply(label, trimmed, 0); err != nil {
+			return nil, err
+		}
 		return json.RawMessage(trimmed), nil
 	}
 	return json.Marshal(string(trimmed))

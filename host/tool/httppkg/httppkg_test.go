@@ -259,3 +259,51 @@ func TestMethodsDefaultParams(t *testing.T) {
 		t.Fatalf("a positional value fills the first path parameter: %s %v", args, err)
 	}
 }
+
+// A hostile or broken service cannot make the host hold more than a declaration allows: a
+// reply over max_result_bytes: (16 MiB by default) or nested past tool.MaxDepth is TOOL_LIMIT,
+// as for every other kind of tool, and the body is not read past the limit.
+func TestReplyLimits(t *testing.T) {
+	huge := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(`"` + strings.Repeat("x", 1<<16) + `",`)
+		io.WriteString(w, "[")
+		for i := 0; i < 1<<10; i++ { // 64 MiB unless the reader stops
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(huge.Close)
+	ctx := context.Background()
+	open := func(url string, named map[string]any) *Provider {
+		t.Helper()
+		p, err := Open(provider(t, acme(url, `{"type":"none"}`, "")), tool.Declaration{Name: "Shop", Provider: "Acme", Named: named}, huge.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	_, err := open(huge.URL, nil).Call(ctx, tool.Request{Method: "list_orders", Args: json.RawMessage(`{}`)})
+	if errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "over the limit of 16 MiB") {
+		t.Errorf("a 64 MiB reply: %v, want TOOL_LIMIT", err)
+	}
+	_, err = open(huge.URL, map[string]any{"max_result_bytes": float64(1000)}).Call(ctx, tool.Request{Method: "list_orders", Args: json.RawMessage(`{}`)})
+	if errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "over the limit of 1000 bytes") {
+		t.Errorf("a reply over max_result_bytes: %v, want TOOL_LIMIT", err)
+	}
+
+	deep, _ := fake(t, 200, strings.Repeat("[", 100)+strings.Repeat("]", 100))
+	_, err = open(deep.URL, nil).Call(ctx, tool.Request{Method: "list_orders", Args: json.RawMessage(`{}`)})
+	if errcode.Code(err) != tool.CodeLimit || !strings.Contains(err.Error(), "more than 64 deep") {
+		t.Errorf("a reply nested 100 deep: %v, want TOOL_LIMIT", err)
+	}
+	fine, _ := fake(t, 200, strings.Repeat("[", 64)+strings.Repeat("]", 64))
+	if _, err = open(fine.URL, nil).Call(ctx, tool.Request{Method: "list_orders", Args: json.RawMessage(`{}`)}); err != nil {
+		t.Errorf("a reply nested 64 deep: %v", err)
+	}
+
+	_, err = Open(provider(t, acme(fine.URL, `{"type":"none"}`, "")), tool.Declaration{Name: "Shop", Provider: "Acme", Named: map[string]any{"max_result_bytes": "lots"}}, fine.Client())
+	if errcode.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "max_result_bytes") {
+		t.Errorf("max_result_bytes: \"lots\": %v, want TOOL_CONFIG", err)
+	}
+}
