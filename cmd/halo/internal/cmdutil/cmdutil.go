@@ -31,6 +31,8 @@ const (
 	CodeFileExists = "FILE_EXISTS"
 	// CodeNoPipeline: halo serve or halo mcp was given files that declare no pipeline.
 	CodeNoPipeline = "NO_PIPELINE"
+	// CodeListen: halo serve could not listen on its --addr (in use, not permitted).
+	CodeListen = "LISTEN_FAILED"
 )
 
 // IOStreams are the command's standard streams.

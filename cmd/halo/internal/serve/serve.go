@@ -203,7 +203,11 @@ func serveRun(ctx context.Context, opts *Options) error {
 	tr.Install(&rc)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("--addr %s: %w", addr, err)
+		var bad *net.AddrError
+		if errors.As(err, &bad) { // the address does not parse: a mistake in the command line
+			return cmdutil.FlagError("--addr %s: %v", addr, err)
+		}
+		return errcode.Wrap(cmdutil.CodeListen, err, "--addr %s: %v", addr, err)
 	}
 	defer ln.Close()
 	store, where, err := openStore(ctx, f, opts)
