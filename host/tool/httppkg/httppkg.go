@@ -23,7 +23,6 @@ import (
 	"github.com/halo-lang/halo/pkgmgr"
 )
 
-
 // Type returns the provider type for one http provider of an installed package.
 func Type(pkgName, name string, spec *pkgmgr.Provider, client *http.Client) tool.Type {
 	return tool.Type{
