@@ -439,6 +439,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	if wantsStream(r) {
+		return s.listChanges(w, r)
+	}
 	q := r.URL.Query()
 	query := runstore.Query{Status: runtime.Status(q.Get("status")), Pipeline: q.Get("pipeline"), Cursor: q.Get("cursor")}
 	switch query.Status {

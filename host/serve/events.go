@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/halo-lang/halo/host/runstore"
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -182,4 +184,91 @@ func sseName(t string) string {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// listGap is the least time between two changed events of the runs list's stream: a run
+// makes many events a second, and a client reads the list again at each one.
+const listGap = 250 * time.Millisecond
+
+// listChanges is GET /api/runs with Accept: text/event-stream: a changed event each time a
+// run starts, pauses, is answered or stops, at most every listGap, for the client to read the
+// list again. Runs of other processes sharing the store are seen by
+// looking at the newest page of the list every poll.
+func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
+	look := func() (string, error) {
+		page, err := s.store.List(r.Context(), runstore.Query{Limit: 50})
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, sm := range page.Runs {
+			fmt.Fprintf(&b, "%s %s %s\n", sm.RunID, sm.Status, sm.Updated.Format(time.RFC3339Nano))
+		}
+		return b.String(), nil
+	}
+	seen, err := look()
+	if err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	send := func(msg string) bool {
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := io.WriteString(w, msg); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send("retry: 2000\n\n") {
+		return nil
+	}
+	ka := time.NewTicker(keepAlive)
+	defer ka.Stop()
+	tick := time.NewTicker(s.listPoll)
+	defer tick.Stop()
+	woken := s.pokes.waitAny()
+	for {
+		changed := false
+		select {
+		case <-woken:
+			woken = s.pokes.waitAny() // taken before the event: no change is missed
+			changed = true
+		case <-tick.C:
+			now, err := look()
+			if err != nil {
+				send(fmt.Sprintf("event: error\ndata: %s\n\n", mustJSON(map[string]string{"code": errorOf(err).code, "message": err.Error()})))
+				return nil
+			}
+			changed, seen = now != seen, now
+		case <-ka.C:
+			if !send(": keep-alive\n\n") {
+				return nil
+			}
+		case <-r.Context().Done():
+			return nil
+		case <-s.streamCtx.Done():
+			return nil
+		}
+		if !changed {
+			continue
+		}
+		if !send("event: changed\ndata: {}\n\n") {
+			return nil // the client does not take its events: drop it
+		}
+		gap := time.NewTimer(listGap)
+		select {
+		case <-gap.C:
+		case <-r.Context().Done():
+			gap.Stop()
+			return nil
+		case <-s.streamCtx.Done():
+			gap.Stop()
+			return nil
+		}
+	}
 }

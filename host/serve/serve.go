@@ -122,6 +122,9 @@ type Server struct {
 	abandoned map[string]bool
 	slots     chan struct{}
 	pokes     pokes
+	// listPoll is how often a runs list stream looks at the store for other processes'
+	// changes (poll; tests change it).
+	listPoll time.Duration
 
 	// runs counts the goroutines running runs the API started; bg the server's own.
 	runs sync.WaitGroup
@@ -156,8 +159,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: cfg.Store, now: cfg.Now,
 		live: map[string]*liveRun{}, beginning: map[string]bool{}, abandoned: map[string]bool{}, slots: make(chan struct{}, cfg.MaxRuns),
-		recheck: make(chan struct{}, 1),
-		pokes:   pokes{m: map[string]chan struct{}{}},
+		recheck:  make(chan struct{}, 1),
+		pokes:    pokes{m: map[string]chan struct{}{}},
+		listPoll: poll,
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()

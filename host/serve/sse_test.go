@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/host/serve"
 )
 
 type sseEvent struct {
@@ -23,11 +24,17 @@ type sseEvent struct {
 // sse reads a stream's events into a channel until it ends (then closes the channel).
 func (e *env) sse(id string, lastID string) (*http.Response, <-chan sseEvent) {
 	e.t.Helper()
+	return e.ssePath("/api/runs/"+id+"/events", lastID)
+}
+
+// ssePath reads the stream at path.
+func (e *env) ssePath(path string, lastID string) (*http.Response, <-chan sseEvent) {
+	e.t.Helper()
 	hdr := []string{"Accept", "text/event-stream"}
 	if lastID != "" {
 		hdr = append(hdr, "Last-Event-ID", lastID)
 	}
-	resp := e.req("GET", "/api/runs/"+id+"/events", nil, hdr...)
+	resp := e.req("GET", path, nil, hdr...)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		e.t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -177,5 +184,50 @@ func TestSSEClientThatNeverReads(t *testing.T) {
 	e.do("POST", "/api/runs?wait=10s", map[string]any{"pipeline": "Ask", "inputs": map[string]any{"x": "a"}}, 200)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the run and the next request took %s beside streams nobody reads", d)
+	}
+}
+
+// TestListChanges: GET /api/runs as a stream says each time a run starts, pauses, is
+// answered or stops, for the client to read the list again.
+func TestListChanges(t *testing.T) {
+	e := newEnv(t, opts{gate: true})
+	serve.SetListPoll(e.srv, time.Hour) // only this server's own changes wake the stream
+	resp, ch := e.ssePath("/api/runs", "")
+	defer resp.Body.Close()
+	changed := func(what string) {
+		t.Helper()
+		if ev := next(t, ch); ev.name != "changed" {
+			t.Fatalf("%s: event %q, want changed", what, ev.name)
+		}
+	}
+	id := e.do("POST", "/api/runs", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 202)["runId"].(string)
+	changed("a run started")
+	e.gate <- struct{}{}
+	e.waitStatus(id, "completed")
+	changed("a run completed")
+	m := e.do("POST", "/api/runs?wait=20s", map[string]any{"pipeline": "Ask", "inputs": map[string]any{"x": "a"}}, 200)
+	if m["status"] != "paused" {
+		t.Fatalf("Ask: %v", m)
+	}
+	changed("a run paused")
+	e.do("POST", "/api/runs/"+m["runId"].(string)+"/signal", map[string]any{"channel": "yield", "payload": "ok"}, 202)
+	e.waitStatus(m["runId"].(string), "completed")
+	changed("a paused run answered")
+}
+
+// TestListChangesOfOtherProcesses: a change another process makes in the store (here saved
+// straight into it) reaches the runs list's stream at its next look.
+func TestListChangesOfOtherProcesses(t *testing.T) {
+	e := newEnv(t, opts{})
+	serve.SetListPoll(e.srv, 50*time.Millisecond)
+	resp, ch := e.ssePath("/api/runs", "")
+	defer resp.Body.Close()
+	now := time.Now().UTC()
+	rec := &runtime.Record{RunID: "other1", Pipeline: "Three", Status: runtime.Completed, Inputs: map[string]any{}, Started: now, Updated: now}
+	if err := e.store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, ch); ev.name != "changed" {
+		t.Fatalf("event %q, want changed", ev.name)
 	}
 }

@@ -61,6 +61,26 @@ func (lr *liveRun) after(n int) []runtime.Event {
 type pokes struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}
+	// any is closed at the next change of any run (the runs list's streams wait on it).
+	any chan struct{}
+}
+
+// waitAny returns a channel closed at the next change of any run.
+func (p *pokes) waitAny() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.any == nil {
+		p.any = make(chan struct{})
+	}
+	return p.any
+}
+
+// wakeAny, p.mu held, wakes the waiters for any change.
+func (p *pokes) wakeAny() {
+	if p.any != nil {
+		close(p.any)
+		p.any = nil
+	}
 }
 
 func (p *pokes) wait(id string) <-chan struct{} {
@@ -74,9 +94,25 @@ func (p *pokes) wait(id string) <-chan struct{} {
 	return ch
 }
 
+// poke wakes the waiters for run id and for any change: the run started, paused, was
+// answered or stopped, or another process says it changed.
 func (p *pokes) poke(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.wakeRun(id)
+	p.wakeAny()
+}
+
+// pokeEvent wakes the waiters for run id only: it made an event, which changes nothing the
+// runs list shows.
+func (p *pokes) pokeEvent(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wakeRun(id)
+}
+
+// wakeRun, p.mu held, wakes the waiters for run id.
+func (p *pokes) wakeRun(id string) {
 	if ch, ok := p.m[id]; ok {
 		close(ch)
 		delete(p.m, id)
@@ -90,6 +126,7 @@ func (p *pokes) pokeAll() {
 		close(ch)
 		delete(p.m, id)
 	}
+	p.wakeAny()
 }
 
 // Context values by which the API tells the tracker about the run it asked for.
@@ -239,7 +276,7 @@ func (s *Server) onEvent(e runtime.Event) {
 	}
 	cancel()
 	s.metrics.event(lr.pipeline, e, stage)
-	s.pokes.poke(e.RunID)
+	s.pokes.pokeEvent(e.RunID)
 }
 
 // cancelLocal cancels run id if it runs here: false when it does not, or once the record

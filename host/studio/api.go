@@ -1,12 +1,14 @@
 package studio
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -249,4 +251,56 @@ type event struct {
 	Status     string          `json:"status"`
 	Error      *errorInfo      `json:"error"`
 	Link       string          `json:"link"`
+}
+
+// streamWriter hands what the API writes to a pipe, for Studio to read as it comes: the
+// API's event streams flush after each event.
+type streamWriter struct {
+	header http.Header
+	status int
+	pw     *io.PipeWriter
+}
+
+func (w *streamWriter) Header() http.Header { return w.header }
+func (w *streamWriter) WriteHeader(s int) {
+	if w.status == 0 {
+		w.status = s
+	}
+}
+func (w *streamWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.pw.Write(p)
+}
+func (w *streamWriter) Flush() {}
+
+// listChanges follows the API's stream of the runs list's changes (GET /api/runs as
+// server-sent events): a value on the channel each time the list may have changed, the
+// channel closed when the stream ends. The stream ends with ctx; the returned wait returns
+// once its goroutines have.
+func (c caller) listChanges(ctx context.Context) (<-chan struct{}, func()) {
+	pr, pw := io.Pipe()
+	w := &streamWriter{header: http.Header{}, pw: pw}
+	req := c.request(ctx, "GET", "/api/runs", nil, http.Header{"Accept": {"text/event-stream"}})
+	out := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		c.api.ServeHTTP(w, req)
+		pw.Close()
+	})
+	wg.Go(func() {
+		defer close(out)
+		defer pr.Close() // a write after the reader stopped fails rather than blocks
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if sc.Text() == "event: changed" {
+				select {
+				case out <- struct{}{}:
+				default: // one waiting is enough: the list is read whole
+				}
+			}
+		}
+	})
+	return out, wg.Wait
 }

@@ -173,7 +173,7 @@ func newEnv(t testing.TB, o opts) *env {
 		}},
 		Interval: 50 * time.Millisecond,
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
-			return studio.New(studio.Config{API: api, Stopping: stopping, ListInterval: 100 * time.Millisecond})
+			return studio.New(studio.Config{API: api, Stopping: stopping, ListInterval: time.Hour}) // the list is live by the API's stream alone
 		},
 	}
 	srv, err := serve.New(context.Background(), cfg)

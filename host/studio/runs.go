@@ -2,6 +2,7 @@ package studio
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -122,7 +123,8 @@ func (s *Studio) listPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // liveList is the runs list's live stream (server-sent events): the list's rows again,
-// rendered, each time they change. It looks at the API's list every ListInterval, for as
+// rendered, each time they change. It follows the API's stream of the list's changes, and
+// reads the list again every ListInterval besides (a running run's duration grows), for as
 // long as the page is open and the server runs.
 func (s *Studio) liveList(w http.ResponseWriter, r *http.Request) {
 	c := s.caller(r)
@@ -130,6 +132,10 @@ func (s *Studio) liveList(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
+	ctx, cancel := context.WithCancel(r.Context())
+	changes, wait := c.listChanges(ctx)
+	defer wait()
+	defer cancel()
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -149,7 +155,8 @@ func (s *Studio) liveList(w http.ResponseWriter, r *http.Request) {
 	var last []byte
 	t := time.NewTicker(s.cfg.ListInterval)
 	defer t.Stop()
-	quiet := 0
+	ka := time.NewTicker(keepAlive)
+	defer ka.Stop()
 	for {
 		d, err := s.list(r, c, false)
 		var msg []byte
@@ -162,28 +169,37 @@ func (s *Studio) liveList(w http.ResponseWriter, r *http.Request) {
 				msg = sse("runs", buf.String())
 			}
 		}
-		if msg == nil {
-			if quiet++; quiet*int(s.cfg.ListInterval/time.Millisecond) >= 15000 {
-				msg, quiet = []byte(": keep-alive\n\n"), 0
-			}
-		} else {
-			quiet = 0
-		}
 		if msg != nil && !send(msg) {
 			return
 		}
 		if err != nil {
 			return
 		}
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		case <-s.cfg.Stopping:
-			return
+		for idle := true; idle; {
+			select {
+			case _, ok := <-changes:
+				idle = false
+				if !ok {
+					changes = nil // the API's stream ended: the ticker goes on
+				}
+			case <-t.C:
+				idle = false
+			case <-ka.C:
+				if !send([]byte(": keep-alive\n\n")) {
+					return
+				}
+			case <-r.Context().Done():
+				return
+			case <-s.cfg.Stopping:
+				return
+			}
 		}
 	}
 }
+
+// keepAlive is how long the runs list's stream stays silent at most: proxies drop
+// connections that say nothing for long.
+const keepAlive = 15 * time.Second
 
 // sse makes one server-sent event; each line of data is its own data: field.
 func sse(name, data string) []byte {

@@ -37,8 +37,9 @@ var staticFS embed.FS
 // CookieName is the cookie that keeps the API token in the browser (base64url, unpadded).
 const CookieName = "halo_token"
 
-// DefaultListInterval is how often the runs list's live stream looks at the list.
-const DefaultListInterval = time.Second
+// DefaultListInterval is how often the runs list's live stream reads the list without being
+// told of a change (a running run's duration grows).
+const DefaultListInterval = 5 * time.Second
 
 // Config is what Studio is made from.
 type Config struct {
@@ -48,8 +49,8 @@ type Config struct {
 	Stopping <-chan struct{}
 	// SecureCookie marks the token cookie Secure (the server is reached over https).
 	SecureCookie bool
-	// ListInterval is how often the runs list's live stream looks for changes; 0 means
-	// DefaultListInterval.
+	// ListInterval is how often the runs list's live stream reads the list without being told
+	// of a change; 0 means DefaultListInterval.
 	ListInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
