@@ -34,6 +34,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	var wg sync.WaitGroup
 	wg.Go(func() { ss.forwardNotifications(ctx) })
+	pool := newWorkers()
 
 	// The reader reads and dispatches each message itself (no hand-off: a call's latency is
 	// mostly goroutine switches). It is its own goroutine so that a cancelled ctx ends
@@ -49,7 +50,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				ss.write(errorMessage(guessID(r.head, r.tail), mcp.INVALID_REQUEST,
 					fmt.Sprintf("the message is %d bytes, over the limit of %d [%s]", r.tooLong, s.cfg.MaxRequestBytes, CodeTooLarge)))
 			} else if len(bytes.TrimSpace(r.line)) > 0 {
-				if !ss.serve(func() { s.dispatch(ctx, ss, &wg, r.line) }) {
+				if !ss.serve(func() { s.dispatch(ctx, ss, pool, r.line) }) {
 					return
 				}
 			}
@@ -67,13 +68,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	cancel()
 	ss.close()
+	pool.stop()
 	wg.Wait()
 	return nil
 }
 
 // dispatch handles one message: a response to a request the server sent, a notification
-// (at once, in order), or a request (on its own goroutine).
-func (s *Server) dispatch(ctx context.Context, ss *stdioSession, wg *sync.WaitGroup, line []byte) {
+// (at once, in order), or a request (on a worker of its own).
+func (s *Server) dispatch(ctx context.Context, ss *stdioSession, pool *workers, line []byte) {
 	var head struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -112,7 +114,7 @@ func (s *Server) dispatch(ctx context.Context, ss *stdioSession, wg *sync.WaitGr
 			ss.write(errorMessage(head.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("%d requests are being served, the most at once; try again when one ends [%s]", s.cfg.MaxCalls, CodeBusy)))
 			return
 		}
-		wg.Go(func() {
+		pool.run(func() {
 			resp := s.mcp.HandleMessage(rctx, line)
 			if ss.finish(id) && resp != nil {
 				ss.write(resp)
