@@ -492,7 +492,7 @@ func (pl *planner) policySet(a *lang.AgentDecl) policy.Set {
 // says a value flows into it (every stage; not a pipeline's start value).
 func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb int64, retry, correct int, flowing bool) *AgentCall {
 	set := pl.policySet(a)
-	st := agentSettings(a, c)
+	st := a.SettingsOf(c)
 	pl.agents[a.Name.Name] = true
 	ref := a.Model.String()
 	ac := &AgentCall{At: c.Pos.String(), Target: c.Target(), Agent: a.Name.Name, Model: ref, Calls: n,
@@ -527,9 +527,9 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 
 	// The tools offered, and what the rules say of each.
 	var defs []model.ToolDef
-	if len(st.tools) > 0 {
+	if len(st.Tools) > 0 {
 		ac.Tools = true
-		ac.MaxSteps, ac.ResultChars = st.maxSteps, st.resultChars
+		ac.MaxSteps, ac.ResultChars = st.MaxSteps, st.ResultChars
 		if ac.MaxSteps <= 0 {
 			ac.MaxSteps = agent.DefaultMaxSteps
 		}
@@ -541,7 +541,7 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 		var methods []agent.Method
 		var tms []policy.ToolMethod
 		undescribed := 0
-		for _, name := range st.tools {
+		for _, name := range st.Tools {
 			if td := pl.prog.Tool(name); td != nil {
 				ms, ok := pl.methods(td)
 				if !ok {
@@ -570,7 +570,7 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 			}
 		}
 		k := 0
-		for _, name := range st.tools {
+		for _, name := range st.Tools {
 			td := pl.prog.Tool(name)
 			if td == nil {
 				continue
@@ -627,7 +627,7 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 	prov, id, _ := strings.Cut(ref, "/")
 	price, priced := pl.cfg.Prices.Lookup(prov, id)
 	pl.models[ref] = ModelPrice{Model: ref, Priced: priced, Input: price.Input, Output: price.Output, MaxOutput: price.MaxOutput}
-	replyCap, from := st.maxTokens, ""
+	replyCap, from := st.MaxTokens, ""
 	if replyCap > 0 {
 		from = "max_tokens"
 	}

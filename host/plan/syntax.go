@@ -7,69 +7,6 @@ import (
 	"github.com/halo-lang/halo/host/lang"
 )
 
-// settings are an agent call's settings that bear on its worst case: the agent's brackets,
-// overridden by the call's named options (as host/runtime reads them).
-type settings struct {
-	maxTokens, maxSteps, resultChars int
-	// tools are the offered tools' names: nil for none.
-	tools []string
-}
-
-func agentSettings(a *lang.AgentDecl, c *lang.Call) settings {
-	var s settings
-	apply := func(arg *lang.Arg) {
-		n, isNum := arg.Value.(*lang.NumberLit)
-		switch arg.Name.Name {
-		case "max_tokens":
-			if isNum {
-				s.maxTokens = int(n.Value)
-			}
-		case "max_steps":
-			if isNum {
-				s.maxSteps = int(n.Value)
-			}
-		case "tool_result_chars":
-			if isNum {
-				s.resultChars = int(n.Value)
-			}
-		case "tools":
-			s.tools = toolNames(a, arg)
-		}
-	}
-	for _, arg := range a.Settings {
-		apply(arg)
-	}
-	for _, arg := range c.Args {
-		if arg.Name != nil {
-			apply(arg)
-		}
-	}
-	return s
-}
-
-// toolNames reads tools: auto (every equipped tool), none, or [A, B].
-func toolNames(a *lang.AgentDecl, arg *lang.Arg) []string {
-	switch x := arg.Value.(type) {
-	case *lang.Ident:
-		if x.Name == "auto" {
-			var out []string
-			for _, id := range a.Equips {
-				out = append(out, id.Name)
-			}
-			return out
-		}
-	case *lang.ListLit:
-		var out []string
-		for _, e := range x.Elems {
-			if id, ok := e.(*lang.Ident); ok {
-				out = append(out, id.Name)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
 // directives reads a stage's @retry(n) and @correct(n); st is nil for a start value.
 func directives(st *lang.Stage) (retry, correct int) {
 	if st == nil {

@@ -28,7 +28,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	agentName, task := a.Name.Name, c.Method.Name
 	target := agentName + "." + task
 	set := rn.r.policySet(a)
-	st := agentSettings(a, c)
+	st := a.SettingsOf(c)
 
 	// A run continued after an approval takes up the conversation this call saved.
 	var resumed *AgentPause
@@ -57,7 +57,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 
 	mocked := rn.mocks().Has(target) || rn.mockAgents()
 	ref := a.Model.String()
-	offered, lazy, err := rn.offer(ctx, a, st.tools, set, mocked)
+	offered, lazy, err := rn.offer(ctx, a, st.Tools, set, mocked)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, err)
 	}
@@ -70,7 +70,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		step.replay = &replayModel{rp: rp, target: target, place: rn.place(o.at)}
 		step.inner = step.replay
 	} else if mocked {
-		step.mock = &mockModel{rn: rn, withTools: len(st.tools) > 0,
+		step.mock = &mockModel{rn: rn, withTools: len(st.Tools) > 0,
 			req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
 		step.inner = step.mock
 	} else {
@@ -83,12 +83,12 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	cfg := agent.Config{
 		Agent:       agentName,
 		Model:       step,
-		Request:     model.Request{Model: modelID, System: system, Temperature: st.temp, MaxTokens: st.maxTokens},
+		Request:     model.Request{Model: modelID, System: system, Temperature: st.Temp, MaxTokens: st.MaxTokens},
 		Prompt:      prompt,
 		Tools:       offered,
 		Policies:    set,
-		MaxSteps:    st.maxSteps,
-		ResultChars: st.resultChars,
+		MaxSteps:    st.MaxSteps,
+		ResultChars: st.ResultChars,
 		Corrections: o.correct,
 		Now:         rn.r.cfg.Now,
 		Run: func(ctx context.Context, call agent.Call) (any, error) {
@@ -173,7 +173,7 @@ func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call,
 		}
 		switch arg.Name.Name {
 		case "tools", "temp", "temperature", "max_tokens", "max_steps", "tool_result_chars":
-			// Settings, read by agentSettings.
+			// Settings, read by lang.AgentDecl.SettingsOf.
 		case "tool":
 			if id, ok := arg.Value.(*lang.Ident); ok {
 				toolFirst = rn.r.prog.Tool(id.Name)
@@ -209,73 +209,6 @@ func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call,
 		return "", "", err
 	}
 	return system, prompt, nil
-}
-
-// settings are an agent call's model and loop settings: the agent's brackets, overridden by
-// the call's named options.
-type settings struct {
-	temp        *float64
-	maxTokens   int
-	maxSteps    int
-	resultChars int
-	// tools are the tool names offered: nil for none.
-	tools []string
-}
-
-func agentSettings(a *lang.AgentDecl, c *lang.Call) settings {
-	var s settings
-	apply := func(arg *lang.Arg) {
-		switch arg.Name.Name {
-		case "temp", "temperature":
-			s.temp = number(arg.Value)
-		case "max_tokens":
-			if n := number(arg.Value); n != nil {
-				s.maxTokens = int(*n)
-			}
-		case "max_steps":
-			if n := number(arg.Value); n != nil {
-				s.maxSteps = int(*n)
-			}
-		case "tool_result_chars":
-			if n := number(arg.Value); n != nil {
-				s.resultChars = int(*n)
-			}
-		case "tools":
-			s.tools = toolNames(a, arg)
-		}
-	}
-	for _, arg := range a.Settings {
-		apply(arg)
-	}
-	for _, arg := range c.Args {
-		if arg.Name != nil {
-			apply(arg)
-		}
-	}
-	return s
-}
-
-// toolNames reads tools: auto (every equipped tool), none, or [A, B].
-func toolNames(a *lang.AgentDecl, arg *lang.Arg) []string {
-	switch x := arg.Value.(type) {
-	case *lang.Ident:
-		if x.Name == "auto" {
-			var out []string
-			for _, id := range a.Equips {
-				out = append(out, id.Name)
-			}
-			return out
-		}
-	case *lang.ListLit:
-		var out []string
-		for _, e := range x.Elems {
-			if id, ok := e.(*lang.Ident); ok {
-				out = append(out, id.Name)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // offer describes the methods of the named tools and keeps those the agent's policies let
