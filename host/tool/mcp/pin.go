@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/halo-lang/halo/internal/linediff"
+
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/pkgmgr"
 )
@@ -324,47 +326,7 @@ const maxDiffLines = 400
 // lineDiff shows a and b line by line: common lines with two spaces, removed with "- ",
 // added with "+ ".
 func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	var out strings.Builder
-	if len(al) > maxDiffLines || len(bl) > maxDiffLines {
-		for _, l := range al {
-			out.WriteString("- " + l + "\n")
-		}
-		for _, l := range bl {
-			out.WriteString("+ " + l + "\n")
-		}
-		return out.String()
-	}
-	n, m := len(al), len(bl)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if al[i] == bl[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && al[i] == bl[j]:
-			out.WriteString("  " + al[i] + "\n")
-			i++
-			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			out.WriteString("- " + al[i] + "\n")
-			i++
-		default:
-			out.WriteString("+ " + bl[j] + "\n")
-			j++
-		}
-	}
-	return out.String()
+	return linediff.Diff(strings.Split(a, "\n"), strings.Split(b, "\n"), maxDiffLines)
 }
 
 func sortedNames(m map[string]*pkgmgr.MCPTool) []string {

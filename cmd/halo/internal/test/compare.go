@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/halo-lang/halo/internal/linediff"
+
 	"github.com/halo-lang/halo/host/runtime"
 )
 
@@ -172,48 +174,5 @@ func schemaError(err error) string {
 // maxDiffLines bounds a diff's cost: longer values are shown whole, one after the other.
 const maxDiffLines = 2000
 
-// diff shows want against got line by line: "  " for a line both have, "- " for one only
-// want has, "+ " for one only got has, in order (a longest common subsequence).
-func diff(want, got []string) string {
-	var b strings.Builder
-	if len(want) > maxDiffLines || len(got) > maxDiffLines {
-		for _, l := range want {
-			b.WriteString("- " + l + "\n")
-		}
-		for _, l := range got {
-			b.WriteString("+ " + l + "\n")
-		}
-		return b.String()
-	}
-	n, m := len(want), len(got)
-	// lcs[i][j] is the longest common subsequence of want[i:] and got[j:].
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if want[i] == got[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && want[i] == got[j]:
-			b.WriteString("  " + want[i] + "\n")
-			i++
-			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			b.WriteString("- " + want[i] + "\n")
-			i++
-		default:
-			b.WriteString("+ " + got[j] + "\n")
-			j++
-		}
-	}
-	return b.String()
-}
+// diff shows want against got line by line (linediff.Diff).
+func diff(want, got []string) string { return linediff.Diff(want, got, maxDiffLines) }
