@@ -206,6 +206,9 @@ func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
 		}
 		return b.String(), nil
 	}
+	// Taken before the first look, and the answer begun after it: a change from the moment the
+	// client sees the stream begin is one it is told of.
+	woken := s.pokes.waitAny()
 	seen, err := look()
 	if err != nil {
 		return err
@@ -231,7 +234,6 @@ func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
 	defer ka.Stop()
 	tick := time.NewTicker(s.listPoll)
 	defer tick.Stop()
-	woken := s.pokes.waitAny()
 	for {
 		changed := false
 		select {

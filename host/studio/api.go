@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -276,8 +277,8 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 func (w *streamWriter) Flush() {}
 
 // listChanges follows the API's stream of the runs list's changes (GET /api/runs as
-// server-sent events): a value on the channel each time the list may have changed, the
-// channel closed when the stream ends. The stream ends with ctx; the returned wait returns
+// server-sent events): a value on the channel each time the list may have changed (and once
+// the stream has begun), the channel closed when the stream ends. The stream ends with ctx; the returned wait returns
 // once its goroutines have.
 func (c caller) listChanges(ctx context.Context) (<-chan struct{}, func()) {
 	pr, pw := io.Pipe()
@@ -294,7 +295,9 @@ func (c caller) listChanges(ctx context.Context) (<-chan struct{}, func()) {
 		defer pr.Close() // a write after the reader stopped fails rather than blocks
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			if sc.Text() == "event: changed" {
+			// The stream's first line says it has begun: a change made before it, after the
+			// caller's first look at the list, is not sent, so the list is read again.
+			if line := sc.Text(); line == "event: changed" || strings.HasPrefix(line, "retry:") {
 				select {
 				case out <- struct{}{}:
 				default: // one waiting is enough: the list is read whole
