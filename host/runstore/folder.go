@@ -76,7 +76,7 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 		f.now = time.Now
 	}
 	// Temporary files of records the process before did not live to write are removed.
-	if err := f.files.Recover(); err != nil {
+	if err := f.files.RemoveLeftovers(); err != nil {
 		f.Close()
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}

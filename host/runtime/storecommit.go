@@ -42,7 +42,7 @@ const syncfsFrom = 8
 // filesystem's journal commit.
 const syncers = 8
 
-// orphanAge is how old a temporary file is when Recover takes it for one a stopped process
+// orphanAge is how old a temporary file is when RemoveLeftovers takes it for one a stopped process
 // left: a live process renames its files within a sync's time.
 const orphanAge = time.Minute
 
@@ -485,9 +485,9 @@ func syncDir(root *os.Root) error {
 	return d.Sync()
 }
 
-// Recover removes the temporary files of saves a stopped process left (a minute old or
+// RemoveLeftovers removes the temporary files of saves a stopped process left (a minute old or
 // more). halo serve and halo mcp call it as they open a folder.
-func (s *Store) Recover() error {
+func (s *Store) RemoveLeftovers() error {
 	root, done, err := s.root(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

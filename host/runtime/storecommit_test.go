@@ -326,9 +326,9 @@ func TestStoreReadsUnsavedRecords(t *testing.T) {
 	}
 }
 
-// Recover removes the temporary files a stopped process left (a minute old or more), and
+// RemoveLeftovers removes the temporary files a stopped process left (a minute old or more), and
 // leaves the records and the recent temporary files of a process still writing.
-func TestStoreRecover(t *testing.T) {
+func TestStoreRemoveLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	s := &runtime.Store{Dir: dir}
 	old := time.Now().Add(-2 * time.Minute)
@@ -345,7 +345,7 @@ func TestStoreRecover(t *testing.T) {
 	write("a.json", enc(record("a", runtime.Running, 1)), true)
 	write(".d.0a1b2c.tmp", []byte(`{"runId":"d"`), true)
 	write(".e.0a1b2c.tmp", []byte(`{"runId":"e"`), false)
-	if err := s.Recover(); err != nil {
+	if err := s.RemoveLeftovers(); err != nil {
 		t.Fatal(err)
 	}
 	var names []string

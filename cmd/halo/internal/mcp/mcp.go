@@ -186,7 +186,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 		// Desktop clients start servers in a folder of their own, often not writable: say so
 		// now rather than fail every call.
 		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
-	} else if err := store.Recover(); err != nil {
+	} else if err := store.RemoveLeftovers(); err != nil {
 		f.Logger.Warn("removing the temporary files a stopped process left", "error", err)
 	}
 	cfg := runtime.Config{
