@@ -42,8 +42,8 @@ const syncfsFrom = 8
 // filesystem's journal commit.
 const syncers = 8
 
-// orphanAge is how old a temporary file is when RemoveLeftovers takes it for one a stopped process
-// left: a live process renames its files within a sync's time.
+// orphanAge is how old a temporary file is when RemoveLeftovers takes it for one a stopped
+// process left: a live process renames its files within a sync's time.
 const orphanAge = time.Minute
 
 // commits is a Store's group commit: the records saved and not yet on disk, and the
