@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -123,6 +124,14 @@ func mcpRun(ctx context.Context, opts *Options) error {
 type Server struct {
 	*mcpserver.Server
 	store *runtime.Store
+}
+
+// ServeStdio serves MCP on in and out until in ends or ctx is cancelled. A pipe or socket
+// in is read through Go's poller (pollable says why).
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	in, restore := pollable(in)
+	defer restore()
+	return s.Server.ServeStdio(ctx, in, out)
 }
 
 // Close puts on disk every run record saved (runs are group-committed: a completed or
