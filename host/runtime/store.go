@@ -95,9 +95,11 @@ type Tracker interface {
 // refused with STATE_DIR_UNSAFE, so nothing is read or written through a link out of the
 // project.
 //
-// A record is written whole to a temporary file, synced, and renamed to <runId>.json, so no
-// reader ever sees part of one, and <runId>.json only ever gets a file already on disk: after
-// a process is killed, a power cut or an OS crash, it holds a whole record. A save hands the
+// A record is written whole to a new file, synced, and only then named <runId>.json (a
+// new run's file, on Linux, is made with no name and linked there; a record replacing one
+// has a temporary name and is renamed over it), so no reader ever sees part of one, and
+// <runId>.json only ever gets a file already on disk: after a process is killed, a power
+// cut or an OS crash, it holds a whole record. A save hands the
 // record to a commit, which writes every record saved since the one before and syncs them
 // together (their files at once, or, for many on Linux, the whole filesystem with one
 // syncfs); a run saved several times before a commit is written once. With GroupCommit,

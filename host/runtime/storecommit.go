@@ -76,6 +76,11 @@ type commits struct {
 	// syncFile, when set, syncs each record's file instead of (*os.File).Sync, and every
 	// commit syncs file by file: tests watch what is synced, or make syncing fail.
 	syncFile func(*os.File) error
+	// named says records get a temporary name from the start (the filesystem makes no
+	// files without a name); link is how a file with no name gets one (linkFD...). Only
+	// commits, one at a time, use them.
+	named bool
+	link  int
 }
 
 // A pending record is one save waiting for its commit.
@@ -344,88 +349,95 @@ func (s *Store) commitOnce() {
 	c.cond.Broadcast()
 }
 
-// A file is one record of a commit being written: its temporary file, once made.
+// A file is one record of a commit being written. On Linux a record gets a file with no name
+// (fd, made with O_TMPFILE) that takes the name <id>.json once it is on disk: one name made
+// in the folder per record. Elsewhere, or when the filesystem cannot, and for a run whose
+// <id>.json is already there, the file has a temporary name (name) that is renamed to
+// <id>.json.
 type file struct {
 	id   string
 	p    *pending
-	name string
-	f    *os.File
+	fd   int      // the file with no name, or -1
+	f    *os.File // the file with a temporary name; or fd, for Store.syncFile
+	name string   // its temporary name
 }
 
-// commit writes each record of batch to a temporary file, syncs them, renames each to
-// <id>.json and syncs the folder, so that <id>.json only ever gets a file already on disk
-// and the new names are on disk too. It sets each record's err; a record that could not be
-// written leaves <id>.json as it was.
+// commit writes each record of batch to a new file, syncs them, names each <id>.json and
+// syncs the folder, so that <id>.json only ever gets a file already on disk and the new names
+// are on disk too. It sets each record's err; a record that could not be written leaves
+// <id>.json as it was.
 func (s *Store) commit(batch map[string]*pending) {
-	root, done, err := s.root(true)
-	if err != nil {
+	c := &s.commits
+	fail := func(err error) {
 		for _, p := range batch {
 			p.err = err
 		}
+	}
+	root, done, err := s.root(true)
+	if err != nil {
+		fail(err)
 		return
 	}
 	defer done()
+	dir, err := root.Open(".") // the folder itself: files are made, named and synced through it
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer dir.Close()
+	dfd := -1
+	if goruntime.GOOS == "linux" {
+		dfd = int(dir.Fd())
+	}
 	files := make([]*file, 0, len(batch))
 	for id, p := range batch {
-		files = append(files, &file{id: id, p: p})
+		files = append(files, &file{id: id, p: p, fd: -1})
 	}
-	syncFile := s.commits.syncFile
-	whole := false
-	if syncFile == nil && len(files) >= syncfsFrom {
-		whole = true
-	}
-	if syncFile == nil {
-		syncFile = (*os.File).Sync
-	}
+	syncFile := c.syncFile
+	whole := syncFile == nil && len(files) >= syncfsFrom
 	// Each file is made, written and (unless one syncfs serves them all) synced and closed.
 	// Written one after the other: goroutines each in a file system call would hold every
 	// processor (GOMAXPROCS is the machine's cores), and the runs answered meanwhile would
 	// wait until Go's monitor takes the processors back (up to 10 ms; p99 4 ms to 1.4 ms).
 	for _, f := range files {
-		f.p.err = f.write(root)
+		f.p.err = s.create(root, dfd, f)
 	}
-	if !whole {
+	syncEach := func() {
 		each(files, func(f *file) {
 			if f.p.err == nil {
-				f.p.err = syncFile(f.f)
+				f.p.err = f.sync(syncFile)
 			}
 		})
 	}
-	if whole {
-		ok, err := syncFS(root)
-		if !ok { // cannot sync a whole filesystem here
-			each(files, func(f *file) {
-				if f.p.err == nil {
-					f.p.err = syncFile(f.f)
-				}
-			})
-		} else if err != nil {
-			for _, f := range files {
-				if f.p.err == nil {
-					f.p.err = err
-				}
+	if !whole {
+		syncEach()
+	} else if ok, err := syncFS(dir); !ok { // cannot sync a whole filesystem here
+		syncEach()
+	} else if err != nil {
+		for _, f := range files {
+			if f.p.err == nil {
+				f.p.err = err
 			}
 		}
 	}
-	renamed := false
+	named := false
 	for _, f := range files {
-		if f.f == nil {
-			continue
+		if f.p.err == nil {
+			f.p.err = s.name(root, dfd, f, syncFile)
 		}
-		if err := f.f.Close(); f.p.err == nil {
+		if err := f.close(); f.p.err == nil {
 			f.p.err = err
 		}
-		if f.p.err == nil {
-			f.p.err = root.Rename(f.name, f.id+".json")
-		}
 		if f.p.err != nil {
-			root.Remove(f.name)
+			if f.name != "" {
+				root.Remove(f.name)
+			}
 			continue
 		}
-		renamed = true
+		named = true
 	}
-	if renamed {
-		if err := syncDir(root); err != nil {
+	if named && goruntime.GOOS != "windows" { // Windows cannot sync a folder; its journal keeps the names
+		if err := dir.Sync(); err != nil {
 			for _, f := range files {
 				if f.p.err == nil {
 					f.p.err = err
@@ -435,17 +447,99 @@ func (s *Store) commit(batch map[string]*pending) {
 	}
 }
 
-// write makes f's temporary file in root and writes its record to it.
-func (f *file) write(root *os.Root) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	f.name = "." + hex.EncodeToString(rnd[:]) + tmpExt
+// create makes f's file, with no name when it can, and writes its record to it.
+func (s *Store) create(root *os.Root, dir int, f *file) error {
+	c := &s.commits
+	if dir >= 0 && !c.named {
+		fd, unsupported, err := openUnnamed(dir)
+		if err == nil {
+			f.fd = fd
+			return writeAll(fd, f.p.data)
+		}
+		if !unsupported {
+			return err
+		}
+		c.named = true // this filesystem makes no file without a name
+	}
+	return f.createNamed(root)
+}
+
+// createNamed makes f's file with a temporary name in root and writes its record to it.
+func (f *file) createNamed(root *os.Root) error {
+	f.name = tempName()
 	fh, err := root.OpenFile(f.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		f.name = ""
 		return err
 	}
 	f.f = fh
 	_, err = fh.Write(f.p.data)
+	return err
+}
+
+// tempName returns a new temporary name for a record's file.
+func tempName() string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	return "." + hex.EncodeToString(rnd[:]) + tmpExt
+}
+
+// sync syncs f's file, with syncFile when set.
+func (f *file) sync(syncFile func(*os.File) error) error {
+	if syncFile == nil {
+		if f.f != nil {
+			return f.f.Sync()
+		}
+		return fsyncFD(f.fd)
+	}
+	if f.f == nil {
+		f.f = os.NewFile(uintptr(f.fd), "unnamed record "+f.id)
+	}
+	return syncFile(f.f)
+}
+
+// name gives f's file, on disk, the name <id>.json.
+func (s *Store) name(root *os.Root, dir int, f *file, syncFile func(*os.File) error) error {
+	c := &s.commits
+	final := f.id + ".json"
+	if f.fd < 0 {
+		return root.Rename(f.name, final)
+	}
+	err := linkUnnamed(&c.link, f.fd, dir, final)
+	if errors.Is(err, fs.ErrExist) { // the run has a record on disk: replace it
+		f.name = tempName()
+		if err = linkUnnamed(&c.link, f.fd, dir, f.name); err != nil {
+			f.name = ""
+		} else {
+			err = renameAt(dir, f.name, final)
+		}
+	}
+	if err == errNoLink { // files with no name cannot be named here: write it again with one
+		c.named = true
+		if err = f.close(); err != nil {
+			return err
+		}
+		if err = f.createNamed(root); err == nil {
+			if syncFile == nil {
+				syncFile = (*os.File).Sync
+			}
+			if err = syncFile(f.f); err == nil {
+				err = root.Rename(f.name, final)
+			}
+		}
+	}
+	return err
+}
+
+// close closes f's file, once.
+func (f *file) close() error {
+	var err error
+	if f.f != nil {
+		err = f.f.Close()
+	} else if f.fd >= 0 {
+		err = closeFD(f.fd)
+	}
+	f.f, f.fd = nil, -1
 	return err
 }
 
@@ -469,20 +563,6 @@ func each(files []*file, do func(*file)) {
 	}
 	close(work)
 	wg.Wait()
-}
-
-// syncDir syncs the folder itself: the names in it. Windows cannot sync a folder; there the
-// names go to disk with the filesystem's own journal.
-func syncDir(root *os.Root) error {
-	if goruntime.GOOS == "windows" {
-		return nil
-	}
-	d, err := root.Open(".")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // RemoveLeftovers removes the temporary files of saves a stopped process left (a minute old or

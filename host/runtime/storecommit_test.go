@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 // syncWatch records the files a store synced (by inode), and can make syncing fail.
@@ -21,11 +23,13 @@ type syncWatch struct {
 	mu     sync.Mutex
 	synced map[uint64]bool
 	fail   error
+	// sync is what the store syncs a file with.
+	sync func(*os.File) error
 }
 
 func watchSyncs(s *runtime.Store) *syncWatch {
 	w := &syncWatch{synced: map[uint64]bool{}}
-	runtime.SetSyncFile(s, func(f *os.File) error {
+	w.sync = func(f *os.File) error {
 		w.mu.Lock()
 		fail := w.fail
 		w.mu.Unlock()
@@ -43,7 +47,8 @@ func watchSyncs(s *runtime.Store) *syncWatch {
 		w.synced[fi.Sys().(*syscall.Stat_t).Ino] = true
 		w.mu.Unlock()
 		return nil
-	})
+	}
+	runtime.SetSyncFile(s, w.sync)
 	return w
 }
 
@@ -356,4 +361,102 @@ func TestStoreRemoveLeftovers(t *testing.T) {
 	if got := strings.Join(names, " "); got != ".e.0a1b2c.tmp a.json" {
 		t.Errorf("the folder holds %s", got)
 	}
+}
+
+// namings are the ways a commit can name a record's file (runtime.SetNaming).
+var namings = []string{"fd", "proc", "none", "temp"}
+
+// A record's file gets its name only once it is on disk, whichever way the system lets a
+// commit name it; a new run's file on Linux never has another name (it is made with none),
+// and a run saved again replaces its file whole. As root, and again as halo-test, whom Linux
+// does not let link a descriptor.
+func TestStoreNamesRecordsOnceOnDisk(t *testing.T) {
+	for _, how := range namings {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			s := &runtime.Store{Dir: dir, GroupCommit: true}
+			defer s.Close()
+			runtime.SetNaming(s, how)
+			w := watchSyncs(s)
+			var namesWhileSyncing []string
+			sync := w.sync
+			runtime.SetSyncFile(s, func(f *os.File) error {
+				entries, _ := os.ReadDir(dir)
+				for _, e := range entries {
+					namesWhileSyncing = append(namesWhileSyncing, e.Name())
+				}
+				return sync(f)
+			})
+			for i, st := range []runtime.Status{runtime.Paused, runtime.Paused, runtime.Completed} {
+				namesWhileSyncing = nil
+				if err := s.Save(record("r1", st, i)); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(dir, "r1.json")
+				if got := fileRecord(t, path); got.Inputs["n"] != float64(i) || got.Status != st {
+					t.Errorf("save %d: r1.json holds %v %s", i, got.Inputs["n"], got.Status)
+				}
+				if !w.was(t, path) {
+					t.Errorf("save %d: r1.json was named before it was synced", i)
+				}
+				if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("save %d: r1.json: %v %v, want mode 0600", i, fi.Mode(), err)
+				}
+				if names := tempFiles(t, dir); len(names) != 0 {
+					t.Errorf("save %d: temporary files left: %v", i, names)
+				}
+				if i == 0 && goruntime.GOOS == "linux" && (how == "fd" || how == "proc") && len(namesWhileSyncing) != 0 {
+					t.Errorf("a new run's file had the names %v before it was on disk, want none", namesWhileSyncing)
+				}
+			}
+		})
+	}
+	usertest.Rerun(t)
+}
+
+// A .halo/runs/<id>.json planted as a symbolic link to a file elsewhere is replaced by the
+// run's record, never written through, whichever way the commit names files; as root and
+// as halo-test.
+func TestStoreReplacesPlantedLinks(t *testing.T) {
+	for _, how := range namings {
+		t.Run(how, func(t *testing.T) {
+			dir, elsewhere := t.TempDir(), t.TempDir()
+			victim := filepath.Join(elsewhere, "victim")
+			if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"p1", "c1"} {
+				if err := os.Symlink(victim, filepath.Join(dir, id+".json")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := &runtime.Store{Dir: dir, GroupCommit: true}
+			runtime.SetNaming(s, how)
+			if err := s.Save(record("p1", runtime.Paused, 1)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Save(record("c1", runtime.Completed, 2)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "precious" {
+				t.Errorf("the link's target now holds %q", b)
+			}
+			for _, id := range []string{"p1", "c1"} {
+				path := filepath.Join(dir, id+".json")
+				if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+					t.Errorf("%s: %v %v, want a file", path, fi.Mode(), err)
+				}
+				if got := fileRecord(t, path); got.RunID != id {
+					t.Errorf("%s holds run %s", path, got.RunID)
+				}
+			}
+		})
+	}
+	usertest.Rerun(t)
 }
