@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,35 +56,67 @@ pipeline Greet(name: String) -> String:
 // HTTP the Go servers run in the benchmark's process (httptest) and the TypeScript one in
 // node. The client is mcp-go's, at protocol 2025-06-18 for all. halo-norecords is halo with
 // the run record not saved, which tells the cost of saving the record from the rest. Each
-// sub-benchmark reports p50 and p99 latency and calls per second. Run it on a quiet machine:
+// sub-benchmark reports p50 and p99 latency and calls per second, and over stdio on Linux the
+// server process's processor time per call (server-cpu-µs), which what else the machine runs
+// changes much less than the others. Run it on a quiet machine:
 //
 //	go test -run '^$' -bench ToolsCall -benchtime 2000x ./cmd/halo/internal/mcp
+//
+// Each sub-benchmark starts its server once, for the short first run the testing package
+// makes and for the measured one, and every project folder is removed when the whole
+// benchmark ends: removing the thousands of run records of a run just before the next is
+// measured slows the next one's file creation for a minute or more (ext4 without a journal looks
+// past recently freed inodes), which measured the benchmark's own clean-up, not halo.
 func BenchmarkToolsCall(b *testing.B) {
+	type server struct {
+		calls []func() error
+		cpu   func() (time.Duration, bool)
+	}
+	started := map[string]server{}
 	for _, tr := range []string{"stdio", "http"} {
 		for _, srv := range []string{"halo", "halo-norecords", "mcpgo", "typescript"} {
 			for _, n := range []int{1, 16} {
-				b.Run(fmt.Sprintf("%s/%s/clients=%d", tr, srv, n), func(b *testing.B) {
-					calls := connectBench(b, tr, srv, n)
-					for _, c := range calls { // warm up
-						for i := 0; i < 20; i++ {
-							if err := c(); err != nil {
-								b.Fatal(err)
+				name := fmt.Sprintf("%s/%s/clients=%d", tr, srv, n)
+				b.Run(name, func(sb *testing.B) {
+					s, ok := started[name]
+					if !ok {
+						s.calls, s.cpu = connectBench(lasting{sb, b}, tr, srv, n)
+						started[name] = s
+						for _, c := range s.calls { // warm up
+							for i := 0; i < 20; i++ {
+								if err := c(); err != nil {
+									sb.Fatal(err)
+								}
 							}
 						}
 					}
-					measure(b, calls)
+					measure(sb, s.calls, s.cpu)
 				})
 			}
 		}
 	}
 }
 
-// connectBench starts server srv over tr and returns one call function per caller.
-func connectBench(b *testing.B, tr, srv string, n int) []func() error {
+// lasting is a sub-benchmark whose clean-ups, temporary folders and environment last until
+// its parent benchmark ends.
+type lasting struct {
+	testing.TB // the sub-benchmark
+	parent     *testing.B
+}
+
+func (l lasting) Cleanup(f func())   { l.parent.Cleanup(f) }
+func (l lasting) TempDir() string    { return l.parent.TempDir() }
+func (l lasting) Setenv(k, v string) { l.parent.Setenv(k, v) }
+
+// connectBench starts server srv over tr and returns one call function per caller, and how
+// much processor time the server has used so far when it runs in a process of its own
+// (over stdio; false when that cannot be read).
+func connectBench(b testing.TB, tr, srv string, n int) ([]func() error, func() (time.Duration, bool)) {
 	b.Helper()
 	dir := project(b, map[string]string{"flow.halo": benchFlow, "mocks.json": `{"Greeter.greet": "Hello!"}`})
 	tool := "Greet"
 	var clients []*client.Client
+	cpu := func() (time.Duration, bool) { return 0, false }
 	switch tr {
 	case "stdio":
 		var argv []string
@@ -100,7 +133,8 @@ func connectBench(b *testing.B, tr, srv string, n int) []func() error {
 			argv = []string{node, script, "stdio"}
 			b.Setenv("HALO_NPM_DIR", npmDir)
 		}
-		c := stdioProcess(b, dir, argv)
+		c, pid := stdioProcess(b, dir, argv)
+		cpu = func() (time.Duration, bool) { return processCPU(pid) }
 		clients = append(clients, c) // one connection; n callers share it
 	case "http":
 		url := httpServer(b, dir, srv)
@@ -135,7 +169,7 @@ func connectBench(b *testing.B, tr, srv string, n int) []func() error {
 			return nil
 		}
 	}
-	return calls
+	return calls, cpu
 }
 
 func initBench(b testing.TB, c *client.Client) {
@@ -149,7 +183,7 @@ func initBench(b testing.TB, c *client.Client) {
 	}
 }
 
-func stdioProcess(b testing.TB, dir string, argv []string) *client.Client {
+func stdioProcess(b testing.TB, dir string, argv []string) (*client.Client, int) {
 	b.Helper()
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -182,7 +216,27 @@ func stdioProcess(b testing.TB, dir string, argv []string) *client.Client {
 		}
 	})
 	initBench(b, c)
-	return c
+	return c, cmd.Process.Pid
+}
+
+// processCPU returns the processor time process pid has used (user and system, all its
+// threads), from Linux's /proc; false elsewhere.
+func processCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := strings.Cut(string(b), ") ") // after the command name, which may hold spaces
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat(5), in 1/100 s
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 func httpServer(b testing.TB, dir, srv string) string {
@@ -225,11 +279,14 @@ func httpServer(b testing.TB, dir, srv string) string {
 }
 
 // measure makes b.N calls spread over the callers, all at once, and reports the latency of
-// one call (p50, p99) and the calls per second.
-func measure(b *testing.B, calls []func() error) {
+// one call (p50, p99), the calls per second, and the server's processor time per call
+// (server-cpu-µs) when cpu can tell: unlike the others, that does not change much with what
+// else the machine is doing.
+func measure(b *testing.B, calls []func() error, cpu func() (time.Duration, bool)) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, b.N)
+	cpu0, cpuOK := cpu()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -251,6 +308,7 @@ func measure(b *testing.B, calls []func() error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1, cpuOK1 := cpu()
 	b.StopTimer()
 	if len(lat) == 0 {
 		return
@@ -259,4 +317,7 @@ func measure(b *testing.B, calls []func() error) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "calls/s")
+	if cpuOK && cpuOK1 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(len(lat)), "server-cpu-µs")
+	}
 }
