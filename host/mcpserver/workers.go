@@ -6,8 +6,10 @@ import (
 )
 
 // maxIdleWorkers is how many workers wait for requests at most; more, left by a burst of
-// concurrent requests, end.
-const maxIdleWorkers = 4
+// concurrent requests, end. A waiting worker costs its stack (tens of kilobytes); with 4,
+// 16 clients calling at once had most calls on new goroutines, and growing their stacks
+// was a tenth of halo mcp's processor time.
+const maxIdleWorkers = 64
 
 // workers runs requests on goroutines that outlive one request. A tools/call runs a whole
 // pipeline, and the goroutine's stack grows to tens of kilobytes on the way; a new goroutine
@@ -17,8 +19,10 @@ type workers struct {
 	jobs chan func()
 	done chan struct{}
 	idle atomic.Int32
-	wg   sync.WaitGroup
-	mu   sync.Mutex
+	// started counts the workers started.
+	started atomic.Int32
+	wg      sync.WaitGroup
+	mu      sync.Mutex
 	// stopped says stop was called: a job given after it runs on the caller's goroutine
 	// (ServeStdio gives none then).
 	stopped bool
@@ -43,6 +47,7 @@ func (w *workers) run(job func()) {
 		w.mu.Lock()
 		return
 	}
+	w.started.Add(1)
 	w.wg.Go(func() { w.work(job) })
 }
 

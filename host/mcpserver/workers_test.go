@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +14,7 @@ func TestWorkers(t *testing.T) {
 	var ran atomic.Int32
 	release := make(chan struct{})
 	var started sync.WaitGroup
-	const blocked = 10
+	const blocked = maxIdleWorkers + 10 // more than may wait after
 	started.Add(blocked)
 	for range blocked { // all held at once: each needs a worker of its own
 		w.run(func() {
@@ -37,5 +38,35 @@ func TestWorkers(t *testing.T) {
 	w.run(func() { ran.Add(1) }) // after stop: on the caller's goroutine
 	if got := ran.Load(); got != blocked+101 {
 		t.Errorf("a job after stop did not run before run returned")
+	}
+}
+
+// TestWorkersStayForConcurrentCalls: the workers 32 jobs held at once needed serve the next
+// 32 held at once; none is started again (but for a worker counted idle and not yet waiting).
+func TestWorkersStayForConcurrentCalls(t *testing.T) {
+	w := newWorkers()
+	defer w.stop()
+	const held = 32
+	round := func() {
+		release := make(chan struct{})
+		var started sync.WaitGroup
+		started.Add(held)
+		for range held {
+			w.run(func() {
+				started.Done()
+				<-release
+			})
+		}
+		started.Wait()
+		close(release)
+		for w.idle.Load() < min(held, maxIdleWorkers) { // every worker that stays is waiting
+			runtime.Gosched()
+		}
+	}
+	round()
+	first := w.started.Load()
+	round()
+	if again := w.started.Load() - first; again > 4 {
+		t.Errorf("%d of %d workers were started again for the second round", again, held)
 	}
 }
