@@ -40,11 +40,14 @@ func Serve(providers ...Provider) {
 		fmt.Fprintf(os.Stderr, "halo plugin: %v\n", err)
 		os.Exit(1)
 	}
-	p.(*wire.Plugin).Logger = logger
 	// The connection secret the host handed this process: every call must carry it. Programs
 	// the provider starts do not inherit it.
 	token := os.Getenv(pluginv1.TokenEnv)
 	_ = os.Unsetenv(pluginv1.TokenEnv)
+	wp := p.(*wire.Plugin)
+	wp.Logger, wp.Token = logger, token
+	// Calls sockets go beside go-plugin's own socket, in the folder the host made for them.
+	wp.SocketDir = os.Getenv(plugin.EnvUnixSocketDir)
 	tuneGC(os.LookupEnv)
 	// It lives as long as the process: Serve returns only when the process is about to exit.
 	go exitWithParent(os.Getppid(), logger)

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,7 +155,7 @@ func TestModuleCannotDriveAnotherPlugin(t *testing.T) {
 	if err := json.Unmarshal(res, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"describe": "Unauthenticated", "configure": "Unauthenticated", "shutdown": "Unauthenticated"}
+	want := map[string]string{"describe": "Unauthenticated", "configure": "Unauthenticated", "calls-socket": "Unauthenticated", "shutdown": "Unauthenticated"}
 	for step, code := range want {
 		if got[step] != code {
 			t.Errorf("%s: %q, want %q (all: %v)", step, got[step], code, got)
@@ -193,19 +192,7 @@ func TestModuleCannotProxyTheNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var accepted atomic.Int64
-	done := make(chan struct{})
-	go func() { // ends when ln is closed below
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	accepted := countConnections(ln)
 	outside := t.TempDir()
 	for _, c := range []struct {
 		name, arg, want string
@@ -223,9 +210,7 @@ func TestModuleCannotProxyTheNetwork(t *testing.T) {
 		})
 	}
 	time.Sleep(100 * time.Millisecond)
-	ln.Close()
-	<-done
-	if n := accepted.Load(); n != 0 {
+	if n := accepted(); n != 0 {
 		t.Fatalf("the host connected %d times to the TCP address a plugin named", n)
 	}
 }

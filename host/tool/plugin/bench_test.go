@@ -36,7 +36,7 @@ func echoArgs(size int) json.RawMessage {
 }
 
 // BenchmarkRoundTrip measures one warm call carrying a payload each way: through the plugin
-// (gRPC over the Unix socket, JSON in and out, the SDK's decoding) and, as the floor, the same
+// (its calls socket, JSON in and out, the SDK's decoding) and, as the floor, the same
 // bytes echoed by a bare process over a raw Unix socket. Beside the wall time it reports the
 // CPU time each side used per call (host-µs-cpu/op, the whole test process; plugin-µs-cpu/op),
 // which a machine shared with other work distorts less.

@@ -121,11 +121,14 @@ type process struct {
 	dead atomic.Bool // a call saw it die; restart even if go-plugin has not noticed yet
 	// runner is the process's runner, for its pid.
 	runner *procRunner
+	logger hclog.Logger
 	// conn is the gRPC connection; it leaves the Ready state as soon as the socket closes,
 	// which is usually before go-plugin has reaped the process.
 	conn *grpc.ClientConn
 	// recvLimit is the largest message the host takes from this process.
 	recvLimit int
+	// token is the process's connection secret, which opens its calls socket.
+	token string
 
 	mu sync.Mutex
 	// calls is the Calls stream every call of this process goes through, opened by the first
@@ -135,6 +138,9 @@ type process struct {
 	// Calls stream, or an author who implemented only Call): each call then has a stream of
 	// its own.
 	alone bool
+	// streamOnly is set once the process has no calls socket (an SDK older than the socket,
+	// or one that could not be opened): its calls go on the Calls stream.
+	streamOnly bool
 }
 
 // alive reports whether p can take a call: not seen dying by a call, not exited, its
@@ -407,7 +413,7 @@ func (c *Client) start() (*process, error) {
 	}
 	c.gen++
 	c.specs = nil
-	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run, recvLimit: recvLimit(c.maxResult)}
+	p := &process{gp: gp, rpc: raw.(pluginv1.PluginServiceClient), gen: c.gen, runner: run, recvLimit: recvLimit(c.maxResult), token: token, logger: c.logger}
 	if gc, ok := rpcClient.(*goplugin.GRPCClient); ok {
 		p.conn = gc.Conn
 		if err := run.connected(gc.Conn, c.opts.StartTimeout); err != nil {
@@ -595,7 +601,8 @@ func (p *process) call(ctx context.Context, req *pluginv1.CallRequest, progress 
 }
 
 // callStream returns the process's Calls stream, opening it on the first call, or nil when
-// the plugin does not serve it.
+// the plugin does not serve it. The stream is the plugin's calls socket when it has one
+// (socket.go), else a gRPC stream.
 func (p *process) callStream() (*callStream, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -604,6 +611,19 @@ func (p *process) callStream() (*callStream, error) {
 	}
 	if p.calls != nil {
 		return p.calls, nil
+	}
+	if !p.streamOnly {
+		t, err := p.openCallsSocket()
+		if err == nil {
+			// No goroutine reads a calls socket for the callers: they take turns (callOnSocket).
+			p.calls = &callStream{p: p, stream: t, socket: t, cancel: t.close, calls: map[uint64]*pendingCall{}, done: make(chan struct{})}
+			close(p.calls.done)
+			return p.calls, nil
+		}
+		p.streamOnly = true
+		if status.Code(err) != codes.Unimplemented {
+			p.logger.Warn("the plugin's calls socket could not be opened; its calls go on the Calls stream", "error", err)
+		}
 	}
 	// The stream lives as long as the process: no caller's context may end it.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -666,8 +686,11 @@ func (p *process) callAlone(ctx context.Context, req *pluginv1.CallRequest, prog
 // and hands each event to the caller waiting for it.
 type callStream struct {
 	p      *process
-	stream pluginv1.PluginService_CallsClient
-	cancel context.CancelFunc
+	stream callsTransport
+	// socket is stream when it is a calls socket, which the callers read themselves.
+	socket *socketCalls
+	// cancel ends the stream; receive then returns.
+	cancel func()
 
 	// sendMu serialises sends: gRPC allows one sender at a time on a stream.
 	sendMu sync.Mutex
@@ -680,11 +703,23 @@ type callStream struct {
 	calls    map[uint64]*pendingCall // calls sent and not yet answered or cancelled
 	err      error                   // why the stream ended; nil while it is open
 	answered bool                    // the plugin has sent something: it serves Calls
+	reading  bool                    // a caller reads the calls socket (callOnSocket)
+}
+
+// callsTransport carries the Calls stream's messages: a gRPC stream, or a calls socket.
+// Send is called under callStream.sendMu, Recv by receive alone. A Send that returns io.EOF
+// found the stream broken: Recv reports why.
+type callsTransport interface {
+	Send(*pluginv1.CallsRequest) error
+	Recv() (*pluginv1.CallsResponse, error)
 }
 
 // A pendingCall is one call waiting for its events. receive fills it and wakes its caller.
 type pendingCall struct {
 	wake chan struct{} // capacity 1: something was delivered since the caller last looked
+	// waiting says the caller waits on wake, and may be woken to read a calls socket;
+	// guarded by callStream.mu.
+	waiting bool
 
 	mu       sync.Mutex
 	progress []*pluginv1.Progress
@@ -693,25 +728,11 @@ type pendingCall struct {
 }
 
 func (cs *callStream) call(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.Progress)) (*pluginv1.CallResponse, error) {
-	pc := &pendingCall{wake: make(chan struct{}, 1)}
-	cs.mu.Lock()
-	if cs.err != nil {
-		err := cs.err
-		cs.mu.Unlock()
-		return nil, err
+	if cs.socket != nil {
+		return cs.callOnSocket(ctx, req, progress)
 	}
-	cs.nextID++
-	id := cs.nextID
-	cs.calls[id] = pc
-	cs.mu.Unlock()
-
-	cs.sendMu.Lock()
-	err := cs.stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Call{Call: req}})
-	cs.sendMu.Unlock()
-	if err != nil && !errors.Is(err, io.EOF) {
-		// This message could not be sent, and the stream still works. (io.EOF is a broken
-		// stream: receive reports why to every pending call, this one included.)
-		cs.forget(id)
+	id, pc, err := cs.start(req)
+	if err != nil {
 		return nil, err
 	}
 	for {
@@ -725,22 +746,37 @@ func (cs *callStream) call(ctx context.Context, req *pluginv1.CallRequest, progr
 			}
 			return nil, ctx.Err()
 		}
-		pc.mu.Lock()
-		events, out, err := pc.progress, pc.outcome, pc.err
-		pc.progress = nil
-		pc.mu.Unlock()
-		if progress != nil {
-			for _, ev := range events {
-				progress(ev)
-			}
-		}
-		if out != nil {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
+		if out, err, done := pc.take(progress); done {
+			return out, err
 		}
 	}
+}
+
+// start sends a new call and returns its id and the pendingCall its events go to. An error
+// is the stream's end, or a message that could not be sent on a stream that still works. (A
+// Send that finds the stream broken returns io.EOF: the stream's reader then reports why to
+// every pending call, this one included.)
+func (cs *callStream) start(req *pluginv1.CallRequest) (uint64, *pendingCall, error) {
+	pc := &pendingCall{wake: make(chan struct{}, 1)}
+	cs.mu.Lock()
+	if cs.err != nil {
+		err := cs.err
+		cs.mu.Unlock()
+		return 0, nil, err
+	}
+	cs.nextID++
+	id := cs.nextID
+	cs.calls[id] = pc
+	cs.mu.Unlock()
+
+	cs.sendMu.Lock()
+	err := cs.stream.Send(&pluginv1.CallsRequest{CallId: id, Kind: &pluginv1.CallsRequest_Call{Call: req}})
+	cs.sendMu.Unlock()
+	if err != nil && !errors.Is(err, io.EOF) {
+		cs.forget(id)
+		return 0, nil, err
+	}
+	return id, pc, nil
 }
 
 // forget drops a call the caller no longer waits for, and reports whether it was still
@@ -770,23 +806,28 @@ func (cs *callStream) receive() {
 			cs.end(err)
 			return
 		}
-		ev := msg.GetEvent()
-		if ev == nil {
-			// An event of a kind this halo cannot read: as an outcome, it fails the call with
-			// a message saying so instead of leaving it waiting.
-			ev = &pluginv1.CallResponse{}
-		}
-		last := ev.GetProgress() == nil
-		cs.mu.Lock()
-		cs.answered = true
-		pc := cs.calls[msg.GetCallId()]
-		if last {
-			delete(cs.calls, msg.GetCallId())
-		}
-		cs.mu.Unlock()
-		if pc != nil { // nil: a call its caller gave up on
-			pc.deliver(ev)
-		}
+		cs.dispatch(msg)
+	}
+}
+
+// dispatch hands an event the plugin sent to the call it belongs to.
+func (cs *callStream) dispatch(msg *pluginv1.CallsResponse) {
+	ev := msg.GetEvent()
+	if ev == nil {
+		// An event of a kind this halo cannot read: as an outcome, it fails the call with a
+		// message saying so instead of leaving it waiting.
+		ev = &pluginv1.CallResponse{}
+	}
+	last := ev.GetProgress() == nil
+	cs.mu.Lock()
+	cs.answered = true
+	pc := cs.calls[msg.GetCallId()]
+	if last {
+		delete(cs.calls, msg.GetCallId())
+	}
+	cs.mu.Unlock()
+	if pc != nil { // nil: a call its caller gave up on
+		pc.deliver(ev)
 	}
 }
 

@@ -60,7 +60,8 @@ func TestResultOverTheLimit(t *testing.T) {
 }
 
 // A hostile plugin that sends a result over the limit anyway (the review's module sent 300 MB
-// and grew the host to 3.7 GB) gets as far as the message's header: gRPC refuses it there,
+// and grew the host to 3.7 GB) gets as far as the message's header: gRPC, or the host's
+// reader of a calls socket, refuses it there,
 // the call fails with TOOL_LIMIT, and the host holds little more than a flow-control window.
 func TestHostilePluginResult(t *testing.T) {
 	for _, tc := range []struct {
@@ -69,12 +70,14 @@ func TestHostilePluginResult(t *testing.T) {
 		size    int // what the plugin sends
 		want    string
 		maxHeld uint64
+		arg     string // how the plugin sends it: on the Calls stream, or on a calls socket
 	}{
-		{"default limit", 0, 40 << 20, "16 MiB", 12 << 20},
-		{"max_result_bytes 1 MiB", 1 << 20, 24 << 20, "1 MiB", 12 << 20},
+		{"default limit", 0, 40 << 20, "16 MiB", 12 << 20, "--oversize="},
+		{"max_result_bytes 1 MiB", 1 << 20, 24 << 20, "1 MiB", 12 << 20, "--oversize="},
+		{"calls socket", 0, 40 << 20, "16 MiB", 12 << 20, "--calls-socket=oversize:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Args: []string{fmt.Sprintf("--oversize=%d", tc.size)}}, plugin.Options{})
+			c := newClient(t, plugin.Command{Name: "Probe", Path: bins.probe, Args: []string{fmt.Sprintf("%s%d", tc.arg, tc.size)}}, plugin.Options{})
 			named := map[string]any{}
 			if tc.limit > 0 {
 				named[tool.MaxResultOption] = float64(tc.limit)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
@@ -48,6 +49,12 @@ type Server struct {
 
 	mu        sync.RWMutex
 	instances map[string]*instance
+
+	// socketDir is where calls sockets are made (PLUGIN_UNIX_SOCKET_DIR), and token the
+	// secret the host sends first on one; with no socketDir, OpenCallsSocket is UNIMPLEMENTED.
+	socketDir, token string
+	// sockets counts the goroutines that accept and serve calls sockets.
+	sockets sync.WaitGroup
 }
 
 type instance struct {
@@ -65,6 +72,27 @@ type instance struct {
 type boundMethod struct {
 	*Method
 	logger hclog.Logger
+	// took is a moving average of how long its calls run, in nanoseconds: a calls socket
+	// runs the calls of a quick method on the goroutine that read them (socket.go).
+	took atomic.Int64
+}
+
+// method returns the method a call names, or nil when it names none (the call's outcome is
+// then an error, quickly).
+func (s *Server) method(req *pluginv1.CallRequest) *boundMethod {
+	s.mu.RLock()
+	inst, ok := s.instances[req.GetInstanceId()]
+	s.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	return inst.methods[req.GetMethod()]
+}
+
+// ran adds a call that took d to the method's average.
+func (m *boundMethod) ran(d time.Duration) {
+	old := m.took.Load()
+	m.took.Store(old - old/4 + int64(d)/4)
 }
 
 // NewServer checks the providers (unique names, unique method names) and returns a server.
@@ -239,11 +267,22 @@ func (s *Server) Call(req *pluginv1.CallRequest, stream pluginv1.PluginService_C
 // its own (a worker), so a slow one holds up nobody; this loop only reads, starts and
 // cancels.
 func (s *Server) Calls(stream pluginv1.PluginService_CallsServer) error {
-	cs := &callStream{server: s, stream: stream, calls: map[uint64]*streamCall{}, workers: newWorkers()}
+	return s.serveCalls(stream.Context(), stream)
+}
+
+// callsTransport carries a Calls stream's messages: the gRPC stream, or a calls socket.
+type callsTransport interface {
+	Send(*pluginv1.CallsResponse) error
+	Recv() (*pluginv1.CallsRequest, error)
+}
+
+// serveCalls serves the calls that arrive on t until the host closes its side (nil) or t
+// breaks or the host breaks the rules (an error).
+func (s *Server) serveCalls(ctx context.Context, t callsTransport) error {
+	cs := &callStream{server: s, stream: t, calls: map[uint64]*streamCall{}, workers: newWorkers()}
 	defer cs.end()
-	ctx := stream.Context()
 	for {
-		req, err := stream.Recv()
+		req, err := t.Recv()
 		if errors.Is(err, io.EOF) {
 			// The host closed its side: it waits for nothing more on this stream.
 			return nil
@@ -270,7 +309,7 @@ func (s *Server) Calls(stream pluginv1.PluginService_CallsServer) error {
 // callStream is one Calls stream: the calls running on it, and its sending side.
 type callStream struct {
 	server *Server
-	stream pluginv1.PluginService_CallsServer
+	stream callsTransport
 
 	mu    sync.Mutex // guards calls
 	calls map[uint64]*streamCall
@@ -293,8 +332,18 @@ type streamCall struct {
 }
 
 func (cs *callStream) start(ctx context.Context, id uint64, req *pluginv1.CallRequest) error {
+	ctx, c, err := cs.register(ctx, id)
+	if err != nil {
+		return err
+	}
+	cs.workers.run(func() { cs.run(ctx, id, c, req) })
+	return nil
+}
+
+// register adds the call id to the running calls, with a context of its own.
+func (cs *callStream) register(ctx context.Context, id uint64) (context.Context, *streamCall, error) {
 	if id == 0 {
-		return status.Error(codes.InvalidArgument, "a call with call id 0")
+		return nil, nil, status.Error(codes.InvalidArgument, "a call with call id 0")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c := &streamCall{cancel: cancel}
@@ -302,12 +351,11 @@ func (cs *callStream) start(ctx context.Context, id uint64, req *pluginv1.CallRe
 	if _, dup := cs.calls[id]; dup {
 		cs.mu.Unlock()
 		cancel()
-		return status.Errorf(codes.InvalidArgument, "call id %d is already running", id)
+		return nil, nil, status.Errorf(codes.InvalidArgument, "call id %d is already running", id)
 	}
 	cs.calls[id] = c
 	cs.mu.Unlock()
-	cs.workers.run(func() { cs.run(ctx, id, c, req) })
-	return nil
+	return ctx, c, nil
 }
 
 func (cs *callStream) run(ctx context.Context, id uint64, c *streamCall, req *pluginv1.CallRequest) {

@@ -95,6 +95,12 @@ type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Providers []Provider
 	Logger    hclog.Logger
+	// SocketDir and Token enable calls sockets (Server.EnableCallsSocket): sdk.Serve sets
+	// them from what the host handed the process.
+	SocketDir, Token string
+
+	// server is the server GRPCServer made, for tests.
+	server *Server
 }
 
 // GRPCServer registers the PluginService.
@@ -103,6 +109,10 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if err != nil {
 		return err
 	}
+	if p.SocketDir != "" {
+		srv.EnableCallsSocket(p.SocketDir, p.Token)
+	}
+	p.server = srv
 	pluginv1.RegisterPluginServiceServer(s, srv)
 	return nil
 }

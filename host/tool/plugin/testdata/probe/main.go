@@ -11,7 +11,10 @@
 // --imposter` hands the host the handshake of another process; `probe --handshake=NET|ADDR`
 // hands it that address; `probe --socket-dir=DIR` serves on a socket in DIR; `probe --count`
 // counts the call RPCs it serves (the method rpcs returns the counts), and `probe
-// --no-calls` also turns the Calls stream down as an older plugin would.
+// --no-calls` also turns the Calls stream down as an older plugin would. `probe
+// --calls-socket=elsewhere:PATH` answers the host's request for a calls socket with PATH, and
+// `probe --calls-socket=oversize:N` serves a calls socket of its own that answers every call
+// with N bytes.
 package main
 
 import (
@@ -38,6 +41,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
@@ -244,6 +248,10 @@ func main() {
 		sdk.Serve(provider())
 		return
 	}
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--calls-socket=") {
+		hostileCallsSocket(strings.TrimPrefix(os.Args[1], "--calls-socket="))
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == "--imposter" {
 		imposter()
 		return
@@ -350,6 +358,8 @@ func drive(path string) map[string]string {
 		}
 		result("call", err)
 	}
+	_, err = c.OpenCallsSocket(ctx, &pluginv1.OpenCallsSocketRequest{})
+	result("calls-socket", err)
 	result("shutdown", conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{}))
 	return out
 }
@@ -433,6 +443,75 @@ func (s oversizeStream) SendMsg(m any) error {
 			Event: &pluginv1.CallResponse_Result{Result: &pluginv1.Result{Json: s.huge}}}}
 	}
 	return s.ServerStream.SendMsg(m)
+}
+
+// hostileCallsSocket serves the probe with the SDK, except for the calls socket, which it
+// answers itself as a hostile author might: "elsewhere:PATH" names PATH (a socket outside its
+// folder, which the host must not connect to); "oversize:N" serves a socket of its own that
+// takes the secret and answers each call with a result of N bytes, over the host's limit.
+func hostileCallsSocket(how string) {
+	p, err := sdk.Plugin(provider())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	kind, arg, _ := strings.Cut(how, ":")
+	open := func() (*pluginv1.OpenCallsSocketResponse, error) {
+		switch kind {
+		case "elsewhere":
+			return &pluginv1.OpenCallsSocketResponse{Path: arg}, nil
+		case "oversize":
+			n, _ := strconv.Atoi(arg)
+			path := filepath.Join(os.Getenv(plugin.EnvUnixSocketDir), "callsx")
+			ln, err := net.Listen("unix", path)
+			if err != nil {
+				return nil, err
+			}
+			go func() {
+				conn, err := ln.Accept()
+				ln.Close()
+				if err != nil {
+					return
+				}
+				r := bufio.NewReader(conn)
+				if _, err := pluginv1.ReadFrame(r, nil, -1); err != nil { // the secret
+					return
+				}
+				conn.Write(pluginv1.AppendRawFrame(nil, nil))
+				huge := []byte(`"` + strings.Repeat("x", n) + `"`)
+				for {
+					b, err := pluginv1.ReadFrame(r, nil, -1)
+					if err != nil {
+						return
+					}
+					var req pluginv1.CallsRequest
+					if proto.Unmarshal(b, &req) != nil || req.GetCall() == nil {
+						continue
+					}
+					out, _ := pluginv1.AppendFrame(nil, &pluginv1.CallsResponse{CallId: req.GetCallId(), Event: &pluginv1.CallResponse{
+						Event: &pluginv1.CallResponse_Result{Result: &pluginv1.Result{Json: huge}}}})
+					if _, err := conn.Write(out); err != nil {
+						return
+					}
+				}
+			}()
+			return &pluginv1.OpenCallsSocketResponse{Path: path}, nil
+		}
+		return nil, status.Error(codes.Unimplemented, "no calls socket")
+	}
+	intercept := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if info.FullMethod == pluginv1.PluginService_OpenCallsSocket_FullMethodName {
+			return open()
+		}
+		return handler(ctx, req)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		VersionedPlugins: map[int]plugin.PluginSet{pluginv1.ProtocolVersion: {pluginv1.PluginName: p}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(intercept))...)
+		},
+	})
 }
 
 // rawEcho is the floor of the benchmarks: it echoes length-prefixed frames on a Unix socket,
