@@ -496,11 +496,11 @@ func (s *Server) call(ctx context.Context, req *pluginv1.CallRequest, progress f
 	}
 	info := &CallInfo{
 		Scratch: (*buf)[:0],
-		Ctx:    ctx,
-		State:  inst.state,
-		Tool:   inst.tool,
-		Method: m.Name,
-		Logger: m.logger,
+		Ctx:     ctx,
+		State:   inst.state,
+		Tool:    inst.tool,
+		Method:  m.Name,
+		Logger:  m.logger,
 		Progress: func(filled, total float64, message string) {
 			if ctx.Err() != nil {
 				return
