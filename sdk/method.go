@@ -78,7 +78,8 @@ func NewMethod[P, R any](name, description string, effect Effect, fn func(c *Cal
 			if err != nil || enc == nil {
 				return r, err
 			}
-			if b, ok := enc(nil, reflect.ValueOf(r)); ok {
+			if b, ok := enc(info.Scratch[:0], reflect.ValueOf(r)); ok {
+				info.Scratch = b
 				return wire.Encoded(b), nil
 			}
 			return r, nil

@@ -55,6 +55,8 @@ type Server struct {
 	socketDir, token string
 	// sockets counts the goroutines that accept and serve calls sockets.
 	sockets sync.WaitGroup
+	// scratch holds *[]byte buffers that methods encode results into (CallInfo.Scratch).
+	scratch sync.Pool
 }
 
 type instance struct {
@@ -254,7 +256,8 @@ func (s *Server) Call(req *pluginv1.CallRequest, stream pluginv1.PluginService_C
 		sendMu.Unlock()
 	}()
 	ctx := stream.Context()
-	out := s.call(ctx, req, func(r *pluginv1.CallResponse) { _ = send(r, false) })
+	// gRPC may keep a message it sent for a while: the result's buffer is not reused.
+	out, _ := s.call(ctx, req, func(r *pluginv1.CallResponse) { _ = send(r, false) })
 	if out == nil {
 		// The host gave up on the call; nobody reads an outcome.
 		return ctx.Err()
@@ -365,9 +368,14 @@ func (cs *callStream) run(ctx context.Context, id uint64, c *streamCall, req *pl
 		cs.mu.Unlock()
 		c.cancel()
 	}()
-	out := cs.server.call(ctx, req, func(r *pluginv1.CallResponse) { cs.send(id, c, r, false) })
+	out, release := cs.server.call(ctx, req, func(r *pluginv1.CallResponse) { cs.send(id, c, r, false) })
 	if out != nil {
 		cs.send(id, c, out, true)
+	}
+	if _, socket := cs.stream.(*socketTransport); socket {
+		// A calls socket copied the outcome into its frame: the result's buffer is free.
+		// (gRPC may keep a message it sent for a while.)
+		release()
 	}
 }
 
@@ -467,23 +475,32 @@ var emptyArgs = json.RawMessage("{}")
 // call runs one call and returns its outcome, or nil when ctx ended first (the host gave up on
 // the call, and nobody reads its outcome). progress sends a progress event; the method may
 // call it from any goroutine, and the caller drops what comes after the outcome.
-func (s *Server) call(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.CallResponse)) *pluginv1.CallResponse {
+//
+// The method may encode its result into a buffer the server lends it (CallInfo.Scratch);
+// release gives the buffer back, once the outcome has been copied out.
+func (s *Server) call(ctx context.Context, req *pluginv1.CallRequest, progress func(*pluginv1.CallResponse)) (out *pluginv1.CallResponse, release func()) {
+	release = func() {}
 	s.mu.RLock()
 	inst, ok := s.instances[req.GetInstanceId()]
 	s.mu.RUnlock()
 	if !ok {
-		return errorResponse(CodeToolConfig, "no configured tool with id "+strconv.Quote(req.GetInstanceId())+"; the plugin may have restarted")
+		return errorResponse(CodeToolConfig, "no configured tool with id "+strconv.Quote(req.GetInstanceId())+"; the plugin may have restarted"), release
 	}
 	m, ok := inst.methods[req.GetMethod()]
 	if !ok {
-		return errorResponse(CodeUnknownMethod, fmt.Sprintf("%s has no method %q", inst.tool, req.GetMethod()))
+		return errorResponse(CodeUnknownMethod, fmt.Sprintf("%s has no method %q", inst.tool, req.GetMethod())), release
+	}
+	buf, _ := s.scratch.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
 	}
 	info := &CallInfo{
-		Ctx:    ctx,
-		State:  inst.state,
-		Tool:   inst.tool,
-		Method: m.Name,
-		Logger: m.logger,
+		Scratch: (*buf)[:0],
+		Ctx:     ctx,
+		State:   inst.state,
+		Tool:    inst.tool,
+		Method:  m.Name,
+		Logger:  m.logger,
 		Progress: func(filled, total float64, message string) {
 			if ctx.Err() != nil {
 				return
@@ -496,14 +513,20 @@ func (s *Server) call(ctx context.Context, req *pluginv1.CallRequest, progress f
 		args = emptyArgs
 	}
 	result, err := run(m.Method, info, args)
+	release = func() {
+		if cap(info.Scratch) <= pluginv1.KeepBuffer {
+			*buf = info.Scratch[:0]
+			s.scratch.Put(buf)
+		}
+	}
 	if ctx.Err() != nil {
-		return nil
+		return nil, release
 	}
-	out := Outcome(result, err, info.Logger)
+	out = Outcome(result, err, info.Logger)
 	if n := outcomeSize(out); n > inst.maxResult {
-		return errorResponse(CodeLimit, fmt.Sprintf("%s.%s: the result is %d bytes, over the limit of %d this declaration allows (max_result_bytes: raises it)", inst.tool, m.Name, n, inst.maxResult))
+		return errorResponse(CodeLimit, fmt.Sprintf("%s.%s: the result is %d bytes, over the limit of %d this declaration allows (max_result_bytes: raises it)", inst.tool, m.Name, n, inst.maxResult)), release
 	}
-	return out
+	return out, release
 }
 
 // outcomeSize is the size of what an outcome carries for the model: a result's JSON, a

@@ -56,6 +56,10 @@ type CallInfo struct {
 	Method   string
 	Logger   hclog.Logger
 	Progress func(filled, total float64, message string)
+	// Scratch is a buffer the SDK may encode the result into, returning it as Encoded; it
+	// sets Scratch to the buffer it used (grown, perhaps), which the server reuses once the
+	// outcome is sent. Authors' code never sees it.
+	Scratch []byte
 }
 
 // Encoded is a result already encoded as JSON, by a method that knows its result's type: the
