@@ -29,6 +29,13 @@ targets=(
   "./host/plan FuzzPlan"
   "./cmd/halo/internal/test FuzzCaseFile"
   "./host/serve FuzzLinkToken"
+  "./host/runtime FuzzValidID"
+  "./host/tool FuzzDepthExceeds"
+  "./host/mcpserver FuzzStdio"
+  "./host/check FuzzToolPatterns"
+  "./sdk FuzzFastDecode"
+  "./sdk FuzzFastEncode"
+  "./sdk/internal/wire FuzzDecodeCall"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

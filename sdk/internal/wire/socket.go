@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -158,8 +159,11 @@ const (
 // time; each is counted in cs.workers.wg, which serveSocket waits for.
 func (cs *callStream) readSocket(ctx context.Context, t *socketTransport, w *inlineWatch, ended chan<- error) {
 	defer cs.workers.wg.Done()
+	// A goroutine that took over the reading must not read into the buffer that the call
+	// still running on the previous reader may be using.
+	t.rbuf = nil
 	for {
-		req, err := t.Recv()
+		req, aliased, err := t.recv()
 		if err != nil {
 			report(ended, err)
 			return
@@ -174,7 +178,11 @@ func (cs *callStream) readSocket(ctx context.Context, t *socketTransport, w *inl
 			}
 			m := cs.server.method(kind.Call)
 			if m != nil && time.Duration(m.took.Load()) > quickCall {
-				// A method whose calls take a while runs apart from the start.
+				// A method whose calls take a while runs apart from the start, with its own
+				// copy of the arguments: the next read reuses the buffer.
+				if aliased {
+					kind.Call.Args = bytes.Clone(kind.Call.Args)
+				}
 				cs.workers.run(func() {
 					start := time.Now()
 					cs.run(callCtx, id, c, kind.Call)
@@ -319,20 +327,31 @@ func (t *socketTransport) Send(m *pluginv1.CallsResponse) error {
 }
 
 func (t *socketTransport) Recv() (*pluginv1.CallsRequest, error) {
+	req, _, err := t.recv()
+	return req, err
+}
+
+// recv reads the next message. When aliased, a call's arguments are in the transport's read
+// buffer, good until the next read: the reader either runs the call before it reads again,
+// or copies them.
+func (t *socketTransport) recv() (req *pluginv1.CallsRequest, aliased bool, err error) {
 	b, err := pluginv1.ReadFrame(t.r, t.rbuf, -1)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			// The host closed its side.
-			return nil, io.EOF
+			return nil, false, io.EOF
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if cap(b) <= pluginv1.KeepBuffer {
 		t.rbuf = b
+		if req, ok := decodeCall(b); ok {
+			return req, true, nil
+		}
 	}
-	req := &pluginv1.CallsRequest{}
+	req = &pluginv1.CallsRequest{}
 	if err := proto.Unmarshal(b, req); err != nil {
-		return nil, fmt.Errorf("a frame that is not a CallsRequest: %w", err)
+		return nil, false, fmt.Errorf("a frame that is not a CallsRequest: %w", err)
 	}
-	return req, nil
+	return req, false, nil
 }
