@@ -327,7 +327,11 @@ func (t *socketTransport) Send(m *pluginv1.CallsResponse) error {
 }
 
 func (t *socketTransport) Recv() (*pluginv1.CallsRequest, error) {
-	req, _, err := t.recv()
+	req, aliased, err := t.recv()
+	if aliased {
+		// The caller may keep the arguments past the next read.
+		req.GetCall().Args = bytes.Clone(req.GetCall().GetArgs())
+	}
 	return req, err
 }
 
