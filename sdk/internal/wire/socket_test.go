@@ -131,7 +131,7 @@ func TestCallsSocketRules(t *testing.T) {
 // a process that found the socket can neither use it nor hold it.
 func TestCallsSocketSecret(t *testing.T) {
 	tp := newTestProvider()
-	rpc, id := startSocket(t, tp)
+	rpc, id, p := startSocketPlugin(t, tp)
 	resp, err := rpc.OpenCallsSocket(context.Background(), &pluginv1.OpenCallsSocketRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +167,15 @@ func TestCallsSocketSecret(t *testing.T) {
 	// Once the host is in, nobody else can connect: the socket is gone.
 	if _, err := net.Dial("unix", path); err == nil {
 		t.Fatal("the calls socket took another connection")
+	}
+	// The host closing the socket ends every goroutine the plugin ran for it.
+	sc.conn.Close()
+	ended := make(chan struct{})
+	go func() { p.server.WaitCallsSockets(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the plugin's goroutines for a closed calls socket did not end")
 	}
 }
 
