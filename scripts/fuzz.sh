@@ -30,6 +30,7 @@ targets=(
   "./cmd/halo/internal/test FuzzCaseFile"
   "./host/serve FuzzLinkToken"
   "./host/runtime FuzzValidID"
+  "./host/runtime FuzzRecordJSON"
   "./host/tool FuzzDepthExceeds"
   "./host/mcpserver FuzzStdio"
   "./host/check FuzzToolPatterns"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/halo-lang/halo/errcode"
@@ -123,6 +124,8 @@ type Store struct {
 	GroupCommit bool
 
 	commits
+	// recordSize is the size to make the next record's buffer: the last one's and a bit.
+	recordSize atomic.Int64
 }
 
 // validID reports whether id can be a run id: 1 to 128 ASCII letters, digits, '_' and '-',
@@ -231,11 +234,14 @@ func (s *Store) Write(rec *Record) (wait func() error, err error) {
 	if err := checkID(rec.RunID); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(rec)
+	// The bytes are kept by the commit until written, so each record gets its own buffer,
+	// made as large as the last record was (records of one store are much alike).
+	b, err := appendRecord(make([]byte, 0, s.recordSize.Load()), rec)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
 	b = append(b, '\n')
+	s.recordSize.Store(int64(len(b) + len(b)/8))
 	if s.GroupCommit {
 		if err := s.ready(); err != nil {
 			return nil, fmt.Errorf("run %s: %w", rec.RunID, err)

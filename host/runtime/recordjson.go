@@ -1,0 +1,975 @@
+package runtime
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/halo-lang/halo/host/model"
+	"github.com/halo-lang/halo/host/tool"
+)
+
+// The run record's JSON, written by hand: json.Marshal (reflection) was a tenth of halo mcp's
+// processor time per call. appendRecord gives exactly the bytes json.Marshal gives, for every
+// record: the types every run has (Record, Meta, Event, Recording and the ones they hold) are
+// encoded here, field by field in declaration order with the same tags; a rare, deep field
+// (Resume) and any value of a type not handled here go through json.Marshal on their own.
+// Whatever encoding/json would refuse (a NaN, a time outside years 0-9999, invalid raw JSON,
+// a cycle) makes the whole record go through json.Marshal, so the error is its own.
+//
+// Adding a field to one of these types means adding it here: TestRecordJSONFields fills every
+// field and fails until this file writes it as json.Marshal does.
+
+// appendRecord appends rec's JSON, as json.Marshal(rec) gives it, to dst.
+func appendRecord(dst []byte, rec *Record) ([]byte, error) {
+	if b, ok := (encoder{}).record(dst, rec); ok {
+		return b, nil
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// encoder appends JSON; each method returns false where encoding/json would fail (or where
+// the encoder is not sure), and the caller then leaves the whole record to json.Marshal.
+type encoder struct {
+	// depth counts the maps and lists the value being written is inside.
+	depth int
+}
+
+// maxDepth is how deep the encoder follows maps and lists before it hands the value to
+// json.Marshal, which finds cycles (past 1000 levels) where this encoder would loop forever.
+const maxDepth = 100
+
+func (e encoder) record(b []byte, r *Record) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"runId":`...)
+	b = appendString(b, r.RunID)
+	if r.File != "" {
+		b = append(b, `,"file":`...)
+		b = appendString(b, r.File)
+	}
+	b = append(b, `,"pipeline":`...)
+	b = appendString(b, r.Pipeline)
+	b = append(b, `,"status":`...)
+	b = appendString(b, string(r.Status))
+	b = append(b, `,"inputs":`...)
+	if b, ok = e.object(b, r.Inputs); !ok {
+		return b, false
+	}
+	b = append(b, `,"output":`...)
+	if b, ok = e.value(b, r.Output); !ok {
+		return b, false
+	}
+	if r.Error != nil {
+		b = append(b, `,"error":`...)
+		if b, ok = jsonErrorInfo(b, r.Error); !ok {
+			return b, false
+		}
+	}
+	b = append(b, `,"meta":`...)
+	if b, ok = e.meta(b, &r.Meta); !ok {
+		return b, false
+	}
+	b = append(b, `,"data":`...)
+	if b, ok = e.object(b, r.Data); !ok {
+		return b, false
+	}
+	b = append(b, `,"events":`...)
+	if r.Events == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Events {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = e.event(b, &r.Events[i]); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	if r.Resume != nil {
+		b = append(b, `,"resume":`...)
+		if b, ok = jsonMarshal(b, r.Resume); !ok {
+			return b, false
+		}
+	}
+	if len(r.Mocks) > 0 {
+		b = append(b, `,"mocks":`...)
+		b = appendIntMap(b, r.Mocks)
+	}
+	b = append(b, `,"started":`...)
+	if b, ok = appendTime(b, r.Started); !ok {
+		return b, false
+	}
+	b = append(b, `,"updated":`...)
+	if b, ok = appendTime(b, r.Updated); !ok {
+		return b, false
+	}
+	if r.Recording != nil {
+		b = append(b, `,"recording":`...)
+		if b, ok = e.recording(b, r.Recording); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func (e encoder) meta(b []byte, m *Meta) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"runId":`...)
+	b = appendString(b, m.RunID)
+	b = append(b, `,"cost":`...)
+	if b, ok = appendFloat(b, m.Cost, 64); !ok {
+		return b, false
+	}
+	b = append(b, `,"calls":`...)
+	if m.Calls == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range m.Calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = jsonCall(b, &m.Calls[i]); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"violations":`...)
+	if m.Violations == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range m.Violations {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonViolation(b, &m.Violations[i])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"paused":`...)
+	if m.Paused == nil {
+		b = append(b, "null"...)
+	} else if b, ok = e.pauseInfo(b, m.Paused); !ok {
+		return b, false
+	}
+	return append(b, '}'), true
+}
+
+func jsonCall(b []byte, c *CallInfo) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"kind":`...)
+	b = appendString(b, c.Kind)
+	b = append(b, `,"target":`...)
+	b = appendString(b, c.Target)
+	if c.Agent != "" {
+		b = append(b, `,"agent":`...)
+		b = appendString(b, c.Agent)
+	}
+	if c.Model != "" {
+		b = append(b, `,"model":`...)
+		b = appendString(b, c.Model)
+	}
+	if c.Usage != nil {
+		b = append(b, `,"usage":`...)
+		b = jsonUsage(b, c.Usage)
+	}
+	if c.Cost != 0 {
+		b = append(b, `,"cost":`...)
+		if b, ok = appendFloat(b, c.Cost, 64); !ok {
+			return b, false
+		}
+	}
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendInt(b, c.DurationMs, 10)
+	if c.Mocked {
+		b = append(b, `,"mocked":true`...)
+	}
+	if c.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, c.Error)
+	}
+	return append(b, '}'), true
+}
+
+func jsonViolation(b []byte, v *ViolationInfo) []byte {
+	b = append(b, `{"policy":`...)
+	b = appendString(b, v.Policy)
+	b = append(b, `,"rule":`...)
+	b = appendString(b, v.Rule)
+	b = append(b, `,"phase":`...)
+	b = appendString(b, v.Phase)
+	b = append(b, `,"message":`...)
+	b = appendString(b, v.Message)
+	if v.Agent != "" {
+		b = append(b, `,"agent":`...)
+		b = appendString(b, v.Agent)
+	}
+	if v.Target != "" {
+		b = append(b, `,"target":`...)
+		b = appendString(b, v.Target)
+	}
+	return append(b, '}')
+}
+
+func (e encoder) pauseInfo(b []byte, p *PauseInfo) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"waitingFor":`...)
+	b = appendString(b, p.WaitingFor)
+	b = append(b, `,"question":`...)
+	if b, ok = e.value(b, p.Question); !ok {
+		return b, false
+	}
+	if len(p.Named) > 0 {
+		b = append(b, `,"named":`...)
+		if b, ok = e.object(b, p.Named); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func jsonErrorInfo(b []byte, x *ErrorInfo) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"code":`...)
+	b = appendString(b, x.Code)
+	b = append(b, `,"message":`...)
+	b = appendString(b, x.Message)
+	if x.At != "" {
+		b = append(b, `,"at":`...)
+		b = appendString(b, x.At)
+	}
+	if len(x.Detail) > 0 {
+		b = append(b, `,"detail":`...)
+		if b, ok = appendRaw(b, x.Detail); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func jsonUsage(b []byte, u *model.Usage) []byte {
+	b = append(b, `{"inputTokens":`...)
+	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = append(b, `,"outputTokens":`...)
+	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	return append(b, '}')
+}
+
+func jsonProgress(b []byte, p *tool.Progress) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"filled":`...)
+	if b, ok = appendFloat(b, p.Filled, 64); !ok {
+		return b, false
+	}
+	b = append(b, `,"total":`...)
+	if b, ok = appendFloat(b, p.Total, 64); !ok {
+		return b, false
+	}
+	if p.Message != "" {
+		b = append(b, `,"message":`...)
+		b = appendString(b, p.Message)
+	}
+	return append(b, '}'), true
+}
+
+// optString appends `,"name":` and s when s is not empty (omitempty); name is written as is.
+func optString(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, name...)
+	return appendString(b, s)
+}
+
+func (e encoder) event(b []byte, ev *Event) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"type":`...)
+	b = appendString(b, ev.Type)
+	b = append(b, `,"time":`...)
+	if b, ok = appendTime(b, ev.Time); !ok {
+		return b, false
+	}
+	b = append(b, `,"runId":`...)
+	b = appendString(b, ev.RunID)
+	b = optString(b, `,"at":`, ev.At)
+	b = optString(b, `,"agent":`, ev.Agent)
+	b = optString(b, `,"target":`, ev.Target)
+	b = optString(b, `,"model":`, ev.Model)
+	b = optString(b, `,"prompt":`, ev.Prompt)
+	b = optString(b, `,"answer":`, ev.Answer)
+	if len(ev.ToolCalls) > 0 {
+		b = append(b, `,"toolCalls":`...)
+		b = appendStrings(b, ev.ToolCalls)
+	}
+	if ev.Step != 0 {
+		b = append(b, `,"step":`...)
+		b = strconv.AppendInt(b, int64(ev.Step), 10)
+	}
+	if len(ev.Args) > 0 {
+		b = append(b, `,"args":`...)
+		if b, ok = appendRaw(b, ev.Args); !ok {
+			return b, false
+		}
+	}
+	if ev.Output != nil {
+		b = append(b, `,"output":`...)
+		if b, ok = e.value(b, ev.Output); !ok {
+			return b, false
+		}
+	}
+	if ev.Usage != nil {
+		b = append(b, `,"usage":`...)
+		b = jsonUsage(b, ev.Usage)
+	}
+	if ev.Cost != 0 {
+		b = append(b, `,"cost":`...)
+		if b, ok = appendFloat(b, ev.Cost, 64); !ok {
+			return b, false
+		}
+	}
+	if ev.DurationMs != 0 {
+		b = append(b, `,"durationMs":`...)
+		b = strconv.AppendInt(b, ev.DurationMs, 10)
+	}
+	if ev.Mocked {
+		b = append(b, `,"mocked":true`...)
+	}
+	if ev.Attempt != 0 {
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(ev.Attempt), 10)
+	}
+	b = optString(b, `,"decision":`, ev.Decision)
+	b = optString(b, `,"detail":`, ev.Detail)
+	b = optString(b, `,"policy":`, ev.Policy)
+	b = optString(b, `,"rule":`, ev.Rule)
+	b = optString(b, `,"phase":`, ev.Phase)
+	b = optString(b, `,"message":`, ev.Message)
+	b = optString(b, `,"channel":`, ev.Channel)
+	if ev.Item != nil {
+		b = append(b, `,"item":`...)
+		b = strconv.AppendInt(b, int64(*ev.Item), 10)
+	}
+	b = optString(b, `,"arm":`, ev.Arm)
+	b = optString(b, `,"status":`, string(ev.Status))
+	if ev.Error != nil {
+		b = append(b, `,"error":`...)
+		if b, ok = jsonErrorInfo(b, ev.Error); !ok {
+			return b, false
+		}
+	}
+	if ev.Progress != nil {
+		b = append(b, `,"progress":`...)
+		if b, ok = jsonProgress(b, ev.Progress); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func (e encoder) recording(b []byte, r *Recording) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"calls":`...)
+	if r.Calls == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = e.recorded(b, &r.Calls[i]); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	if len(r.Methods) > 0 {
+		b = append(b, `,"methods":`...)
+		var arr [8]string
+		keys := sortedKeys(arr[:0], r.Methods)
+		for i, k := range keys {
+			if i == 0 {
+				b = append(b, '{')
+			} else {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			ms := r.Methods[k]
+			if ms == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '[')
+			for j := range ms {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				if b, ok = jsonMethod(b, &ms[j]); !ok {
+					return b, false
+				}
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), true
+}
+
+func jsonMethod(b []byte, m *tool.Method) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"name":`...)
+	b = appendString(b, m.Name)
+	b = append(b, `,"description":`...)
+	b = appendString(b, m.Description)
+	if len(m.Params) > 0 {
+		b = append(b, `,"params":`...)
+		if b, ok = appendRaw(b, m.Params); !ok {
+			return b, false
+		}
+	}
+	b = append(b, `,"effect":`...)
+	b = appendString(b, string(m.Effect))
+	if m.PipelineOnly {
+		b = append(b, `,"pipelineOnly":true`...)
+	}
+	return append(b, '}'), true
+}
+
+func (e encoder) recorded(b []byte, c *Recorded) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"kind":`...)
+	b = appendString(b, c.Kind)
+	b = append(b, `,"target":`...)
+	b = appendString(b, c.Target)
+	b = optString(b, `,"at":`, c.At)
+	b = optString(b, `,"lane":`, c.Lane)
+	if c.Step != 0 {
+		b = append(b, `,"step":`...)
+		b = strconv.AppendInt(b, int64(c.Step), 10)
+	}
+	if len(c.Args) > 0 {
+		b = append(b, `,"args":`...)
+		if b, ok = appendRaw(b, c.Args); !ok {
+			return b, false
+		}
+	}
+	if c.Response != nil {
+		b = append(b, `,"response":`...)
+		if b, ok = jsonResponse(b, c.Response); !ok {
+			return b, false
+		}
+	}
+	if c.Value != nil {
+		b = append(b, `,"value":`...)
+		if b, ok = e.value(b, c.Value); !ok {
+			return b, false
+		}
+	}
+	if len(c.Result) > 0 {
+		b = append(b, `,"result":`...)
+		if b, ok = appendRaw(b, c.Result); !ok {
+			return b, false
+		}
+	}
+	if c.Mocked {
+		b = append(b, `,"mocked":true`...)
+	}
+	if c.Answer != nil {
+		b = append(b, `,"answer":`...)
+		if b, ok = e.value(b, c.Answer); !ok {
+			return b, false
+		}
+	}
+	if c.Error != nil {
+		b = append(b, `,"error":`...)
+		if b, ok = jsonRecordedError(b, c.Error); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func jsonRecordedError(b []byte, x *RecordedError) ([]byte, bool) {
+	ok := true
+	b = append(b, '{')
+	if x.Code != "" {
+		b = append(b, `"code":`...)
+		b = appendString(b, x.Code)
+		b = append(b, ',')
+	}
+	b = append(b, `"message":`...)
+	b = appendString(b, x.Message)
+	if x.Retryable {
+		b = append(b, `,"retryable":true`...)
+	}
+	if len(x.Detail) > 0 {
+		b = append(b, `,"detail":`...)
+		if b, ok = appendRaw(b, x.Detail); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func jsonResponse(b []byte, r *model.Response) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"text":`...)
+	b = appendString(b, r.Text)
+	if len(r.ToolCalls) > 0 {
+		b = append(b, `,"toolCalls":`...)
+		if b, ok = jsonToolCalls(b, r.ToolCalls); !ok {
+			return b, false
+		}
+	}
+	b = append(b, `,"message":`...)
+	if b, ok = jsonMessage(b, &r.Message); !ok {
+		return b, false
+	}
+	b = append(b, `,"usage":`...)
+	b = jsonUsage(b, &r.Usage)
+	b = append(b, `,"cost":`...)
+	if b, ok = appendFloat(b, r.Cost, 64); !ok {
+		return b, false
+	}
+	b = append(b, `,"stopReason":`...)
+	b = appendString(b, string(r.StopReason))
+	b = optString(b, `,"nativeStop":`, r.NativeStop)
+	b = optString(b, `,"model":`, r.Model)
+	b = append(b, `,"attempts":`...)
+	b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	// Raw is not written (json:"-").
+	return append(b, '}'), true
+}
+
+func jsonToolCalls(b []byte, tcs []model.ToolCall) ([]byte, bool) {
+	ok := true
+	b = append(b, '[')
+	for i := range tcs {
+		tc := &tcs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, tc.ID)
+		b = append(b, `,"name":`...)
+		b = appendString(b, tc.Name)
+		b = append(b, `,"args":`...)
+		if b, ok = appendRaw(b, tc.Args); !ok {
+			return b, false
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+func jsonMessage(b []byte, m *model.Message) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"role":`...)
+	b = appendString(b, string(m.Role))
+	b = optString(b, `,"text":`, m.Text)
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"toolCalls":`...)
+		if b, ok = jsonToolCalls(b, m.ToolCalls); !ok {
+			return b, false
+		}
+	}
+	if len(m.ToolResults) > 0 {
+		b = append(b, `,"toolResults":[`...)
+		for i := range m.ToolResults {
+			tr := &m.ToolResults[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"callId":`...)
+			b = appendString(b, tr.CallID)
+			b = append(b, `,"name":`...)
+			b = appendString(b, tr.Name)
+			b = append(b, `,"content":`...)
+			b = appendString(b, tr.Content)
+			if tr.IsError {
+				b = append(b, `,"isError":true`...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if m.Native != nil {
+		b = append(b, `,"native":{"provider":`...)
+		b = appendString(b, m.Native.Provider)
+		b = append(b, `,"data":`...)
+		if b, ok = appendRaw(b, m.Native.Data); !ok {
+			return b, false
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), true
+}
+
+// value appends v, a value of context.data, an input, an output: JSON-shaped values by
+// hand, anything else through json.Marshal.
+func (e encoder) value(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case string:
+		return appendString(b, x), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case float64:
+		return appendFloat(b, x, 64)
+	case float32:
+		return appendFloat(b, float64(x), 32)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint64:
+		return strconv.AppendUint(b, x, 10), true
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint16:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uint8:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case uintptr:
+		return strconv.AppendUint(b, uint64(x), 10), true
+	case json.Number:
+		s := string(x)
+		if s == "" {
+			s = "0" // as encoding/json writes Number's zero value
+		}
+		if !validNumber(s) {
+			return b, false
+		}
+		return append(b, s...), true
+	case json.RawMessage:
+		return appendRaw(b, x)
+	case map[string]any:
+		return e.object(b, x)
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		if e.depth >= maxDepth {
+			return jsonMarshal(b, x)
+		}
+		e.depth++
+		b = append(b, '[')
+		ok := true
+		for i, el := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = e.value(b, el); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case []string:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		return appendStrings(b, x), true
+	case map[string]string:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		var arr [16]string
+		keys := sortedKeys(arr[:0], x)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, x[k])
+		}
+		return append(b, '}'), true
+	}
+	return jsonMarshal(b, v)
+}
+
+// object appends m with its keys sorted, as encoding/json writes a map.
+func (e encoder) object(b []byte, m map[string]any) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	if e.depth >= maxDepth {
+		return jsonMarshal(b, m)
+	}
+	e.depth++
+	var arr [16]string
+	keys := sortedKeys(arr[:0], m)
+	b = append(b, '{')
+	ok := true
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		if b, ok = e.value(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func sortedKeys[V any](keys []string, m map[string]V) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func appendIntMap(b []byte, m map[string]int) []byte {
+	var arr [16]string
+	keys := sortedKeys(arr[:0], m)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(m[k]), 10)
+	}
+	return append(b, '}')
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// marshal appends json.Marshal(v), which is what encoding/json writes for v inside a record.
+func jsonMarshal(b []byte, v any) ([]byte, bool) {
+	m, err := json.Marshal(v)
+	if err != nil {
+		return b, false
+	}
+	return append(b, m...), true
+}
+
+// htmlSafe[c] says ASCII byte c is written as itself in a JSON string by encoding/json (which
+// escapes <, > and & for HTML).
+var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string exactly as encoding/json does: the short escapes
+// (\b \f \n \r \t \" \\), \u00XX for other control characters and for <, > and &, U+2028
+// and U+2029 escaped, and each byte of invalid UTF-8 written as \ufffd.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if htmlSafe[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendFloat appends f as encoding/json does (ES6 number formatting); false for NaN and
+// infinities, which it refuses.
+func appendFloat(b []byte, f float64, bits int) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 becomes e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// appendTime appends t as its MarshalJSON writes it (RFC 3339 with nanoseconds); false where
+// MarshalJSON fails: a year outside 0-9999, a zone offset of 24 hours or more.
+func appendTime(b []byte, t time.Time) ([]byte, bool) {
+	b = append(b, '"')
+	n0 := len(b)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	if len(b)-n0 < len("2006-01-02T15:04:05Z") || b[n0+len("9999")] != '-' {
+		return b, false
+	}
+	if b[len(b)-1] != 'Z' {
+		c := b[len(b)-len("Z07:00")]
+		h := b[len(b)-len("07:00"):]
+		if ('0' <= c && c <= '9') || 10*(h[0]-'0')+(h[1]-'0') >= 24 {
+			return b, false
+		}
+	}
+	return append(b, '"'), true
+}
+
+// appendRaw appends raw JSON as encoding/json writes a json.RawMessage: null for nil, else
+// checked, with the spaces between tokens left out and <, >, &, U+2028 and U+2029 escaped.
+// False when raw is not valid JSON (an empty one among them).
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
+	if raw == nil {
+		return append(b, "null"...), true
+	}
+	if !json.Valid(raw) {
+		return b, false
+	}
+	start := 0
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			b = append(b, raw[start:i]...)
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			start = i + 1
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			b = append(b, raw[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[raw[i+2]&0xF])
+			i += 2
+			start = i + 1
+		case inString:
+			switch c {
+			case '\\':
+				i++ // the escaped byte is never a quote that ends the string
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			b = append(b, raw[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(b, raw[start:]...), true
+}
+
+// validNumber reports whether s is a JSON number, as encoding/json checks a json.Number.
+func validNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' {
+		s = s[1:]
+		if s == "" {
+			return false
+		}
+	}
+	switch {
+	case s[0] == '0':
+		s = s[1:]
+	case '1' <= s[0] && s[0] <= '9':
+		s = s[1:]
+		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	default:
+		return false
+	}
+	if len(s) >= 2 && s[0] == '.' && '0' <= s[1] && s[1] <= '9' {
+		s = s[2:]
+		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	}
+	if len(s) >= 2 && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if s[0] == '+' || s[0] == '-' {
+			s = s[1:]
+			if s == "" {
+				return false
+			}
+		}
+		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	}
+	return s == ""
+}
