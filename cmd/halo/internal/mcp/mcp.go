@@ -93,6 +93,7 @@ Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
 
 func mcpRun(ctx context.Context, opts *Options) error {
 	f := opts.F
+	cmdutil.ServerGC(f.Env)
 	tr, err := opts.Otel.Open(ctx, f)
 	if err != nil {
 		return err

@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 		"halo-mcp-norecords": func() {
 			f := root.ProcessSystem()
 			f.Logger = hclog.NewNullLogger()
+			cmdutil.ServerGC(f.Env)
 			srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: os.Args[1:], Mocks: "mocks.json", NoRecords: true})
 			if err == nil {
 				err = srv.ServeStdio(context.Background(), f.IO.In, f.IO.Out)

@@ -184,6 +184,7 @@ func redactURL(s string) string {
 
 func serveRun(ctx context.Context, opts *Options) error {
 	f := opts.F
+	cmdutil.ServerGC(f.Env)
 	log := f.Logger.Named("serve")
 	token := f.Env.Get("HALO_SERVE_TOKEN")
 	addr := opts.Addr
