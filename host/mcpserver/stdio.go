@@ -273,7 +273,7 @@ func (ss *stdioSession) close() {
 // write sends one message as one line. When out fails the client is gone: the session
 // stops, which cancels what is running.
 func (ss *stdioSession) write(msg any) error {
-	b, err := json.Marshal(msg)
+	b, err := marshalMessage(msg)
 	if err != nil {
 		ss.s.log.Error("cannot encode a message", "error", err)
 		return err

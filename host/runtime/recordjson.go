@@ -2,11 +2,9 @@ package runtime
 
 import (
 	"encoding/json"
-	"math"
-	"slices"
+	"github.com/halo-lang/halo/internal/jsonappend"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/halo-lang/halo/host/model"
 	"github.com/halo-lang/halo/host/tool"
@@ -37,14 +35,7 @@ func appendRecord(dst []byte, rec *Record) ([]byte, error) {
 
 // encoder appends JSON; each method returns false where encoding/json would fail (or where
 // the encoder is not sure), and the caller then leaves the whole record to json.Marshal.
-type encoder struct {
-	// depth counts the maps and lists the value being written is inside.
-	depth int
-}
-
-// maxDepth is how deep the encoder follows maps and lists before it hands the value to
-// json.Marshal, which finds cycles (past 1000 levels) where this encoder would loop forever.
-const maxDepth = 100
+type encoder struct{}
 
 func (e encoder) record(b []byte, r *Record) ([]byte, bool) {
 	ok := true
@@ -398,7 +389,7 @@ func (e encoder) recording(b []byte, r *Recording) ([]byte, bool) {
 	if len(r.Methods) > 0 {
 		b = append(b, `,"methods":`...)
 		var arr [8]string
-		keys := sortedKeys(arr[:0], r.Methods)
+		keys := jsonappend.SortedKeys(arr[:0], r.Methods)
 		for i, k := range keys {
 			if i == 0 {
 				b = append(b, '{')
@@ -618,358 +609,20 @@ func jsonMessage(b []byte, m *model.Message) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-// value appends v, a value of context.data, an input, an output: JSON-shaped values by
-// hand, anything else through json.Marshal.
-func (e encoder) value(b []byte, v any) ([]byte, bool) {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), true
-	case string:
-		return appendString(b, x), true
-	case bool:
-		return strconv.AppendBool(b, x), true
-	case float64:
-		return appendFloat(b, x, 64)
-	case float32:
-		return appendFloat(b, float64(x), 32)
-	case int:
-		return strconv.AppendInt(b, int64(x), 10), true
-	case int64:
-		return strconv.AppendInt(b, x, 10), true
-	case int32:
-		return strconv.AppendInt(b, int64(x), 10), true
-	case int16:
-		return strconv.AppendInt(b, int64(x), 10), true
-	case int8:
-		return strconv.AppendInt(b, int64(x), 10), true
-	case uint:
-		return strconv.AppendUint(b, uint64(x), 10), true
-	case uint64:
-		return strconv.AppendUint(b, x, 10), true
-	case uint32:
-		return strconv.AppendUint(b, uint64(x), 10), true
-	case uint16:
-		return strconv.AppendUint(b, uint64(x), 10), true
-	case uint8:
-		return strconv.AppendUint(b, uint64(x), 10), true
-	case uintptr:
-		return strconv.AppendUint(b, uint64(x), 10), true
-	case json.Number:
-		s := string(x)
-		if s == "" {
-			s = "0" // as encoding/json writes Number's zero value
-		}
-		if !validNumber(s) {
-			return b, false
-		}
-		return append(b, s...), true
-	case json.RawMessage:
-		return appendRaw(b, x)
-	case map[string]any:
-		return e.object(b, x)
-	case []any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		if e.depth >= maxDepth {
-			return jsonMarshal(b, x)
-		}
-		e.depth++
-		b = append(b, '[')
-		ok := true
-		for i, el := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, ok = e.value(b, el); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
-	case []string:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		return appendStrings(b, x), true
-	case map[string]string:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		var arr [16]string
-		keys := sortedKeys(arr[:0], x)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendString(b, x[k])
-		}
-		return append(b, '}'), true
-	}
-	return jsonMarshal(b, v)
-}
-
-// object appends m with its keys sorted, as encoding/json writes a map.
-func (e encoder) object(b []byte, m map[string]any) ([]byte, bool) {
-	if m == nil {
-		return append(b, "null"...), true
-	}
-	if e.depth >= maxDepth {
-		return jsonMarshal(b, m)
-	}
-	e.depth++
-	var arr [16]string
-	keys := sortedKeys(arr[:0], m)
-	b = append(b, '{')
-	ok := true
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		if b, ok = e.value(b, m[k]); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
-}
-
-func sortedKeys[V any](keys []string, m map[string]V) []string {
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func appendIntMap(b []byte, m map[string]int) []byte {
-	var arr [16]string
-	keys := sortedKeys(arr[:0], m)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(m[k]), 10)
-	}
-	return append(b, '}')
-}
-
-func appendStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
-}
-
-// marshal appends json.Marshal(v), which is what encoding/json writes for v inside a record.
+// The values a record holds (inputs, outputs, context.data, answers) and its strings, numbers
+// and times are written by jsonappend.
+func (encoder) value(b []byte, v any) ([]byte, bool)             { return jsonappend.Value(b, v) }
+func (encoder) object(b []byte, m map[string]any) ([]byte, bool) { return jsonappend.Object(b, m) }
+func appendString(b []byte, s string) []byte                     { return jsonappend.String(b, s) }
+func appendFloat(b []byte, f float64, bits int) ([]byte, bool)   { return jsonappend.Float(b, f, bits) }
+func appendTime(b []byte, t time.Time) ([]byte, bool)            { return jsonappend.Time(b, t) }
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, bool)     { return jsonappend.Raw(b, raw) }
+func appendStrings(b []byte, ss []string) []byte                 { return jsonappend.Strings(b, ss) }
+func appendIntMap(b []byte, m map[string]int) []byte             { return jsonappend.IntMap(b, m) }
 func jsonMarshal(b []byte, v any) ([]byte, bool) {
 	m, err := json.Marshal(v)
 	if err != nil {
 		return b, false
 	}
 	return append(b, m...), true
-}
-
-// htmlSafe[c] says ASCII byte c is written as itself in a JSON string by encoding/json (which
-// escapes <, > and & for HTML).
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string exactly as encoding/json does: the short escapes
-// (\b \f \n \r \t \" \\), \u00XX for other control characters and for <, > and &, U+2028
-// and U+2029 escaped, and each byte of invalid UTF-8 written as \ufffd.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if htmlSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// appendFloat appends f as encoding/json does (ES6 number formatting); false for NaN and
-// infinities, which it refuses.
-func appendFloat(b []byte, f float64, bits int) ([]byte, bool) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return b, false
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
-	}
-	b = strconv.AppendFloat(b, f, format, -1, bits)
-	if format == 'e' {
-		// e-09 becomes e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, true
-}
-
-// appendTime appends t as its MarshalJSON writes it (RFC 3339 with nanoseconds); false where
-// MarshalJSON fails: a year outside 0-9999, a zone offset of 24 hours or more.
-func appendTime(b []byte, t time.Time) ([]byte, bool) {
-	b = append(b, '"')
-	n0 := len(b)
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	if len(b)-n0 < len("2006-01-02T15:04:05Z") || b[n0+len("9999")] != '-' {
-		return b, false
-	}
-	if b[len(b)-1] != 'Z' {
-		c := b[len(b)-len("Z07:00")]
-		h := b[len(b)-len("07:00"):]
-		if ('0' <= c && c <= '9') || 10*(h[0]-'0')+(h[1]-'0') >= 24 {
-			return b, false
-		}
-	}
-	return append(b, '"'), true
-}
-
-// appendRaw appends raw JSON as encoding/json writes a json.RawMessage: null for nil, else
-// checked, with the spaces between tokens left out and <, >, &, U+2028 and U+2029 escaped.
-// False when raw is not valid JSON (an empty one among them).
-func appendRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
-	if raw == nil {
-		return append(b, "null"...), true
-	}
-	if !json.Valid(raw) {
-		return b, false
-	}
-	start := 0
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case c == '<' || c == '>' || c == '&':
-			b = append(b, raw[start:i]...)
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			start = i + 1
-		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
-			b = append(b, raw[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[raw[i+2]&0xF])
-			i += 2
-			start = i + 1
-		case inString:
-			switch c {
-			case '\\':
-				i++ // the escaped byte is never a quote that ends the string
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			b = append(b, raw[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(b, raw[start:]...), true
-}
-
-// validNumber reports whether s is a JSON number, as encoding/json checks a json.Number.
-func validNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' {
-		s = s[1:]
-		if s == "" {
-			return false
-		}
-	}
-	switch {
-	case s[0] == '0':
-		s = s[1:]
-	case '1' <= s[0] && s[0] <= '9':
-		s = s[1:]
-		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
-			s = s[1:]
-		}
-	default:
-		return false
-	}
-	if len(s) >= 2 && s[0] == '.' && '0' <= s[1] && s[1] <= '9' {
-		s = s[2:]
-		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
-			s = s[1:]
-		}
-	}
-	if len(s) >= 2 && (s[0] == 'e' || s[0] == 'E') {
-		s = s[1:]
-		if s[0] == '+' || s[0] == '-' {
-			s = s[1:]
-			if s == "" {
-				return false
-			}
-		}
-		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
-			s = s[1:]
-		}
-	}
-	return s == ""
 }
