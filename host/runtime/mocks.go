@@ -312,6 +312,11 @@ func text(v any) string {
 // them), an approval of such a method ("Tool.method?") or "approval". A typo would otherwise
 // fall through to the real model or tool. Run and Resume call it.
 func (r *Runtime) CheckMocks() error {
+	r.mocksChecked.Do(func() { r.mocksErr = r.checkMocks() })
+	return r.mocksErr
+}
+
+func (r *Runtime) checkMocks() error {
 	if r.cfg.Mocks == nil {
 		return nil
 	}

@@ -80,6 +80,10 @@ type Runtime struct {
 	// resuming holds the ids of the runs a Resume or Signal is continuing now, so a
 	// second signal for one of them is refused instead of running it twice.
 	resuming sync.Map
+	// mocksChecked and mocksErr keep CheckMocks' answer: the program and the mocks' targets
+	// do not change, and every run asks.
+	mocksChecked sync.Once
+	mocksErr     error
 }
 
 // New prepares prog to run. prog must have passed host/check; New compiles its policies.
