@@ -1,7 +1,7 @@
 package lang
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -25,7 +25,14 @@ func (p Pos) String() string {
 		}
 		return p.File
 	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+	// Appended rather than fmt.Sprintf: every stage of every run names where it is written.
+	b := make([]byte, 0, len(p.File)+12)
+	b = append(b, p.File...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(p.Line), 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(p.Col), 10)
+	return string(b)
 }
 
 // Before reports whether p comes before q in the same file (files compare by name).

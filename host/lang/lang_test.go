@@ -206,3 +206,20 @@ func TestCalls(t *testing.T) {
 		t.Errorf("pipeline calls %v", got)
 	}
 }
+
+func TestPosString(t *testing.T) {
+	for _, c := range []struct {
+		p    Pos
+		want string
+	}{
+		{Pos{File: "flow.halo", Line: 5, Col: 8}, "flow.halo:5:8"},
+		{Pos{File: "a b/c.halo", Line: 123, Col: 4567}, "a b/c.halo:123:4567"},
+		{Pos{Line: 1, Col: 1}, ":1:1"},
+		{Pos{File: "x.halo"}, "x.halo"},
+		{Pos{}, "-"},
+	} {
+		if got := c.p.String(); got != c.want {
+			t.Errorf("%#v.String() = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
