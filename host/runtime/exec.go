@@ -53,6 +53,9 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	st := &state{
 		meta: Meta{RunID: r.cfg.NewID(), Calls: []CallInfo{}, Violations: []ViolationInfo{}},
 		data: data, onEv: r.cfg.OnEvent, now: r.cfg.Now,
+		// Room for the usual events (a call and a stage event per stage, and the run's): an
+		// Event is large, and growing the list from nothing copied each one three times.
+		events: make([]Event, 0, min(2*len(pd.Stages)+1, 32)),
 	}
 	tools := newToolSet(r, inputs)
 	if r.cfg.Store != nil {
