@@ -21,6 +21,10 @@ import (
 // Adding a field to one of these types means adding it here: TestRecordJSONFields fills every
 // field and fails until this file writes it as json.Marshal does.
 
+// MarshalRecord returns rec's JSON, the bytes json.Marshal(rec) gives, written by hand: run
+// stores other than Store (PostgreSQL) save records with it.
+func MarshalRecord(rec *Record) ([]byte, error) { return appendRecord(nil, rec) }
+
 // appendRecord appends rec's JSON, as json.Marshal(rec) gives it, to dst.
 func appendRecord(dst []byte, rec *Record) ([]byte, error) {
 	if b, ok := (encoder{}).record(dst, rec); ok {

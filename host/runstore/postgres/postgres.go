@@ -178,7 +178,7 @@ func (s *Store) load(ctx context.Context, q querier, id string) (*runtime.Record
 func (s *Store) Save(rec *runtime.Record) error {
 	ctx, cancel := bg()
 	defer cancel()
-	raw, err := json.Marshal(rec)
+	raw, err := runtime.MarshalRecord(rec)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
@@ -230,7 +230,7 @@ func (s *Store) Latest() (string, error) {
 
 // Start saves the record of a run that starts, held by this replica.
 func (s *Store) Start(ctx context.Context, rec *runtime.Record) error {
-	raw, err := json.Marshal(rec)
+	raw, err := runtime.MarshalRecord(rec)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
@@ -253,7 +253,7 @@ VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9) ON CONF
 func (s *Store) Claim(ctx context.Context, rec *runtime.Record, sig runstore.Signal) error {
 	running := *rec
 	running.Status = runtime.Running
-	raw, err := json.Marshal(&running)
+	raw, err := runtime.MarshalRecord(&running)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
@@ -468,7 +468,7 @@ ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED`)
 				rec.Events = live
 			}
 			runstore.LoseRecord(rec, s.now(), fmt.Sprintf("the replica running it (%s) stopped renewing its lease of %s", g.owner, s.lease))
-			raw, err := json.Marshal(rec)
+			raw, err := runtime.MarshalRecord(rec)
 			if err != nil {
 				return err
 			}
