@@ -124,9 +124,12 @@ type Store struct {
 	GroupCommit bool
 
 	commits
-	// recordSize is the size to make the next record's buffer: the last one's and a bit.
+	// recordSize is the size to make the next record's buffer: the last one's and a bit, at
+	// most maxRecordGuess (one large record must not make every later one hold as much).
 	recordSize atomic.Int64
 }
+
+const maxRecordGuess = 64 << 10
 
 // validID reports whether id can be a run id: 1 to 128 ASCII letters, digits, '_' and '-',
 // not starting with '_' or '-' (so it is a plain file name, never hidden). Checked at every
@@ -241,7 +244,7 @@ func (s *Store) Write(rec *Record) (wait func() error, err error) {
 		return nil, fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
 	b = append(b, '\n')
-	s.recordSize.Store(int64(len(b) + len(b)/8))
+	s.recordSize.Store(int64(min(len(b)+len(b)/8, maxRecordGuess)))
 	if s.GroupCommit {
 		if err := s.ready(); err != nil {
 			return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
