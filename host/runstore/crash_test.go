@@ -20,7 +20,8 @@ import (
 
 // crashChild, when set in the environment, makes this test binary a process that saves
 // records in the folder it names until it is killed: "folder DIR" as halo serve does
-// (runstore.Folder), "files DIR" as halo mcp does (runtime.Store with GroupCommit).
+// (runstore.Folder), "files DIR" with runtime.Store's GroupCommit, "log DIR" as halo mcp
+// does (GroupCommit and Log).
 const crashChild = "HALO_RUNSTORE_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
@@ -72,6 +73,13 @@ func saveUntilKilled(mode, dir string) {
 		start = func(rec *runtime.Record) error { return f.Start(context.Background(), rec) }
 		claim = func(rec *runtime.Record) error {
 			return f.Claim(context.Background(), rec, runstore.Signal{Channel: "yield"})
+		}
+	case "log": // halo mcp: a run is saved once it stops, so most are lines of a run log
+		s := &runtime.Store{Dir: dir, GroupCommit: true, Log: true}
+		save, start, claim = s.Save, func(*runtime.Record) error { return nil }, func(rec *runtime.Record) error {
+			running := *rec
+			running.Status = runtime.Running
+			return s.Save(&running)
 		}
 	default:
 		s := &runtime.Store{Dir: dir, GroupCommit: true}
@@ -128,11 +136,12 @@ func saveUntilKilled(mode, dir string) {
 }
 
 // A process killed (SIGKILL) while it saves many records at once, as halo serve and as halo
-// mcp save them, leaves only whole records: every <id>.json parses
-// as the record of its run, every run listed loads, and the folder store opens on what it
-// left, failing the runs it left running with HOST_LOST.
+// mcp save them, leaves only whole records: every <id>.json parses as the record of its
+// run, every line of a run log but a log's last one parses as a record, every run listed
+// loads, and the folder store opens on what it left, failing the runs it left running with
+// HOST_LOST.
 func TestKilledWhileSavingLeavesWholeRecords(t *testing.T) {
-	for _, mode := range []string{"folder", "files"} {
+	for _, mode := range []string{"folder", "files", "log"} {
 		t.Run(mode, func(t *testing.T) {
 			for round := range 2 {
 				dir := filepath.Join(t.TempDir(), ".halo", "runs")
@@ -194,6 +203,24 @@ func checkWhole(t *testing.T, dir string) {
 			t.Errorf("%s is not a whole record of run %s (%d bytes): %v", name, id, len(b), err)
 		}
 		records++
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, runtime.LogFolder, "*.jsonl"))
+	for _, name := range logs {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, line := range lines {
+			var rec runtime.Record
+			if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.RunID == "" {
+				if i < len(lines)-1 { // the last line, after the last newline, may be cut short
+					t.Errorf("line %d of %s is not a whole record (%d bytes): %v", i+1, name, len(line), err)
+				}
+				continue
+			}
+			records++
+		}
 	}
 	t.Logf("%d records", records)
 	if records < 50 {

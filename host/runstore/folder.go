@@ -18,6 +18,8 @@ import (
 
 // A Folder is the embedded run store: the records of runtime.Store (.halo/runs/<id>.json,
 // one JSON file per run, each written whole), with an index of them in memory for lists.
+// The runs halo mcp logged in the folder's run logs (runtime.Store.Log) are listed and
+// loaded too; the Folder itself writes every record to its own file.
 // One process uses a folder at a time (a lock file in it says which); within it, any number
 // of runs may start, save and continue at once. Live events stay with the process that runs
 // them, so AppendEvent keeps nothing and Listen has nothing to say.
@@ -35,8 +37,11 @@ type Folder struct {
 
 	mu    sync.Mutex
 	index map[string]Summary
-	held  map[string]bool
-	links map[string]bool
+	// logged says where in the run logs each run halo mcp logged is (read at open: only
+	// other processes log runs, and a logged run is finished).
+	logged map[string]runtime.LogPos
+	held   map[string]bool
+	links  map[string]bool
 }
 
 // FolderOptions are the optional parts of OpenFolder.
@@ -67,7 +72,7 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 	f := &Folder{
 		files: runtime.Store{Dir: dir, Root: root, GroupCommit: true}, secret: opts.SecretFile, now: opts.Now,
 		unlock: func() { unlock(); root.Close() },
-		index:  map[string]Summary{}, held: map[string]bool{}, links: map[string]bool{},
+		index:  map[string]Summary{}, logged: map[string]runtime.LogPos{}, held: map[string]bool{}, links: map[string]bool{},
 	}
 	if f.secret == "" {
 		f.secret = filepath.Join(filepath.Dir(dir), "serve.key")
@@ -78,6 +83,19 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 	// Temporary files of records the process before did not live to write are removed.
 	if err := f.files.RemoveLeftovers(); err != nil {
 		f.Close()
+		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
+	}
+	// The runs halo mcp logged (runtime.Store.Log) are listed first, so that a run with a
+	// <runId>.json too is listed as that file says, as Load reads it.
+	if err := f.files.Logged(func(rec *runtime.Record, at runtime.LogPos) {
+		f.index[rec.RunID] = SummaryOf(rec)
+		f.logged[rec.RunID] = at
+	}); err != nil {
+		f.Close()
+		var coded interface{ ErrorCode() string }
+		if errors.As(err, &coded) {
+			return nil, err
+		}
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}
 	entries, err := fs.ReadDir(root.FS(), ".")
@@ -91,6 +109,7 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 			continue // not a record of ours (or unreadable): lists leave it out
 		}
 		f.index[id] = SummaryOf(rec)
+		delete(f.logged, id)
 	}
 	return f, nil
 }
@@ -112,6 +131,12 @@ func (f *Folder) Close() error {
 
 // Load reads run id's record.
 func (f *Folder) Load(id string) (*runtime.Record, error) {
+	f.mu.Lock()
+	at, logged := f.logged[id]
+	f.mu.Unlock()
+	if logged {
+		return f.files.LoadLogged(id, at)
+	}
 	rec, err := f.files.Load(id)
 	if err != nil {
 		f.mu.Lock()

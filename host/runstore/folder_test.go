@@ -129,3 +129,54 @@ func TestFolderSecretFile(t *testing.T) {
 		t.Errorf("a key file that is a link was followed")
 	}
 }
+
+// The runs halo mcp logged in the folder (runtime.Store.Log) are listed and load, beside the
+// <runId>.json records; a run with both is as its file says.
+func TestFolderListsLoggedRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	mcp := &runtime.Store{Dir: dir, GroupCommit: true, Log: true}
+	for _, rec := range []*runtime.Record{
+		runstoretest.NewRecord("logged1", runtime.Completed),
+		runstoretest.NewRecord("logged2", runtime.Failed),
+		runstoretest.NewRecord("both", runtime.Completed),
+		runstoretest.NewRecord("paused", runtime.Paused),
+	} {
+		if err := mcp.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mcp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	later := runstoretest.NewRecord("both", runtime.Failed)
+	if err := (&runtime.Store{Dir: dir}).Save(later); err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := runstore.OpenFolder(dir, runstore.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page, err := f.List(context.Background(), runstore.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]runtime.Status{}
+	for _, s := range page.Runs {
+		listed[s.RunID] = s.Status
+	}
+	want := map[string]runtime.Status{"logged1": runtime.Completed, "logged2": runtime.Failed, "both": runtime.Failed, "paused": runtime.Paused}
+	for id, st := range want {
+		if listed[id] != st {
+			t.Errorf("%s listed as %q, want %s", id, listed[id], st)
+		}
+		rec, err := f.Load(id)
+		if err != nil || rec.Status != st || rec.RunID != id {
+			t.Errorf("load %s: %+v %v, want %s", id, rec, err, st)
+		}
+	}
+	if len(listed) != len(want) {
+		t.Errorf("listed %v", listed)
+	}
+}

@@ -23,3 +23,6 @@ func SetNaming(s *Store, how string) {
 		c.link = linkNone
 	}
 }
+
+// SetLogLimit sets the size from which s starts a new run log.
+func SetLogLimit(s *Store, n int64) { s.commits.logLimit = n }

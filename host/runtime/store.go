@@ -112,6 +112,10 @@ type Tracker interface {
 //     killed, a power cut or an OS crash in between may lose it: the record before it, or
 //     none, stands in its place.
 //
+// With Log, a run that finishes without pausing is a line of a run log instead (see Log):
+// the log is appended to and synced by the commit, so it too holds whole records, but for
+// a last line a crash cut short, which readers pass over.
+//
 // A Store with GroupCommit commits in a goroutine of its own while it has records to
 // commit; its owner must call Close once it has saved its last record.
 type Store struct {
@@ -122,6 +126,14 @@ type Store struct {
 	// GroupCommit lets Save return a record that is not paused before it is on disk (see
 	// above). Whoever sets it calls Close.
 	GroupCommit bool
+	// Log puts the record of a run that finishes without having paused (completed, failed,
+	// halted, cancelled) on a line of a run log of this Store's own, log/<time>-<random>.jsonl
+	// in Dir, instead of in <runId>.json: a commit of many runs then writes and syncs one
+	// file. Paused and running records, and every later record of a run that had one, are
+	// files as without it. Load, Newest and Logged read the logs of every Store. Whoever
+	// sets it calls Close, which closes the log. halo mcp's store, which saves a run for
+	// every call, sets it.
+	Log bool
 
 	commits
 	// recordSize is the size to make the next record's buffer: the last one's and a bit, at
@@ -250,7 +262,7 @@ func (s *Store) Write(rec *Record) (wait func() error, err error) {
 			return nil, fmt.Errorf("run %s: %w", rec.RunID, err)
 		}
 	}
-	p, err := s.put(rec.RunID, b)
+	p, err := s.put(rec.RunID, rec.Status, b)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: save record: %w", rec.RunID, err)
 	}
@@ -265,7 +277,8 @@ func (s *Store) Write(rec *Record) (wait func() error, err error) {
 	}, nil
 }
 
-// Load reads the record of run id: the one saved and not yet on disk, else <id>.json.
+// Load reads the record of run id: the one saved and not yet on disk, else <id>.json, else
+// its last line in the run logs.
 func (s *Store) Load(id string) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -286,7 +299,14 @@ func (s *Store) Load(id string) (*Record, error) {
 	p := filepath.Join(s.Dir, id+".json")
 	b, err := root.ReadFile(id + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errorf(CodeRun, "no run %s in %s", id, s.Dir)
+		rec, err := s.loadLogged(root, id)
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
+			return nil, errorf(CodeRun, "no run %s in %s", id, s.Dir)
+		}
+		return rec, nil
 	}
 	if err != nil {
 		return nil, &Error{Code: CodeRun, Message: fmt.Sprintf("run %s: %v", id, err), Err: err}
@@ -297,6 +317,11 @@ func (s *Store) Load(id string) (*Record, error) {
 	}
 	if rec.RunID != id {
 		return nil, errorf(CodeRun, "run %s: the record in %s is of run %s", id, p, rec.RunID)
+	}
+	if s.Log {
+		s.commits.mu.Lock()
+		s.hasFile(id)
+		s.commits.mu.Unlock()
 	}
 	return &rec, nil
 }
@@ -349,20 +374,27 @@ func (s *Store) ids() ([]string, error) {
 	return ids, nil
 }
 
-// newest returns the id of the most recently updated record that keep accepts.
-func (s *Store) newest(keep func(*Record) bool) (string, error) {
+// newest returns the id of the most recently updated record that keep accepts, among the
+// <id>.json records and, with logs, the run logs' too.
+func (s *Store) newest(keep func(*Record) bool, logs bool) (string, error) {
 	ids, err := s.ids()
 	if err != nil {
 		return "", err
 	}
 	best, bestTime := "", time.Time{}
-	for _, id := range ids {
-		rec, err := s.Load(id)
-		if err != nil || !keep(rec) {
-			continue // unreadable records are passed over
+	consider := func(rec *Record, _ LogPos) {
+		if keep(rec) && (best == "" || rec.Updated.After(bestTime)) {
+			best, bestTime = rec.RunID, rec.Updated
 		}
-		if best == "" || rec.Updated.After(bestTime) {
-			best, bestTime = id, rec.Updated
+	}
+	for _, id := range ids {
+		if rec, err := s.Load(id); err == nil { // unreadable records are passed over
+			consider(rec, LogPos{})
+		}
+	}
+	if logs {
+		if err := s.Logged(consider); err != nil {
+			return "", err
 		}
 	}
 	return best, nil
@@ -371,7 +403,7 @@ func (s *Store) newest(keep func(*Record) bool) (string, error) {
 // Latest returns the id of the most recently updated paused run, for `halo resume FILE
 // last`.
 func (s *Store) Latest() (string, error) {
-	best, err := s.newest(func(rec *Record) bool { return rec.Status == Paused })
+	best, err := s.newest(func(rec *Record) bool { return rec.Status == Paused }, false)
 	if err == nil && best == "" {
 		err = errorf(CodeRun, "no paused run in %s", s.Dir)
 	}
@@ -381,7 +413,7 @@ func (s *Store) Latest() (string, error) {
 // Newest returns the id of the most recently updated run of any status, for `halo replay
 // FILE last`. Unreadable records are passed over.
 func (s *Store) Newest() (string, error) {
-	best, err := s.newest(func(*Record) bool { return true })
+	best, err := s.newest(func(*Record) bool { return true }, true)
 	if err == nil && best == "" {
 		err = errorf(CodeRun, "no run in %s", s.Dir)
 	}

@@ -81,6 +81,15 @@ type commits struct {
 	// commits, one at a time, use them.
 	named bool
 	link  int
+	// logf is the run log commits append to (Store.Log), logSize how much it holds.
+	logf    *os.File
+	logSize int64
+	// logLimit, when set, replaces maxLogSize (tests).
+	logLimit int64
+	// files holds, with Store.Log, the runs that have or will have a <runId>.json (a paused
+	// or running record was saved, or one was loaded from its file): their later records
+	// replace that file rather than go to the log.
+	files map[string]bool
 }
 
 // A pending record is one save waiting for its commit.
@@ -88,7 +97,9 @@ type pending struct {
 	data []byte // the record, encoded
 	// next is the save of the same run that replaced this one before it was committed;
 	// the commit of the last one settles them all.
-	next     *pending
+	next *pending
+	// log says the record goes to the run log, not to <id>.json.
+	log      bool
 	finished bool
 	err      error
 }
@@ -122,8 +133,9 @@ func (s *Store) ready() error {
 	return nil
 }
 
-// put queues data, the encoded record of run id, for a commit.
-func (s *Store) put(id string, data []byte) (*pending, error) {
+// put queues data, the encoded record of run id, for a commit; with Store.Log, a record of
+// status st that finished a run that never had a file goes to the run log.
+func (s *Store) put(id string, st Status, data []byte) (*pending, error) {
 	c := &s.commits
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,6 +151,13 @@ func (s *Store) put(id string, data []byte) (*pending, error) {
 	}
 	c.seq++
 	p := &pending{data: data}
+	if s.Log {
+		if st == Paused || st == Running {
+			s.hasFile(id)
+		} else {
+			p.log = !c.files[id]
+		}
+	}
 	if old := c.dirty[id]; old != nil {
 		old.next = p
 		c.dirtyBytes -= len(old.data)
@@ -149,6 +168,15 @@ func (s *Store) put(id string, data []byte) (*pending, error) {
 	c.dirtyBytes += len(data)
 	s.kick()
 	return p, nil
+}
+
+// hasFile notes, c.mu held, that run id has or will have a <runId>.json.
+func (s *Store) hasFile(id string) {
+	c := &s.commits
+	if c.files == nil {
+		c.files = map[string]bool{}
+	}
+	c.files[id] = true
 }
 
 // unsaved returns the newest record of run id not yet on disk, encoded, or nil.
@@ -237,7 +265,8 @@ func (s *Store) settle() error {
 }
 
 // Close commits every record saved so far, as Sync does, and returns once the store's commit
-// goroutine has ended; a save after it is refused. It does not close Root.
+// goroutine has ended and its run log is closed; a save after it is refused. It does not
+// close Root.
 func (s *Store) Close() error {
 	c := &s.commits
 	c.mu.Lock()
@@ -245,6 +274,9 @@ func (s *Store) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	c.loop.Wait()
+	if cerr := s.closeLog(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -321,7 +353,7 @@ func (s *Store) commitOnce() {
 	batch, upTo := c.dirty, c.seq
 	for id, p := range c.failed { // tried again, unless saved again since
 		if batch[id] == nil {
-			batch[id] = &pending{data: p.data}
+			batch[id] = &pending{data: p.data, log: p.log}
 		}
 	}
 	c.failed = nil
@@ -362,10 +394,10 @@ type file struct {
 	name string   // its temporary name
 }
 
-// commit writes each record of batch to a new file, syncs them, names each <id>.json and
-// syncs the folder, so that <id>.json only ever gets a file already on disk and the new names
-// are on disk too. It sets each record's err; a record that could not be written leaves
-// <id>.json as it was.
+// commit appends the records of batch that go to the run log to it and syncs it; it writes
+// each other record to a new file, syncs them, names each <id>.json and syncs the folder, so
+// that <id>.json only ever gets a file already on disk and the new names are on disk too. It
+// sets each record's err; a record that could not be written leaves <id>.json as it was.
 func (s *Store) commit(batch map[string]*pending) {
 	c := &s.commits
 	fail := func(err error) {
@@ -379,9 +411,30 @@ func (s *Store) commit(batch map[string]*pending) {
 		return
 	}
 	defer done()
+	syncFile := c.syncFile
+	files := make([]*file, 0, len(batch))
+	var logged []*pending
+	for id, p := range batch {
+		if p.log {
+			logged = append(logged, p)
+		} else {
+			files = append(files, &file{id: id, p: p, fd: -1})
+		}
+	}
+	if len(logged) > 0 {
+		err := s.appendLog(root, logged, syncFile)
+		for _, p := range logged {
+			p.err = err
+		}
+	}
+	if len(files) == 0 {
+		return
+	}
 	dir, err := root.Open(".") // the folder itself: files are made, named and synced through it
 	if err != nil {
-		fail(err)
+		for _, f := range files {
+			f.p.err = err
+		}
 		return
 	}
 	defer dir.Close()
@@ -389,11 +442,6 @@ func (s *Store) commit(batch map[string]*pending) {
 	if goruntime.GOOS == "linux" {
 		dfd = int(dir.Fd())
 	}
-	files := make([]*file, 0, len(batch))
-	for id, p := range batch {
-		files = append(files, &file{id: id, p: p, fd: -1})
-	}
-	syncFile := c.syncFile
 	whole := syncFile == nil && len(files) >= syncfsFrom
 	// Each file is made, written and (unless one syncfs serves them all) synced and closed.
 	// Written one after the other: goroutines each in a file system call would hold every

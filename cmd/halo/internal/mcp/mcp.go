@@ -189,7 +189,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 	if len(paths) == 1 {
 		file = paths[0]
 	}
-	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs"), GroupCommit: true}
+	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs"), GroupCommit: true, Log: true}
 	if opts.NoRecords {
 		store = nil
 	} else if err := os.MkdirAll(store.Dir, 0o755); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -271,6 +272,20 @@ func TestProcess(t *testing.T) {
 			if res.IsError || text(res) != `{"a":1,"b":2}` || record(t, dir, runID(res), "completed")["status"] != "completed" {
 				t.Errorf("Sum: %q", text(res))
 			}
+			// A run that finished is a line of halo mcp's run log, not a file of its own, and
+			// halo replay reads it from there.
+			sum := runID(res)
+			if _, err := os.Stat(filepath.Join(dir, ".halo", "runs", sum+".json")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s.json of a completed run: %v, want it in the run log", sum, err)
+			}
+			if logs, _ := filepath.Glob(filepath.Join(dir, ".halo", "runs", "log", "*.jsonl")); len(logs) != 1 {
+				t.Errorf("run logs: %v, want one", logs)
+			}
+			replay := exec.Command("halo", "replay", "flows", sum, "--json")
+			replay.Dir = dir
+			if out, err := replay.CombinedOutput(); err != nil || !strings.Contains(string(out), `"status": "completed"`) || !strings.Contains(string(out), sum) {
+				t.Errorf("halo replay of a logged run: %v\n%s", err, out)
+			}
 			res = call(t, p, "Echo", map[string]any{"s": "hi"})
 			if text(res) != "hi" {
 				t.Errorf("Echo: %q", text(res))
@@ -398,15 +413,22 @@ func TestCancelKillsBash(t *testing.T) {
 	}
 }
 
+// cancelledRuns counts the runs saved as cancelled, in files and in run logs.
 func cancelledRuns(t *testing.T, dir string) int {
-	entries, _ := os.ReadDir(filepath.Join(dir, ".halo", "runs"))
+	runs := filepath.Join(dir, ".halo", "runs")
 	n := 0
-	for _, id := range runtime.RecordIDs(entries) {
-		rec := record(t, dir, id)
-		if rec["status"] == "failed" && strings.Contains(fmt.Sprint(rec["error"]), "CANCELLED") {
+	cancelled := func(rec *runtime.Record) {
+		if rec.Status == runtime.Failed && rec.Error != nil && strings.Contains(fmt.Sprint(*rec.Error), "CANCELLED") {
 			n++
 		}
 	}
+	entries, _ := os.ReadDir(runs)
+	for _, id := range runtime.RecordIDs(entries) {
+		if rec, err := (&runtime.Store{Dir: runs}).Load(id); err == nil {
+			cancelled(rec)
+		}
+	}
+	(&runtime.Store{Dir: runs}).Logged(func(rec *runtime.Record, _ runtime.LogPos) { cancelled(rec) })
 	return n
 }
 
