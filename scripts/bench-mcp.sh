@@ -22,7 +22,8 @@ if [ -n "$dev" ] && [ "$(cat "/sys/fs/ext4/$dev/journal_task" 2>/dev/null)" = "<
   cleanup() { umount "$work/mnt" 2>/dev/null || true; rm -rf "$work"; }
   trap cleanup EXIT
   truncate -s 4G "$work/fs.img"
-  mkfs.ext4 -q -F "$work/fs.img"
+  # Inode tables are written now, not by a kernel thread during the first runs.
+  mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/fs.img"
   mkdir "$work/mnt"
   mount -o loop "$work/fs.img" "$work/mnt"
   mkdir "$work/mnt/tmp"

@@ -27,6 +27,7 @@ import (
 	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/host/telemetry"
 	"github.com/halo-lang/halo/host/tool"
+	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
 // Options are `halo mcp`'s inputs.
@@ -142,13 +143,15 @@ func (s *Server) Close() error {
 	if s.store == nil {
 		return nil
 	}
-	return s.store.Close()
+	err := s.store.Close()
+	s.store.Root.Close()
+	return err
 }
 
 // Open loads and validates the files of opts and makes the MCP server of their pipelines:
 // the tool registry, mocks and the run store (.halo/runs in the working folder). halo serve
 // builds its /mcp the same way. The caller closes the server.
-func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
+func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 	if opts.Dir != "" {
 		dir := f.Abs(opts.Dir)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -192,12 +195,25 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs"), GroupCommit: true, Log: true}
 	if opts.NoRecords {
 		store = nil
-	} else if err := os.MkdirAll(store.Dir, 0o755); err != nil {
-		// Desktop clients start servers in a folder of their own, often not writable: say so
-		// now rather than fail every call.
+	} else if store.Root, err = runtime.OpenRunsFolder(store.Dir, true); err != nil {
+		// Opened (and made) once, not at every commit. A .halo or .halo/runs that is a
+		// symbolic link is refused now (STATE_DIR_UNSAFE) rather than at every call; desktop
+		// clients start servers in a folder of their own, often not writable: say so now
+		// rather than fail every call.
+		var unsafe *statedir.Error
+		if errors.As(err, &unsafe) {
+			return nil, fmt.Errorf("cannot save runs in %s: %w", store.Dir, err)
+		}
 		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
-	} else if err := store.RemoveLeftovers(); err != nil {
-		f.Logger.Warn("removing the temporary files a stopped process left", "error", err)
+	} else {
+		defer func() {
+			if srv == nil {
+				store.Root.Close()
+			}
+		}()
+		if err := store.RemoveLeftovers(); err != nil {
+			f.Logger.Warn("removing the temporary files a stopped process left", "error", err)
+		}
 	}
 	cfg := runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
@@ -208,7 +224,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := mcpserver.New(mcpserver.Config{
+	ms, err := mcpserver.New(mcpserver.Config{
 		Program: prog, Runtime: rt, Tools: reg, Name: "halo", Version: version.Version, Logger: f.Logger,
 		Continue: func(runID, waitingFor string, pd *lang.PipelineDecl) string {
 			target := file
@@ -225,7 +241,7 @@ func Open(f *cmdutil.Factory, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Server: srv, store: store}, nil
+	return &Server{Server: ms, store: store}, nil
 }
 
 func unwrapPath(err error) error {

@@ -31,6 +31,7 @@ import (
 	"github.com/halo-lang/halo/cmd/halo/internal/root"
 	"github.com/halo-lang/halo/host/mcpserver"
 	"github.com/halo-lang/halo/host/runtime"
+	"github.com/halo-lang/halo/internal/usertest"
 	"github.com/halo-lang/halo/registry"
 )
 
@@ -704,5 +705,31 @@ func TestSigterm(t *testing.T) {
 	}
 	if n := cancelledRuns(t, dir); n != 1 {
 		t.Errorf("%d runs saved as cancelled, want 1", n)
+	}
+}
+
+// TestOpenUnwritableFolder: where .halo/runs cannot be made (a desktop client starting halo
+// mcp in a folder of its own), halo mcp says so at start and how to fix it. Root may write
+// anywhere, so the refusal is tried as the unprivileged user.
+func TestOpenUnwritableFolder(t *testing.T) {
+	dir := project(t, map[string]string{"flow.halo": `pipeline P() -> String: "x" |> System.Value()`})
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	f := &cmdutil.Factory{Dir: dir, Env: cmdutil.Env{}, Now: time.Now, Logger: hclog.NewNullLogger(),
+		IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	s, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: []string{"flow.halo"}})
+	if os.Geteuid() == 0 {
+		if err != nil {
+			t.Fatalf("as root: %v", err)
+		}
+		s.Close()
+		usertest.Rerun(t)
+		return
+	}
+	want := "cannot save runs in " + filepath.Join(dir, ".halo", "runs") + ": permission denied: start halo mcp in the project folder, or name it with --dir"
+	if err == nil || err.Error() != want {
+		t.Errorf("Open in an unwritable folder: %v, want %q", err, want)
 	}
 }
