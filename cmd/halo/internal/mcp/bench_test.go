@@ -40,8 +40,8 @@ func constantServer() *server.MCPServer {
 }
 
 // The pipeline halo serves in the benchmarks: one stage, an agent call a mock answers. Each
-// call is a whole run, saved in .halo/runs as always (written and synced by a group commit
-// beside the calls, after the answer).
+// call is a whole run, saved in .halo/runs as always (a line of the run log, appended and
+// synced by a group commit beside the calls, after the answer).
 const benchFlow = `
 agent Greeter [openai/gpt-4o-mini]
 
@@ -65,9 +65,9 @@ pipeline Greet(name: String) -> String:
 //
 // Each sub-benchmark starts its server once, for the short first run the testing package
 // makes and for the measured one, and every project folder is removed when the whole
-// benchmark ends: removing the thousands of run records of a run just before the next is
-// measured slows the next one's file creation for a minute or more (ext4 without a journal looks
-// past recently freed inodes), which measured the benchmark's own clean-up, not halo.
+// benchmark ends: removing files just before the next sub-benchmark is measured slows its
+// file creation for a minute or more on ext4 without a journal (it looks past recently
+// freed inodes), which would measure the benchmark's own clean-up, not halo.
 func BenchmarkToolsCall(b *testing.B) {
 	type server struct {
 		calls []func() error
@@ -75,7 +75,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	}
 	started := map[string]server{}
 	if dev, ok := journallessExt4(os.TempDir()); ok {
-		b.Logf("run records are made in %s, on ext4 without a journal (%s): such a filesystem looks past every inode freed in the last few seconds, or minutes while their blocks are dirty, when it makes a file, and after many files were removed nearby (an earlier run of this benchmark) making one costs up to 300 µs instead of 15; for figures that say what halo costs on a usual filesystem, set TMPDIR to a folder on a filesystem with a journal", os.TempDir(), dev)
+		b.Logf("run records are saved in %s, on ext4 without a journal (%s): syncing costs there differ from a usual filesystem's, and making a file (the folders of the projects, a run log) looks past every inode freed in the last seconds; for figures that say what halo costs on a usual filesystem, set TMPDIR to a folder on a filesystem with a journal (scripts/bench-mcp.sh does)", os.TempDir(), dev)
 	}
 	for _, tr := range []string{"stdio", "http"} {
 		if tr == "http" { // the Go servers run in this process: give it the collector halo serve has
