@@ -37,11 +37,14 @@ type Folder struct {
 
 	mu    sync.Mutex
 	index map[string]Summary
-	// logged says where in the run logs each run halo mcp logged is (read at open: only
-	// other processes log runs, and a logged run is finished).
+	held  map[string]bool
+	links map[string]bool
+
+	// logged says where in the run logs the newest record of each run that has no file is
+	// (runtime.Store.OnLog, and the logs read at open). It has a lock of its own: the
+	// store's commit sets it while Save may hold mu and wait for that commit.
+	logMu  sync.Mutex
 	logged map[string]runtime.LogPos
-	held   map[string]bool
-	links  map[string]bool
 }
 
 // FolderOptions are the optional parts of OpenFolder.
@@ -70,9 +73,14 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 		return nil, err
 	}
 	f := &Folder{
-		files: runtime.Store{Dir: dir, Root: root, GroupCommit: true}, secret: opts.SecretFile, now: opts.Now,
+		files: runtime.Store{Dir: dir, Root: root, GroupCommit: true, Log: true}, secret: opts.SecretFile, now: opts.Now,
 		unlock: func() { unlock(); root.Close() },
 		index:  map[string]Summary{}, logged: map[string]runtime.LogPos{}, held: map[string]bool{}, links: map[string]bool{},
+	}
+	f.files.OnLog = func(id string, at runtime.LogPos) {
+		f.logMu.Lock()
+		f.logged[id] = at
+		f.logMu.Unlock()
 	}
 	if f.secret == "" {
 		f.secret = filepath.Join(filepath.Dir(dir), "serve.key")
@@ -85,8 +93,9 @@ func OpenFolder(dir string, opts FolderOptions) (*Folder, error) {
 		f.Close()
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}
-	// The runs halo mcp logged (runtime.Store.Log) are listed first, so that a run with a
-	// <runId>.json too is listed as that file says, as Load reads it.
+	// The runs in the run logs (runtime.Store.Log: this store's, halo mcp's) are listed
+	// first, so that a run with a <runId>.json too is listed as that file says, as Load
+	// reads it.
 	if err := f.files.Logged(func(rec *runtime.Record, at runtime.LogPos) {
 		f.index[rec.RunID] = SummaryOf(rec)
 		f.logged[rec.RunID] = at
@@ -131,11 +140,15 @@ func (f *Folder) Close() error {
 
 // Load reads run id's record.
 func (f *Folder) Load(id string) (*runtime.Record, error) {
-	f.mu.Lock()
-	at, logged := f.logged[id]
-	f.mu.Unlock()
-	if logged {
-		return f.files.LoadLogged(id, at)
+	for at, ok := f.logPos(id); ok; {
+		rec, err := f.files.LoadLogged(id, at)
+		// A commit may have logged a newer record, and dropped the one not yet on disk
+		// that LoadLogged would have read, while it read the older one: read again.
+		again, ok2 := f.logPos(id)
+		if ok2 && again == at {
+			return rec, err
+		}
+		at, ok = again, ok2
 	}
 	rec, err := f.files.Load(id)
 	if err != nil {
@@ -147,6 +160,14 @@ func (f *Folder) Load(id string) (*runtime.Record, error) {
 		}
 	}
 	return rec, err
+}
+
+// logPos returns where run id's newest record is in the run logs, if it is there.
+func (f *Folder) logPos(id string) (runtime.LogPos, bool) {
+	f.logMu.Lock()
+	defer f.logMu.Unlock()
+	at, ok := f.logged[id]
+	return at, ok
 }
 
 func notFound(id string, err error) error {
@@ -172,6 +193,11 @@ func (f *Folder) Save(rec *runtime.Record) error {
 	}
 	f.mu.Unlock()
 	if rec.Status == runtime.Paused {
+		// A paused run's records are files from now on (the store no longer says where it
+		// logs them): Load reads the file.
+		f.logMu.Lock()
+		delete(f.logged, rec.RunID)
+		f.logMu.Unlock()
 		return wait()
 	}
 	return nil
@@ -318,7 +344,7 @@ func (f *Folder) Expire(ctx context.Context) ([]string, error) {
 	sort.Strings(lost)
 	var out []string
 	for _, id := range lost {
-		rec, err := f.files.Load(id)
+		rec, err := f.Load(id)
 		if err != nil {
 			continue
 		}

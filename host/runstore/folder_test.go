@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runstore"
@@ -178,5 +180,88 @@ func TestFolderListsLoggedRuns(t *testing.T) {
 	}
 	if len(listed) != len(want) {
 		t.Errorf("listed %v", listed)
+	}
+}
+
+// The folder store logs the runs that do not pause (runtime.Store.Log): no file each, and
+// every run loads, while the store is open (from where its commits logged them) and after it
+// reopens. A run that pauses is a file from then on, through its claim and end.
+func TestFolderLogsRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	f, err := runstore.OpenFolder(dir, runstore.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 20 {
+		id := "run" + string(rune('a'+i))
+		if err := f.Start(ctx, runstoretest.NewRecord(id, runtime.Running)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := f.Save(runstoretest.NewRecord(id, runtime.Completed)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.Start(ctx, runstoretest.NewRecord("waits", runtime.Running)); err != nil {
+		t.Fatal(err)
+	}
+	paused := runstoretest.NewRecord("waits", runtime.Paused)
+	if err := f.Save(paused); err != nil {
+		t.Fatal(err)
+	}
+	check := func(f runstore.Store, when string) {
+		t.Helper()
+		for i := range 20 {
+			id := "run" + string(rune('a'+i))
+			want := runtime.Running
+			if i%2 == 0 {
+				want = runtime.Completed
+			}
+			if rec, err := f.Load(id); err != nil || rec.Status != want || rec.RunID != id {
+				t.Errorf("%s: %s: %+v %v, want %s", when, id, rec, err, want)
+			}
+		}
+	}
+	check(f, "before the commit")
+	time.Sleep(30 * time.Millisecond) // a few commits
+	check(f, "committed")
+	rec, err := f.Load("waits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Claim(ctx, rec, runstore.Signal{Channel: "yield"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(runstoretest.NewRecord("waits", runtime.Completed)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != ".lock log waits.json" {
+		t.Errorf("the folder holds %v, want the log folder and waits.json (and the lock)", names)
+	}
+	g, err := runstore.OpenFolder(dir, runstore.FolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	check(g, "reopened")
+	if rec, err := g.Load("waits"); err != nil || rec.Status != runtime.Completed {
+		t.Errorf("waits: %+v %v, want completed (its file, not its logged start)", rec, err)
+	}
+	lost, err := g.Expire(ctx)
+	if err != nil || len(lost) != 10 {
+		t.Errorf("expired %v %v, want the 10 runs left running", lost, err)
+	}
+	if rec, err := g.Load("runb"); err != nil || rec.Status != runtime.Failed {
+		t.Errorf("runb after Expire: %+v %v, want failed", rec, err)
 	}
 }

@@ -112,7 +112,7 @@ type Tracker interface {
 //     killed, a power cut or an OS crash in between may lose it: the record before it, or
 //     none, stands in its place.
 //
-// With Log, a run that finishes without pausing is a line of a run log instead (see Log):
+// With Log, the records of a run that has not paused are lines of a run log instead (see Log):
 // the log is appended to and synced by the commit, so it too holds whole records, but for
 // a last line a crash cut short, which readers pass over.
 //
@@ -126,14 +126,18 @@ type Store struct {
 	// GroupCommit lets Save return a record that is not paused before it is on disk (see
 	// above). Whoever sets it calls Close.
 	GroupCommit bool
-	// Log puts the record of a run that finishes without having paused (completed, failed,
-	// halted, cancelled) on a line of a run log of this Store's own, log/<time>-<random>.jsonl
-	// in Dir, instead of in <runId>.json: a commit of many runs then writes and syncs one
-	// file. Paused and running records, and every later record of a run that had one, are
-	// files as without it. Load, Newest and Logged read the logs of every Store. Whoever
-	// sets it calls Close, which closes the log. halo mcp's store, which saves a run for
-	// every call, sets it.
+	// Log puts the records of a run that has not paused (running, completed, failed, ...)
+	// on lines of a run log of this Store's own, log/<time>-<random>.jsonl in Dir, instead
+	// of in <runId>.json: a commit of many runs then writes and syncs one file. A paused
+	// record, and every later record of a run that had one (or whose <runId>.json this
+	// Store loaded), is a file as without it, and the file wins over the log. Load, Newest
+	// and Logged read the logs of every Store. Whoever sets it calls Close, which closes the
+	// log. halo mcp's and halo serve's stores, which save a run for every call, set it.
 	Log bool
+	// OnLog, when set, is told where each record this Store logs is, once it is on disk
+	// (for LoadLogged): halo serve's folder store keeps an index. It is called from the
+	// commit, holding the Store's lock, so it must not call the Store.
+	OnLog func(id string, at LogPos)
 
 	commits
 	// recordSize is the size to make the next record's buffer: the last one's and a bit, at

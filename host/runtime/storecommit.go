@@ -83,12 +83,13 @@ type commits struct {
 	link  int
 	// logf is the run log commits append to (Store.Log), logSize how much it holds.
 	logf    *os.File
+	logName string
 	logSize int64
 	// logLimit, when set, replaces maxLogSize (tests).
 	logLimit int64
 	// files holds, with Store.Log, the runs that have or will have a <runId>.json (a paused
-	// or running record was saved, or one was loaded from its file): their later records
-	// replace that file rather than go to the log.
+	// record was saved, or one was loaded from its file): their later records replace that
+	// file rather than go to the log.
 	files map[string]bool
 }
 
@@ -134,7 +135,7 @@ func (s *Store) ready() error {
 }
 
 // put queues data, the encoded record of run id, for a commit; with Store.Log, a record of
-// status st that finished a run that never had a file goes to the run log.
+// status st that is not paused, of a run that never had a file, goes to the run log.
 func (s *Store) put(id string, st Status, data []byte) (*pending, error) {
 	c := &s.commits
 	c.mu.Lock()
@@ -152,7 +153,7 @@ func (s *Store) put(id string, st Status, data []byte) (*pending, error) {
 	c.seq++
 	p := &pending{data: data}
 	if s.Log {
-		if st == Paused || st == Running {
+		if st == Paused {
 			s.hasFile(id)
 		} else {
 			p.log = !c.files[id]
@@ -413,18 +414,18 @@ func (s *Store) commit(batch map[string]*pending) {
 	defer done()
 	syncFile := c.syncFile
 	files := make([]*file, 0, len(batch))
-	var logged []*pending
+	var logged []*file
 	for id, p := range batch {
 		if p.log {
-			logged = append(logged, p)
+			logged = append(logged, &file{id: id, p: p, fd: -1})
 		} else {
 			files = append(files, &file{id: id, p: p, fd: -1})
 		}
 	}
 	if len(logged) > 0 {
 		err := s.appendLog(root, logged, syncFile)
-		for _, p := range logged {
-			p.err = err
+		for _, f := range logged {
+			f.p.err = err
 		}
 	}
 	if len(files) == 0 {

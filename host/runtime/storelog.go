@@ -17,8 +17,8 @@ import (
 	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
-// The run log: with Store.Log, the records of runs that finished without pausing are lines
-// of a log file rather than files of their own. A commit of many runs then writes and syncs
+// The run log: with Store.Log, the records of runs that have not paused are lines of a log
+// file rather than files of their own. A commit of many runs then writes and syncs
 // one file, not a file per run: making a named file (an inode, a name in a folder of tens of
 // thousands, an orphan-list entry for a file made without a name) was a quarter of halo
 // mcp's time per call under load.
@@ -45,13 +45,13 @@ func logPrefix(id string) []byte {
 }
 
 // appendLog writes the records of recs, one line each, at the end of this Store's log and
-// syncs it. On failure the log is closed: the next commit starts a new one, so a line cut
-// short by a failed write stays the last line of its log.
-func (s *Store) appendLog(root *os.Root, recs []*pending, syncFile func(*os.File) error) error {
+// syncs it, then tells OnLog where each is. On failure the log is closed: the next commit
+// starts a new one, so a line cut short by a failed write stays the last line of its log.
+func (s *Store) appendLog(root *os.Root, recs []*file, syncFile func(*os.File) error) error {
 	c := &s.commits
 	size := 0
-	for _, p := range recs {
-		size += len(p.data)
+	for _, f := range recs {
+		size += len(f.p.data)
 	}
 	limit := int64(maxLogSize)
 	if c.logLimit > 0 {
@@ -66,11 +66,11 @@ func (s *Store) appendLog(root *os.Root, recs []*pending, syncFile func(*os.File
 			return err
 		}
 	}
-	data := recs[0].data
+	data := recs[0].p.data
 	if len(recs) > 1 {
 		data = make([]byte, 0, size)
-		for _, p := range recs {
-			data = append(data, p.data...)
+		for _, f := range recs {
+			data = append(data, f.p.data...)
 		}
 	}
 	_, err := c.logf.Write(data)
@@ -86,7 +86,21 @@ func (s *Store) appendLog(root *os.Root, recs []*pending, syncFile func(*os.File
 		c.logf = nil
 		return err
 	}
+	start := c.logSize
 	c.logSize += int64(size)
+	if s.OnLog != nil {
+		// Under c.mu, so that a run saved paused meanwhile (which then has a file, and whose
+		// owner forgets where it was logged) is not said to be in the log after that.
+		c.mu.Lock()
+		for _, f := range recs {
+			n := len(f.p.data) - 1 // without the newline
+			if !c.files[f.id] {
+				s.OnLog(f.id, LogPos{Log: c.logName, Offset: start, Size: n})
+			}
+			start += int64(n) + 1
+		}
+		c.mu.Unlock()
+	}
 	return nil
 }
 
@@ -122,7 +136,7 @@ func (s *Store) openLog(root *os.Root, syncFile func(*os.File) error) error {
 			return err
 		}
 	}
-	c.logf, c.logSize = f, 0
+	c.logf, c.logName, c.logSize = f, path.Base(name), 0
 	return nil
 }
 
@@ -265,10 +279,16 @@ func (s *Store) Logged(fn func(rec *Record, at LogPos)) error {
 	return nil
 }
 
-// LoadLogged reads run id's record where Logged found it.
+// LoadLogged reads run id's record where Logged or OnLog said it is, unless a newer one
+// saved here is not yet on disk.
 func (s *Store) LoadLogged(id string, at LogPos) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
+	}
+	if b := s.unsaved(id); b != nil {
+		if rec := decodeRecord(b, id); rec != nil {
+			return rec, nil
+		}
 	}
 	if strings.ContainsAny(at.Log, `/\`) || !strings.HasSuffix(at.Log, logExt) || at.Offset < 0 || at.Size <= 0 || at.Size > maxLogSize {
 		return nil, errorf(CodeRun, "run %s: %q is not a place in the run logs", id, at.Log)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/halo-lang/halo/errcode"
@@ -325,5 +326,73 @@ func TestStoreLogManyWriters(t *testing.T) {
 	}
 	if n != writers*each {
 		t.Errorf("%d lines, want %d", n, writers*each)
+	}
+}
+
+// With Log, a running record is logged too (halo serve saves runs as they start), and OnLog
+// says where each record went once it is on disk; once a run is saved paused its records
+// are files, and OnLog says nothing more of it.
+func TestStoreOnLog(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	at := map[string]runtime.LogPos{}
+	pausedSaved := false
+	var lateNote error
+	s := &runtime.Store{Dir: dir, GroupCommit: true, Log: true}
+	s.OnLog = func(id string, pos runtime.LogPos) {
+		mu.Lock()
+		defer mu.Unlock()
+		if id == "p" && pausedSaved {
+			lateNote = errors.New("OnLog told of run p after it was saved paused")
+		}
+		at[id] = pos
+	}
+	defer s.Close()
+	where := func(id string) runtime.LogPos {
+		mu.Lock()
+		defer mu.Unlock()
+		return at[id]
+	}
+	for _, st := range []runtime.Status{runtime.Running, runtime.Completed} {
+		if err := s.Save(record("r", st, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		pos := where("r")
+		if got, err := (&runtime.Store{Dir: dir}).LoadLogged("r", pos); err != nil || got.Status != st {
+			t.Errorf("r at %+v: %+v %v, want %s", pos, got, err, st)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("r.json: %v, want none", err)
+	}
+
+	if err := s.Save(record("p", runtime.Running, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(record("p", runtime.Paused, 3)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	pausedSaved = true
+	mu.Unlock()
+	if err := s.Save(record("p", runtime.Completed, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if lateNote != nil {
+		t.Error(lateNote)
+	}
+	mu.Unlock()
+	if got := fileRecord(t, filepath.Join(dir, "p.json")); got.Status != runtime.Completed {
+		t.Errorf("p.json says %s, want completed", got.Status)
+	}
+	if got, err := (&runtime.Store{Dir: dir}).Load("p"); err != nil || got.Status != runtime.Completed {
+		t.Errorf("p: %+v %v, want its file's record (completed), not a logged one", got, err)
 	}
 }

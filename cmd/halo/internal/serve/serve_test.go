@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/halo-lang/halo/cmd/halo/internal/root"
+	"github.com/halo-lang/halo/host/runtime"
 	"github.com/halo-lang/halo/internal/pgtest"
 )
 
@@ -203,8 +204,8 @@ func TestServeAndStop(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit status %d\n%s", code, p.stderr())
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".halo", "runs", id+".json")); err != nil {
-		t.Errorf("record: %v", err)
+	if rec, err := (&runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}).Load(id); err != nil || rec.Status != runtime.Completed {
+		t.Errorf("record: %+v %v, want the run saved completed", rec, err)
 	}
 	log := p.stderr()
 	if !strings.Contains(log, "request: method=POST path=/api/runs status=200") || !strings.Contains(log, "no HALO_SERVE_TOKEN") {
