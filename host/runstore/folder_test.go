@@ -81,14 +81,14 @@ func TestFolderExpiresRunsOfAStoppedProcess(t *testing.T) {
 	}
 }
 
-// A repository that ships .halo or .halo/runs as a link to another folder gets the store
+// A repository that ships .halo, .halo/runs or .halo/runs/log as a link to another folder gets the store
 // refused, and nothing written through the link.
 func TestFolderRefusesSymlinks(t *testing.T) {
-	for _, which := range []string{".halo", ".halo/runs"} {
+	for _, which := range []string{".halo", ".halo/runs", ".halo/runs/log"} {
 		t.Run(which, func(t *testing.T) {
 			project, victim := t.TempDir(), t.TempDir()
-			if which == ".halo/runs" {
-				os.Mkdir(filepath.Join(project, ".halo"), 0o755)
+			if which != ".halo" {
+				os.MkdirAll(filepath.Join(project, filepath.Dir(which)), 0o755)
 			}
 			if err := os.Symlink(victim, filepath.Join(project, which)); err != nil {
 				t.Fatal(err)
