@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,13 +94,19 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // the newest).
 func startMCP(t *testing.T, dir, version string, opts []client.ClientOption, args ...string) *proc {
 	t.Helper()
+	return startMCPEnv(t, dir, nil, version, opts, args...)
+}
+
+// startMCPEnv is startMCP with the variables env added to halo mcp's environment.
+func startMCPEnv(t *testing.T, dir string, env []string, version string, opts []client.ClientOption, args ...string) *proc {
+	t.Helper()
 	halo, err := exec.LookPath("halo")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(halo, append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -732,4 +740,53 @@ func TestOpenUnwritableFolder(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("Open in an unwritable folder: %v, want %q", err, want)
 	}
+}
+
+// TestServerCollectsLessOften: halo mcp runs Go's collector at GOGC=400 (cmdutil.ServerGC):
+// once it serves, a collection waits until the heap is 16 MB or more (4 MB times 400%),
+// where Go's default starts at 4 MB; a GOGC the user sets wins. The runtime's own trace
+// (GODEBUG=gctrace=1, on stderr) says what heap each collection aimed at.
+func TestServerCollectsLessOften(t *testing.T) {
+	for _, tc := range []struct {
+		env      []string
+		min, max int // the last collection's goal, in MB
+	}{
+		{[]string{"GODEBUG=gctrace=1"}, 16, 1 << 20},
+		{[]string{"GODEBUG=gctrace=1", "GOGC=100"}, 0, 15},
+	} {
+		dir := project(t, map[string]string{"flow.halo": `pipeline Echo(s: String) -> String:
+  s |> System.Value()
+`})
+		p := startMCPEnv(t, dir, tc.env, "", nil, "flow.halo")
+		big := strings.Repeat("x", 64<<10) // each call allocates a few copies of it
+		before := -1                       // collections before it served (loading the files)
+		var goals []int
+		for i := 0; i < 3000 && (before < 0 || len(goals) < before+2); i++ {
+			if res := call(t, p, "Echo", map[string]any{"s": big}); res.IsError {
+				t.Fatalf("Echo: %q", text(res))
+			}
+			goals = gcGoals(p.errText())
+			if before < 0 {
+				before = len(goals)
+			}
+		}
+		if len(goals) < before+2 {
+			t.Fatalf("%v: %d collections traced while serving; stderr:\n%.2000s", tc.env, len(goals)-before, p.errText())
+		}
+		if last := goals[len(goals)-1]; last < tc.min || last > tc.max {
+			t.Errorf("%v: the last collection aimed at %d MB, want %d to %d", tc.env, last, tc.min, tc.max)
+		}
+	}
+}
+
+var gcGoal = regexp.MustCompile(`(?m)^gc \d+ @.* (\d+) MB goal`)
+
+// gcGoals returns the heap goal of each collection Go's gctrace reported in stderr, in MB.
+func gcGoals(stderr string) []int {
+	var out []int
+	for _, m := range gcGoal.FindAllStringSubmatch(stderr, -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, n)
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -322,5 +323,49 @@ func TestKilledReplica(t *testing.T) {
 	list := evs["events"].([]any)
 	if len(list) < 2 || list[0].(map[string]any)["type"] != "llm" || list[len(list)-1].(map[string]any)["error"].(map[string]any)["code"] != "HOST_LOST" {
 		t.Errorf("events of the lost run: %v", list)
+	}
+}
+
+// TestServerCollectsLessOften: halo serve runs Go's collector at GOGC=400, as halo mcp does
+// (cmdutil.ServerGC): once it serves, a collection waits until the heap is 16 MB or more;
+// a GOGC the user sets wins. The runtime's trace (GODEBUG=gctrace=1) says what heap each
+// collection aimed at.
+func TestServerCollectsLessOften(t *testing.T) {
+	goal := regexp.MustCompile(`(?m)^gc \d+ @.* (\d+) MB goal`)
+	goals := func(p *proc) []int {
+		var out []int
+		for _, m := range goal.FindAllStringSubmatch(p.stderr(), -1) {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+		return out
+	}
+	big, _ := json.Marshal(strings.Repeat("x", 64<<10))
+	body := `{"pipeline": "Three", "inputs": {"x": ` + string(big) + `}}`
+	for _, tc := range []struct {
+		env      []string
+		min, max int // the last collection's goal, in MB
+	}{
+		{[]string{"GODEBUG=gctrace=1"}, 16, 1 << 20},
+		{[]string{"GODEBUG=gctrace=1", "GOGC=100"}, 0, 15},
+	} {
+		p := startServe(t, project(t), tc.env)
+		before := -1 // collections before it served
+		var got []int
+		for i := 0; i < 3000 && (before < 0 || len(got) < before+2); i++ {
+			if status, m := p.do("POST", "/api/runs?wait=20s", body); status != 200 || m["status"] != "completed" {
+				t.Fatalf("%d %v", status, m)
+			}
+			got = goals(p)
+			if before < 0 {
+				before = len(got)
+			}
+		}
+		if len(got) < before+2 {
+			t.Fatalf("%v: %d collections traced while serving; stderr:\n%.2000s", tc.env, len(got)-before, p.stderr())
+		}
+		if last := got[len(got)-1]; last < tc.min || last > tc.max {
+			t.Errorf("%v: the last collection aimed at %d MB, want %d to %d", tc.env, last, tc.min, tc.max)
+		}
 	}
 }
