@@ -26,3 +26,6 @@ func SetNaming(s *Store, how string) {
 
 // SetLogLimit sets the size from which s starts a new run log.
 func SetLogLimit(s *Store, n int64) { s.commits.logLimit = n }
+
+// SetLogLineCap sets the longest log line s reads.
+func SetLogLineCap(s *Store, n int) { s.commits.lineCap = n }

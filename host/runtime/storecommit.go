@@ -85,8 +85,9 @@ type commits struct {
 	logf    *os.File
 	logName string
 	logSize int64
-	// logLimit, when set, replaces maxLogSize (tests).
+	// logLimit and lineCap, when set, replace maxLogSize and maxLogLine (tests).
 	logLimit int64
+	lineCap  int
 	// files holds, with Store.Log, the runs that have or will have a <runId>.json (a paused
 	// record was saved, or one was loaded from its file): their later records replace that
 	// file rather than go to the log.

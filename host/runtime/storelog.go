@@ -1,12 +1,14 @@
 package runtime
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -202,30 +204,70 @@ func logNames(root *os.Root, dir string) ([]string, error) {
 	return names, nil
 }
 
+// maxLogLine is the longest line readers take from a log: a record is rarely more than a few
+// megabytes, and a log in a cloned repository may be anything. A longer line is passed over
+// without being held in memory whole.
+const maxLogLine = 256 << 20
+
 // eachLogLine calls fn with every line of every log in root, oldest log first, with where
-// it is, until fn returns false.
-func eachLogLine(root *os.Root, dir string, fn func(at LogPos, line []byte) bool) error {
+// it is, until fn returns false. Lines longer than maxLine (maxLogLine when 0) are passed over.
+func eachLogLine(root *os.Root, dir string, maxLine int, fn func(at LogPos, line []byte) bool) error {
+	if maxLine <= 0 {
+		maxLine = maxLogLine
+	}
 	names, err := logNames(root, dir)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		b, err := root.ReadFile(path.Join(LogFolder, name))
-		if err != nil {
+		more, err := eachLineOf(root, name, maxLine, fn)
+		if err != nil || !more {
 			return err
-		}
-		for off := 0; off < len(b); {
-			line := b[off:]
-			if i := bytes.IndexByte(line, '\n'); i >= 0 {
-				line = line[:i]
-			}
-			if len(line) > 0 && !fn(LogPos{Log: name, Offset: int64(off), Size: len(line)}, line) {
-				return nil
-			}
-			off += len(line) + 1
 		}
 	}
 	return nil
+}
+
+// eachLineOf calls fn with every line of the log name, as eachLogLine does; false once fn
+// has returned false.
+func eachLineOf(root *os.Root, name string, maxLine int, fn func(at LogPos, line []byte) bool) (bool, error) {
+	f, err := root.Open(path.Join(LogFolder, name))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	var start, pos int64 // where line starts; how far the log is read
+	long := false        // the line is over maxLine: passed over
+	for {
+		chunk, err := r.ReadSlice('\n')
+		pos += int64(len(chunk))
+		ended := len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
+		if ended {
+			chunk = chunk[:len(chunk)-1]
+		}
+		if !long && len(line)+len(chunk) > maxLine {
+			long, line = true, line[:0]
+		}
+		if !long {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue // more of the same line
+		}
+		// The line ended, or the log did (a last line without its newline: cut short).
+		if !long && len(line) > 0 && !fn(LogPos{Log: name, Offset: start, Size: len(line)}, line) {
+			return false, nil
+		}
+		line, long, start = line[:0], false, pos
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 // A LogPos is where a record is in the run logs: which log, and the line's offset and size.
@@ -239,7 +281,7 @@ type LogPos struct {
 func (s *Store) loadLogged(root *os.Root, id string) (*Record, error) {
 	prefix := logPrefix(id)
 	var found *Record
-	err := eachLogLine(root, s.Dir, func(_ LogPos, line []byte) bool {
+	err := eachLogLine(root, s.Dir, s.commits.lineCap, func(_ LogPos, line []byte) bool {
 		if bytes.HasPrefix(line, prefix) {
 			if rec := decodeRecord(line, id); rec != nil {
 				found = rec
@@ -266,7 +308,7 @@ func (s *Store) Logged(fn func(rec *Record, at LogPos)) error {
 		return err
 	}
 	defer done()
-	err = eachLogLine(root, s.Dir, func(at LogPos, line []byte) bool {
+	err = eachLogLine(root, s.Dir, s.commits.lineCap, func(at LogPos, line []byte) bool {
 		var rec Record
 		if json.Unmarshal(line, &rec) == nil && validID(rec.RunID) {
 			fn(&rec, at)

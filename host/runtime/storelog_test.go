@@ -396,3 +396,57 @@ func TestStoreOnLog(t *testing.T) {
 		t.Errorf("p: %+v %v, want its file's record (completed), not a logged one", got, err)
 	}
 }
+
+// Logs are read a piece at a time: records longer than the reader's buffer come back whole,
+// each where Logged says it is, and a line over the longest a reader takes (a hostile
+// repository's log) is passed over without being held whole.
+func TestStoreLogLongLines(t *testing.T) {
+	dir := t.TempDir()
+	s := &runtime.Store{Dir: dir, GroupCommit: true, Log: true}
+	sizes := map[string]int{"a": 10, "b": 200 << 10, "c": 70 << 10, "d": 5}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		rec := record(id, runtime.Completed, 1)
+		rec.Inputs["text"] = strings.Repeat("y", sizes[id])
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sync(); err != nil { // one line each, in this order
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reader := &runtime.Store{Dir: dir}
+	seen := map[string]runtime.LogPos{}
+	if err := reader.Logged(func(rec *runtime.Record, at runtime.LogPos) {
+		if len(rec.Inputs["text"].(string)) != sizes[rec.RunID] {
+			t.Errorf("%s came back with %d bytes of text", rec.RunID, len(rec.Inputs["text"].(string)))
+		}
+		seen[rec.RunID] = at
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id := range sizes {
+		rec, err := reader.LoadLogged(id, seen[id])
+		if err != nil || rec.RunID != id {
+			t.Errorf("LoadLogged(%s, %+v): %v", id, seen[id], err)
+		}
+	}
+
+	capped := &runtime.Store{Dir: dir}
+	runtime.SetLogLineCap(capped, 100<<10)
+	var ids []string
+	if err := capped.Logged(func(rec *runtime.Record, _ runtime.LogPos) { ids = append(ids, rec.RunID) }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(ids, " ") != "a c d" {
+		t.Errorf("with lines over 100 KiB passed over: %v, want a c d", ids)
+	}
+	if _, err := capped.Load("b"); errcode.Code(err) != runtime.CodeRun {
+		t.Errorf("the long line's run: %v, want %s", err, runtime.CodeRun)
+	}
+	if rec, err := capped.Load("d"); err != nil || rec.RunID != "d" {
+		t.Errorf("the line after the long one: %+v %v", rec, err)
+	}
+}
