@@ -37,7 +37,8 @@ const LogFolder = "log"
 // logExt ends the name of a run log.
 const logExt = ".jsonl"
 
-// maxLogSize is the size from which a Store starts a new log: readers read a log whole.
+// maxLogSize is the size from which a Store starts a new log, so that no log grows without
+// end: a log is what a user moves, compresses or removes.
 const maxLogSize = 64 << 20
 
 // logPrefix returns how the line of run id's record begins: the encoder writes runId first,
