@@ -149,8 +149,9 @@ func (s *Server) Close() error {
 }
 
 // Open loads and validates the files of opts and makes the MCP server of their pipelines:
-// the tool registry, mocks and the run store (.halo/runs in the working folder). halo serve
-// builds its /mcp the same way. The caller closes the server.
+// the tool registry, mocks and the run store (.halo/runs in the working folder, opened once,
+// runs that do not pause in its run log). halo serve mounts the same host/mcpserver on its
+// own runtime and run store. The caller closes the server.
 func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 	if opts.Dir != "" {
 		dir := f.Abs(opts.Dir)
