@@ -35,6 +35,7 @@ targets=(
   "./host/tool FuzzDepthExceeds"
   "./host/mcpserver FuzzStdio"
   "./host/mcpserver FuzzAnswer"
+  "./host/mcpserver FuzzFastCall"
   "./host/check FuzzToolPatterns"
   "./sdk FuzzFastDecode"
   "./sdk FuzzFastEncode"

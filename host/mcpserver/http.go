@@ -313,7 +313,32 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, fmt.Sprintf("%d requests are being served, the most at once; try again when one ends [%s]", h.s.cfg.MaxCalls, CodeBusy))
 		return
 	}
-	h.st.Handle(&jsonWriter{w: w}, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: ctx})
+	h.handle(ctx, &jsonWriter{w: w}, r, body)
+}
+
+// handle answers one message: a tools/call the fast path can serve (see fastcall.go) itself,
+// anything else through mcp-go.
+func (h *httpHandler) handle(ctx context.Context, w server.HTTPResponseWriter, r *http.Request, msg []byte) {
+	if fastHTTPVersion(r.Header) {
+		if fc, ok := h.s.parseFastCall(msg); ok {
+			answer := h.s.serveFast(ctx, fc)
+			if ctx.Err() != nil {
+				return // the client has gone (mcp-go answers nothing then either)
+			}
+			b, err := marshalMessage(answer)
+			if err != nil {
+				h.s.log.Error("cannot encode an answer", "error", err)
+				writeRefusal(w, http.StatusInternalServerError, fc.rawID, mcp.INTERNAL_ERROR, "cannot encode the answer: "+err.Error())
+				return
+			}
+			// As mcp-go writes an answer: 200, JSON, a newline after it.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.Write(append(b, '\n'))
+			return
+		}
+	}
+	h.st.Handle(w, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: msg, Context: ctx})
 }
 
 // batch answers a JSON array of messages with the array of their responses, the requests
@@ -340,7 +365,7 @@ func (h *httpHandler) batch(ctx context.Context, w http.ResponseWriter, r *http.
 		wg.Go(func() {
 			defer func() { <-h.slots }()
 			bw := &bufferWriter{header: http.Header{}}
-			h.st.Handle(bw, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: m, Context: ctx})
+			h.handle(ctx, bw, r, m)
 			out[i] = bw.message(m)
 		})
 	}

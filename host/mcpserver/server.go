@@ -207,20 +207,26 @@ func (s *Server) describe(pd *lang.PipelineDecl) (*pipeline, error) {
 	return p, nil
 }
 
-// handler answers tools/call for p.
+// handler answers tools/call for p, as mcp-go calls it.
 func (s *Server) handler(p *pipeline) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c := s.newCall(ctx, p, req)
-		if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
-			return s.answered(ctx, c, req), nil
-		}
-		args, err := s.types.checkArgs(p.decl, req.Params.Arguments)
-		if err != nil {
-			return errorResult(runtime.CodeInput, err.Error(), ""), nil
-		}
-		res, err := s.cfg.Runtime.Run(c.traced(ctx), p.decl.Name.Name, args)
-		return s.finish(c, res, err), nil
+		return s.callTool(ctx, p, req), nil
 	}
+}
+
+// callTool serves one call of p's tool: runs the pipeline (or continues the run a question
+// was about) and makes the result. It always has one: every failure is a tool error.
+func (s *Server) callTool(ctx context.Context, p *pipeline, req mcp.CallToolRequest) *mcp.CallToolResult {
+	c := s.newCall(ctx, p, req)
+	if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
+		return s.answered(ctx, c, req)
+	}
+	args, err := s.types.checkArgs(p.decl, req.Params.Arguments)
+	if err != nil {
+		return errorResult(runtime.CodeInput, err.Error(), "")
+	}
+	res, err := s.cfg.Runtime.Run(c.traced(ctx), p.decl.Name.Name, args)
+	return s.finish(c, res, err)
 }
 
 // finish turns how a run ended into the tool's result. A run paused for a person, when the

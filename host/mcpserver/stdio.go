@@ -76,6 +76,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // dispatch handles one message: a response to a request the server sent, a notification
 // (at once, in order), or a request (on a worker of its own).
 func (s *Server) dispatch(ctx context.Context, ss *stdioSession, pool *workers, line []byte) {
+	if fc, ok := s.parseFastCall(line); ok && !ss.canElicit() {
+		s.request(ctx, ss, pool, fc.rawID, func(rctx context.Context) any { return s.serveFast(rctx, fc) })
+		return
+	}
 	var head struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -109,18 +113,25 @@ func (s *Server) dispatch(ctx context.Context, ss *stdioSession, pool *workers, 
 		}
 		s.mcp.HandleMessage(ctx, line)
 	default:
-		rctx, ok := ss.start(ctx, id)
-		if !ok {
-			ss.write(errorMessage(head.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("%d requests are being served, the most at once; try again when one ends [%s]", s.cfg.MaxCalls, CodeBusy)))
-			return
-		}
-		pool.run(func() {
-			resp := s.mcp.HandleMessage(rctx, line)
-			if ss.finish(id) && resp != nil {
-				ss.write(resp)
-			}
-		})
+		s.request(ctx, ss, pool, head.ID, func(rctx context.Context) any { return s.mcp.HandleMessage(rctx, line) })
 	}
+}
+
+// request serves a request on a worker of its own: serve answers it (nil for no answer),
+// unless the client cancels it meanwhile.
+func (s *Server) request(ctx context.Context, ss *stdioSession, pool *workers, rawID json.RawMessage, serve func(context.Context) any) {
+	id := idKey(rawID)
+	rctx, ok := ss.start(ctx, id)
+	if !ok {
+		ss.write(errorMessage(rawID, mcp.INTERNAL_ERROR, fmt.Sprintf("%d requests are being served, the most at once; try again when one ends [%s]", s.cfg.MaxCalls, CodeBusy)))
+		return
+	}
+	pool.run(func() {
+		resp := serve(rctx)
+		if ss.finish(id) && resp != nil {
+			ss.write(resp)
+		}
+	})
 }
 
 // idKey is a JSON-RPC id as a map key: its JSON text; "" for none or null.
@@ -412,6 +423,13 @@ func (ss *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitat
 		return nil, fmt.Errorf("elicitation/create: unreadable result: %w", err)
 	}
 	return &res, nil
+}
+
+// canElicit reports whether the client said at initialize that it can ask its user.
+func (ss *stdioSession) canElicit() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return formElicitation(&ss.caps)
 }
 
 func (ss *stdioSession) SessionID() string                                   { return "stdio" }
