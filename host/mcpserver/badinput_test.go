@@ -17,10 +17,17 @@ import (
 )
 
 // TestBadArguments: missing, extra and mistyped arguments are a tool error naming the
-// parameter, and no run starts.
+// parameter, and no run starts; the same with a client of 2025-06-18, whose calls take the
+// fast path (fastcall.go), and one of 2026-07-28, whose calls go through mcp-go.
 func TestBadArguments(t *testing.T) {
+	for _, version := range []string{"", "2025-06-18"} {
+		t.Run("version="+version, func(t *testing.T) { testBadArguments(t, version) })
+	}
+}
+
+func testBadArguments(t *testing.T, version string) {
 	f := newFixture(t, flow, greeter())
-	c := f.stdio(t, "")
+	c := f.stdio(t, version)
 	cases := []struct {
 		tool string
 		args any

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -16,14 +18,15 @@ import (
 // starts a goroutine per request. That was a third of the server's processor time per call.
 //
 // A tools/call as clients send it most of the time, and whose answer cannot need anything
-// but the handler, is decoded here once and given to the same handler mcp-go would call,
-// with the same request; anything else goes through mcp-go. "Cannot need" is strict:
+// but the handler, is read here once (validated, its keys found by a byte scan, its
+// arguments decoded) and given to the same handler mcp-go would call, with the same
+// request; anything else goes through mcp-go. "Cannot need" is strict:
 //
 //   - the message has only jsonrpc "2.0", a string or number id, method "tools/call" and
 //     params, and params have only name (one of this server's tools), arguments and a _meta
 //     holding at most a progressToken: no task, no request state or input responses (a
 //     multi-round trip), no protocol version (a 2026-07-28 request), nothing mcp-go would
-//     read and this path would not;
+//     read and this path would not; each key once, spelled exactly so;
 //   - the client cannot be asked for input (no elicitation capability), so the handler never
 //     answers with input requests that mcp-go would resolve;
 //   - over HTTP, no MCP-Protocol-Version header but a valid version before 2026-07-28.
@@ -32,7 +35,7 @@ import (
 // session tools, tool filters or task tools, so for such a message mcp-go would do nothing
 // more than call the handler under WithRecovery and answer with its result. The tests
 // (fastcall_test.go) send each kind of message both ways and compare the answers byte for
-// byte.
+// byte, and FuzzFastCall checks that mcp-go reads whatever this path takes the same way.
 
 // A fastCall is a tools/call the fast path serves.
 type fastCall struct {
@@ -44,65 +47,263 @@ type fastCall struct {
 	req   mcp.CallToolRequest
 }
 
-type fastMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  *fastParams     `json:"params"`
-}
-
-type fastParams struct {
-	Name      string                     `json:"name"`
-	Arguments json.RawMessage            `json:"arguments"`
-	Meta      map[string]json.RawMessage `json:"_meta"`
-}
-
-// parseFastCall decodes msg when the fast path can serve it; false sends it to mcp-go.
+// parseFastCall reads msg when the fast path can serve it; false sends it to mcp-go. It
+// takes the message as clients write it: keys spelled exactly (mcp-go's decoder also matches
+// "Params" or "NAME", and such a message goes to mcp-go), each once, none escaped.
 func (s *Server) parseFastCall(msg []byte) (*fastCall, bool) {
-	var m fastMessage
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&m) != nil || len(bytes.TrimSpace(msg[dec.InputOffset():])) > 0 {
+	// Valid JSON first, so the scanner below only ever sees valid JSON.
+	if !json.Valid(msg) {
 		return nil, false
 	}
-	if m.JSONRPC != mcp.JSONRPC_VERSION || m.Method != string(mcp.MethodToolsCall) || m.Params == nil || len(m.ID) == 0 {
+	sc := scanner{b: msg}
+	var rawID, name, args, token []byte
+	var hasVersion, hasMethod, hasParams, hasMeta, metaObject bool
+	ok := sc.object(func(key []byte) bool {
+		switch string(key) {
+		case "jsonrpc":
+			hasVersion = !hasVersion && sc.exactString(mcp.JSONRPC_VERSION)
+			return hasVersion
+		case "method":
+			hasMethod = !hasMethod && sc.exactString(string(mcp.MethodToolsCall))
+			return hasMethod
+		case "id":
+			if rawID != nil || (sc.peek() != '"' && sc.peek() != '-' && !isDigit(sc.peek())) {
+				return false // twice; or null, or not an id at all: mcp-go answers those
+			}
+			rawID = sc.value()
+			return true
+		case "params":
+			if hasParams || sc.peek() != '{' {
+				return false
+			}
+			hasParams = true
+			return sc.object(func(key []byte) bool {
+				switch string(key) {
+				case "name":
+					if name != nil || sc.peek() != '"' {
+						return false
+					}
+					name = sc.value()
+					return true
+				case "arguments":
+					if args != nil {
+						return false
+					}
+					args = sc.value()
+					return true
+				case "_meta":
+					if hasMeta {
+						return false
+					}
+					hasMeta = true
+					if sc.literal("null") {
+						return true
+					}
+					if sc.peek() != '{' {
+						return false
+					}
+					metaObject = true
+					return sc.object(func(key []byte) bool {
+						if string(key) != "progressToken" || token != nil {
+							return false
+						}
+						token = sc.value()
+						return true
+					})
+				}
+				return false
+			})
+		}
+		return false
+	})
+	if !ok || !sc.end() || !hasVersion || !hasMethod || rawID == nil || name == nil {
 		return nil, false
 	}
-	if c := m.ID[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
-		return nil, false // null, or not an id at all: mcp-go answers those
+	toolName, ok := jsonString(name)
+	if !ok {
+		return nil, false
 	}
-	p := s.pipes[m.Params.Name]
+	p := s.pipes[toolName]
 	if p == nil {
 		return nil, false
 	}
-	fc := &fastCall{p: p, rawID: m.ID}
-	if json.Unmarshal(m.ID, &fc.id) != nil {
+	fc := &fastCall{p: p, rawID: rawID}
+	if !decodeID(rawID, &fc.id) {
 		return nil, false
 	}
-	fc.req.Method = m.Method
-	fc.req.Params.Name = m.Params.Name
+	fc.req.Method = string(mcp.MethodToolsCall)
+	fc.req.Params.Name = toolName
 	// As CallToolParams.UnmarshalJSON: arguments kept raw and decoded.
-	if len(m.Params.Arguments) > 0 {
-		fc.req.Params.RawArguments = m.Params.Arguments
-		if json.Unmarshal(m.Params.Arguments, &fc.req.Params.Arguments) != nil {
+	if args != nil {
+		fc.req.Params.RawArguments = args
+		if json.Unmarshal(args, &fc.req.Params.Arguments) != nil {
 			return nil, false
 		}
 	}
-	if m.Params.Meta != nil {
-		// As Meta.UnmarshalJSON, with no key but the progress token (keys match exactly
-		// there, where the struct fields above match as encoding/json does, as mcp-go's do).
+	if metaObject {
+		// As Meta.UnmarshalJSON: an object, its progress token taken out of it.
 		meta := &mcp.Meta{AdditionalFields: map[string]any{}}
-		for k, v := range m.Params.Meta {
-			if k != "progressToken" {
-				return nil, false
-			}
-			if json.Unmarshal(v, &meta.ProgressToken) != nil {
-				return nil, false
-			}
+		if token != nil && json.Unmarshal(token, &meta.ProgressToken) != nil {
+			return nil, false
 		}
 		fc.req.Params.Meta = meta
 	}
 	return fc, true
+}
+
+// decodeID decodes a JSON-RPC id as encoding/json decodes it into an any (mcp-go's): a
+// string, or a float64.
+func decodeID(raw []byte, id *any) bool {
+	if raw[0] == '"' {
+		s, ok := jsonString(raw)
+		*id = s
+		return ok
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	*id = f
+	return err == nil
+}
+
+// jsonString is the value of a JSON string: its bytes when it has no escapes and is valid
+// UTF-8 (encoding/json replaces invalid bytes), else as encoding/json decodes it.
+func jsonString(raw []byte) (string, bool) {
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), true
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// A scanner walks a message already known to be valid JSON.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (sc *scanner) space() {
+	for sc.i < len(sc.b) {
+		switch sc.b[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the next byte that is not white space; 0 at the end.
+func (sc *scanner) peek() byte {
+	sc.space()
+	if sc.i < len(sc.b) {
+		return sc.b[sc.i]
+	}
+	return 0
+}
+
+// end reports whether nothing but white space is left.
+func (sc *scanner) end() bool { return sc.peek() == 0 && sc.i == len(sc.b) }
+
+// object reads an object, calling member for each key once the scanner is at its value
+// (member reads the value); false when member does, or the next value is not an object, or
+// a key has an escape (so is not compared as written).
+func (sc *scanner) object(member func(key []byte) bool) bool {
+	if sc.peek() != '{' {
+		return false
+	}
+	sc.i++
+	if sc.peek() == '}' {
+		sc.i++
+		return true
+	}
+	for {
+		if sc.peek() != '"' {
+			return false
+		}
+		key := sc.value()
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		if sc.peek() != ':' {
+			return false
+		}
+		sc.i++
+		sc.space()
+		if !member(key[1 : len(key)-1]) {
+			return false
+		}
+		switch sc.peek() {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// exactString reads a string, reporting whether it is want as written.
+func (sc *scanner) exactString(want string) bool {
+	if sc.peek() != '"' {
+		return false
+	}
+	v := sc.value()
+	return string(v[1:len(v)-1]) == want
+}
+
+// literal reads word (null) when it is next.
+func (sc *scanner) literal(word string) bool {
+	if sc.peek() == word[0] && bytes.HasPrefix(sc.b[sc.i:], []byte(word)) {
+		sc.i += len(word)
+		return true
+	}
+	return false
+}
+
+// value reads the next value and returns its text.
+func (sc *scanner) value() []byte {
+	sc.space()
+	start := sc.i
+	depth := 0
+	for sc.i < len(sc.b) {
+		c := sc.b[sc.i]
+		switch {
+		case c == '"':
+			sc.i++
+			for sc.i < len(sc.b) && sc.b[sc.i] != '"' {
+				if sc.b[sc.i] == '\\' {
+					sc.i++
+				}
+				sc.i++
+			}
+			sc.i++
+		case c == '{' || c == '[':
+			depth++
+			sc.i++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return sc.b[start:sc.i]
+			}
+			depth--
+			sc.i++
+		case c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if depth == 0 {
+				return sc.b[start:sc.i]
+			}
+			sc.i++
+		default:
+			sc.i++
+		}
+		if depth == 0 && c != ',' && (c == '"' || c == '}' || c == ']') {
+			return sc.b[start:sc.i]
+		}
+	}
+	return sc.b[start:sc.i]
 }
 
 // serveFast runs the call's handler as mcp-go would (a panic becomes a JSON-RPC error, as
@@ -114,6 +315,7 @@ func (s *Server) serveFast(ctx context.Context, fc *fastCall) (answer any) {
 				Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, fmt.Sprintf("panic recovered in %s tool handler: %v", fc.req.Params.Name, r), nil)}
 		}
 	}()
+	s.fastCalls.Add(1)
 	res := s.callTool(ctx, fc.p, fc.req)
 	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(fc.id), res)
 }

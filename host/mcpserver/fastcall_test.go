@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -30,10 +31,13 @@ var fastCalls = []string{
 	`{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}`,
 	`{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}`,
 	"\n \t{\"jsonrpc\":\"2.0\",\"id\":\"\",\"method\":\"tools/call\",\"params\":{\"name\":\"Hello\",\"arguments\":{\"name\":\"Ada\"}}} \n",
-	// Keys as encoding/json matches them: in any case, the last of the same name winning.
+	// Escapes, bytes that are not UTF-8, tokens of every kind, white space everywhere.
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"},"_meta":null}}`,
-	`{"JSONRPC":"2.0","Id":2,"Method":"tools/call","Params":{"Name":"Hello","ARGUMENTS":{"name":"Ada"},"_Meta":{}}}`,
-	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Broken","arguments":{"name":"Ada"},"name":"Hello"}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"He\u006clo","arguments":{"name":"A\"da\u00e9\ud83d\ude00"},"_meta":{}}}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"tools/call\",\"params\":{\"name\":\"Hello\",\"arguments\":{\"name\":\"\xfe\"}}}",
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"},"_meta":{"progressToken":null}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"},"_meta":{"progressToken":{"a":[1,{}]}}}}`,
+	`{ "jsonrpc" : "2.0" , "id" : 2 , "method" : "tools/call" , "params" : { "name" : "Hello" , "arguments" : { "name" : "A,d}a" } , "_meta" : { "progressToken" : 7 } } }`,
 	// Arguments missing, null, of the wrong type, extra, not an object; a number too large
 	// for a float64's integers.
 	`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"Hello"}}`,
@@ -73,6 +77,17 @@ var slowCalls = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}{}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}]`,
+	// Keys as encoding/json matches them, in any case, the last of a name winning: mcp-go
+	// reads those (and the fast path leaves them to it).
+	`{"JSONRPC":"2.0","Id":2,"Method":"tools/call","Params":{"Name":"Hello","ARGUMENTS":{"name":"Ada"},"_Meta":{}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Broken","arguments":{"name":"Ada"},"name":"Hello"}}`,
+	`{"jsonrpc":"2.0","id":2,"id":3,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"},"_meta":{"progressToken":1,"progressToken":2}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"n\u0061me":"Hello","arguments":{"name":"Ada"}}}`,
+	`{"jsonrpc":"2\u002e0","id":2,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}`,
+	`{"jsonrpc":"2.0","id":1e999,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":7,"arguments":{"name":"Ada"}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"},"_meta":[]}}`,
 }
 
 // TestFastPathAnswersAsMCPGo: every call the fast path serves is answered byte for byte as
@@ -176,6 +191,37 @@ func TestFastPathOverHTTP(t *testing.T) {
 	}
 }
 
+// TestFastPathServesClients: calls of mcp-go's client before protocol 2026-07-28, over stdio
+// and HTTP, take the fast path; calls of 2026-07-28, and over stdio those of a client that
+// can ask its user, go through mcp-go.
+func TestFastPathServesClients(t *testing.T) {
+	f := newFixture(t, flow, greeter())
+	for _, tc := range []struct {
+		name string
+		c    func() *mcpClient
+		fast bool
+	}{
+		{"stdio 2025-06-18", func() *mcpClient { return f.stdio(t, "2025-06-18") }, true},
+		{"stdio 2024-11-05", func() *mcpClient { return f.stdio(t, "2024-11-05") }, true},
+		{"http 2025-06-18", func() *mcpClient { return f.httpClient(t, HTTPConfig{}, "2025-06-18") }, true},
+		{"stdio 2026-07-28", func() *mcpClient { return f.stdio(t, "") }, false},
+		{"http 2026-07-28", func() *mcpClient { return f.httpClient(t, HTTPConfig{}, "") }, false},
+		{"stdio 2025-06-18, elicitation", func() *mcpClient {
+			return f.stdio(t, "2025-06-18", client.WithElicitationHandler(&person{action: mcp.ElicitationResponseActionAccept}))
+		}, false},
+	} {
+		c := tc.c()
+		before := f.srv.fastCalls.Load()
+		res := callTool(t, c, "Hello", map[string]any{"name": "Ada"})
+		if txt := textOfResult(res); res.IsError || txt != "Hello, Ada!" {
+			t.Errorf("%s: %q", tc.name, txt)
+		}
+		if fast := f.srv.fastCalls.Load() > before; fast != tc.fast {
+			t.Errorf("%s: served by the fast path %v, want %v", tc.name, fast, tc.fast)
+		}
+	}
+}
+
 // TestFastPathNotForClientsThatAsk: over stdio, a client that can ask its user is served by
 // mcp-go, which can put a paused run's question to it.
 func TestFastPathNotForClientsThatAsk(t *testing.T) {
@@ -238,4 +284,16 @@ func FuzzFastCall(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkParseFastCall: reading a typical tools/call on the fast path.
+func BenchmarkParseFastCall(b *testing.B) {
+	f := newFixture(b, flow, greeter())
+	msg := []byte(`{"jsonrpc":"2.0","id":1234,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"},"_meta":{"progressToken":"p1"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := f.srv.parseFastCall(msg); !ok {
+			b.Fatal("refused")
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -80,6 +81,8 @@ type Server struct {
 	types types
 	pipes map[string]*pipeline
 	key   []byte
+	// fastCalls counts the calls the fast path served (fastcall.go), for tests.
+	fastCalls atomic.Int64
 }
 
 // A pipeline is one tool.
