@@ -102,7 +102,7 @@ type Tracker interface {
 // record to a commit, which writes every record saved since the one before and syncs them
 // together (their files at once, or, for many on Linux, the whole filesystem with one
 // syncfs); a run saved several times before a commit is written once. With GroupCommit,
-// commits start at most every 5 ms unless someone waits for one. When a save returns:
+// commits start at most every 20 ms unless someone waits for one. When a save returns:
 //
 //   - a paused record (someone will continue the run) is on disk before Save returns, as is
 //     every record of a Store without GroupCommit, and every record SaveSynced writes;
