@@ -205,9 +205,9 @@ func logNames(root *os.Root, dir string) ([]string, error) {
 	return names, nil
 }
 
-// maxLogLine is the longest line readers take from a log: a record is rarely more than a few
-// megabytes, and a log in a cloned repository may be anything. A longer line is passed over
-// without being held in memory whole.
+// maxLogLine is the longest line readers take from a log, and the largest record file Load
+// reads: a record is rarely more than a few megabytes, and a log in a cloned repository may
+// be anything. A longer line is passed over without being held in memory whole.
 const maxLogLine = 256 << 20
 
 // eachLogLine calls fn with every line of every log in root, oldest log first, with where

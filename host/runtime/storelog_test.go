@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/halo-lang/halo/errcode"
 	"github.com/halo-lang/halo/host/runtime"
@@ -449,4 +451,43 @@ func TestStoreLogLongLines(t *testing.T) {
 	if rec, err := capped.Load("d"); err != nil || rec.RunID != "d" {
 		t.Errorf("the line after the long one: %+v %v", rec, err)
 	}
+}
+
+// A cloned repository's .halo/runs may hold anything under a run's name: a record file
+// larger than a log line may be is refused without being read whole, and a named pipe or a
+// folder is refused without waiting, each as a RUN_RECORD error.
+func TestStoreRefusesHostileRecordFiles(t *testing.T) {
+	dir := t.TempDir()
+	big, _ := runtime.MarshalRecord(record("big", runtime.Completed, 1))
+	if err := os.WriteFile(filepath.Join(dir, "big.json"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "folder.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &runtime.Store{Dir: dir}
+	runtime.SetLogLineCap(s, len(big)-1)
+	for id, want := range map[string]string{"big": "over the limit", "pipe": "not a regular file", "folder": "not a regular file"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Load(id)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), want) {
+				t.Errorf("Load(%s): %v, want %s with %q", id, err, runtime.CodeRun, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load(%s) still waits after 10 s", id)
+		}
+	}
+	runtime.SetLogLineCap(s, len(big))
+	if rec, err := s.Load("big"); err != nil || rec.RunID != "big" {
+		t.Errorf("a record as long as the limit: %v, %v", rec, err)
+	}
+	usertest.Rerun(t)
 }
