@@ -140,13 +140,25 @@ func (f *Folder) Close() error {
 
 // Load reads run id's record.
 func (f *Folder) Load(id string) (*runtime.Record, error) {
+	logGone := false
 	for at, ok := f.logPos(id); ok; {
 		rec, err := f.files.LoadLogged(id, at)
 		// A commit may have logged a newer record, and dropped the one not yet on disk
 		// that LoadLogged would have read, while it read the older one: read again.
 		again, ok2 := f.logPos(id)
 		if ok2 && again == at {
-			return rec, err
+			if !errors.Is(err, fs.ErrNotExist) {
+				return rec, err
+			}
+			// Its log was removed (by hand: nothing here removes logs): the run is gone,
+			// unless a file holds it.
+			f.logMu.Lock()
+			if f.logged[id] == at {
+				delete(f.logged, id)
+			}
+			f.logMu.Unlock()
+			logGone = true
+			break
 		}
 		at, ok = again, ok2
 	}
@@ -154,6 +166,10 @@ func (f *Folder) Load(id string) (*runtime.Record, error) {
 	if err != nil {
 		f.mu.Lock()
 		_, known := f.index[id]
+		if logGone && !f.held[id] {
+			delete(f.index, id)
+			known = false
+		}
 		f.mu.Unlock()
 		if !known {
 			return nil, notFound(id, err)

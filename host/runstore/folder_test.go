@@ -181,6 +181,29 @@ func TestFolderListsLoggedRuns(t *testing.T) {
 	if len(listed) != len(want) {
 		t.Errorf("listed %v", listed)
 	}
+
+	// Logs removed by hand: their runs are not found (a run with a file still is), and are
+	// no longer listed.
+	if err := os.RemoveAll(filepath.Join(dir, runtime.LogFolder)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"logged1", "logged2"} {
+		if rec, err := f.Load(id); !runstore.IsNotFound(err) {
+			t.Errorf("load %s with its log removed: %+v %v, want not found", id, rec, err)
+		}
+	}
+	if rec, err := f.Load("both"); err != nil || rec.Status != runtime.Failed {
+		t.Errorf("load both with its log removed: %+v %v", rec, err)
+	}
+	page, err = f.List(context.Background(), runstore.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range page.Runs {
+		if s.RunID == "logged1" || s.RunID == "logged2" {
+			t.Errorf("%s still listed", s.RunID)
+		}
+	}
 }
 
 // The folder store logs the runs that do not pause (runtime.Store.Log): no file each, and
@@ -225,7 +248,7 @@ func TestFolderLogsRuns(t *testing.T) {
 		}
 	}
 	check(f, "before the commit")
-	time.Sleep(30 * time.Millisecond) // a few commits
+	time.Sleep(60 * time.Millisecond) // a few commits
 	check(f, "committed")
 	rec, err := f.Load("waits")
 	if err != nil {
