@@ -232,6 +232,15 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 	// Each declaration gets a temporary folder of its own (TMPDIR), removed with it: the
 	// shared /tmp stays out of the sandbox.
 	tmp, err := os.MkdirTemp("", "halo-bash-")
+	if err == nil {
+		// Granted with its links resolved, as every folder is (sandbox.Resolve).
+		var real string
+		if real, err = filepath.EvalSymlinks(tmp); err == nil {
+			tmp = real
+		} else {
+			os.RemoveAll(tmp)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("Bash: temporary folder: %w", err)
 	}

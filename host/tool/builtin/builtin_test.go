@@ -508,6 +508,49 @@ func testHomeSecrets(t *testing.T, mode string) {
 	wantDomainFailure(t, err, "outside the workspace root")
 }
 
+// TestFoldersThroughLinksStillWork: the sandbox grants no path with a symbolic link on it
+// (sandbox.Resolve), so a project reached through a link, and a TMPDIR that is one, are
+// granted resolved: Bash and Workspace work there as anywhere.
+func TestFoldersThroughLinksStillWork(t *testing.T) {
+	fx := newFixture(t, "sandbox")
+	if !fx.status.Enforced() {
+		t.Skipf("skipped: this kernel cannot enforce the sandbox (%s)", fx.status.Reason)
+	}
+	base := filepath.Dir(fx.home)
+	linkedWork, linkedTmp := filepath.Join(base, "linked-project"), filepath.Join(base, "linked-tmp")
+	if err := os.Symlink(fx.work, linkedWork); err != nil {
+		t.Fatal(err)
+	}
+	realTmp := filepath.Join(base, "tmp")
+	if err := os.Mkdir(realTmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(realTmp, linkedTmp); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", linkedTmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open := func(provider string, args []any, named map[string]any) tool.Provider {
+		p, err := fx.reg.Open(ctx, tool.Declaration{Name: "T", Provider: provider, Args: args, Named: named, Dir: linkedWork})
+		if err != nil {
+			t.Fatalf("open %s through links: %v\nlogs:\n%s", provider, err, fx.logs)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+	sh := open("Bash", nil, map[string]any{"cwd": "."})
+	if r := run(t, sh, `cat notes.md && echo made > docs/made.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"`); r.ExitCode != 0 || r.Stdout != "a\nb\ntmp\n" {
+		t.Errorf("Bash in a project reached through a link, TMPDIR a link: %+v", r)
+	}
+	ws := open("Workspace", []any{"./docs"}, map[string]any{"write": true})
+	var r struct{ Content string }
+	mustCall(t, ws, "read", map[string]any{"path": "made.txt"}, &r)
+	if r.Content != "made\n" {
+		t.Errorf("Workspace in a project reached through a link: %+v", r)
+	}
+}
+
 // TestBashNetworkFalse: network: false cuts TCP and UDP where the kernel can; the default keeps
 // them.
 func TestBashNetworkFalse(t *testing.T) {

@@ -1,9 +1,6 @@
 package builtin
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -24,7 +21,7 @@ import (
 // declaration named as declared. what names it in errors ("Workspace root"). A folder in the
 // project's .halo is refused however it was named (see protectProject).
 func grantedFolder(what, declared, abs, project string) (string, error) {
-	real, err := resolve(abs)
+	real, err := sandbox.Resolve(abs)
 	if err != nil {
 		return "", tool.Errorf(tool.CodeToolConfig, "%s %s: %v", what, declared, err)
 	}
@@ -42,44 +39,6 @@ func grantedFolder(what, declared, abs, project string) (string, error) {
 		return "", tool.Errorf(tool.CodeToolConfig, "%s %s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name the folder by its absolute path if it is meant to be granted", what, declared, real, proj)
 	}
 	return real, nil
-}
-
-// resolve follows the symbolic links of p, a clean absolute path. A path that does not exist
-// yet resolves through its longest existing parent (a Workspace with write: true creates its
-// root), and a link to something that does not exist yet through its target: either would
-// be created where the links lead.
-func resolve(p string) (string, error) {
-	rest := ""
-	for hops := 0; ; {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			// A link that leads nowhere yet: follow it by hand.
-			if hops++; hops > 40 {
-				return "", errors.New("too many symbolic links")
-			}
-			target, err := os.Readlink(p)
-			if err != nil {
-				return "", err
-			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(p), target)
-			}
-			p = filepath.Clean(target)
-			continue
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return "", err
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
 }
 
 // within reports whether p is dir or below it (both clean and absolute).

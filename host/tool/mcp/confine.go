@@ -63,17 +63,47 @@ func Confined(t tool.Type, opts SandboxOptions) tool.Type {
 			return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: sandbox: true needs the halo executable to confine the server", d.Name)
 		}
 		c := &Confinement{Executable: opts.Executable, Home: mp.cfg.Env["HOME"]}
-		c.Paths, _ = stringList(d.Named["paths"])
+		paths, _ := stringList(d.Named["paths"])
 		c.Hosts, _ = stringList(d.Named["hosts"])
-		for i, pth := range c.Paths {
-			if !filepath.IsAbs(pth) {
-				c.Paths[i] = filepath.Join(d.Dir, pth)
+		for _, pth := range paths {
+			real, err := grantedPath(pth, d.Dir)
+			if err != nil {
+				p.Close()
+				return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: paths: %v", d.Name, err)
 			}
+			c.Paths = append(c.Paths, real)
 		}
 		mp.cfg.Sandbox = c
 		return mp, nil
 	}
 	return t
+}
+
+// grantedPath resolves a paths: entry, as the built-in tools resolve the folders they grant:
+// its symbolic links followed (the sandbox grants no path with a link on it), and one named
+// relative to the project must resolve inside the project folder. A repository someone
+// cloned decides where its links lead (data -> ../../.ssh), not what the user grants; a path
+// named absolute is the user's explicit choice and is granted wherever its links lead.
+func grantedPath(declared, project string) (string, error) {
+	abs := declared
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(project, declared)
+	}
+	real, err := sandbox.Resolve(filepath.Clean(abs))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", declared, err)
+	}
+	if filepath.IsAbs(declared) {
+		return real, nil
+	}
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return "", fmt.Errorf("project folder %s: %w", project, err)
+	}
+	if real != proj && !strings.HasPrefix(real, strings.TrimSuffix(proj, string(filepath.Separator))+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name it by its absolute path if it is meant to be granted", declared, real, proj)
+	}
+	return real, nil
 }
 
 // sandboxWanted reads a declaration's sandbox: option, def when it has none.
@@ -153,13 +183,22 @@ func (c *Confinement) wrap(path string, argv []string, dir string) (string, []st
 	return c.Executable, sandbox.Wrap(c.Executable, p, full), nil
 }
 
+// resolved is p with its symbolic links followed (the sandbox grants no path with a link on
+// it), or p when it cannot be (it does not exist: the sandbox leaves it out).
+func resolved(p string) string {
+	if real, err := sandbox.Resolve(filepath.Clean(p)); err == nil {
+		return real
+	}
+	return p
+}
+
 // Policy is the sandbox policy of a server working in dir.
 func (c *Confinement) Policy(dir string) sandbox.Policy {
 	ro := append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
 	if c.Home != "" && filepath.IsAbs(c.Home) {
-		ro = append(ro, filepath.Join(c.Home, ".npm"))
+		ro = append(ro, resolved(filepath.Join(c.Home, ".npm")))
 	}
-	rw := append([]string{dir}, c.Paths...)
+	rw := append([]string{resolved(dir)}, c.Paths...)
 	return sandbox.Policy{ReadOnly: ro, ReadWrite: rw, Network: len(c.Hosts) > 0}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,4 +103,48 @@ func TestSandboxedServerIsConfined(t *testing.T) {
 		t.Errorf("confined, the server wrote outside its folder: %q", boxedWrote)
 	}
 	usertest.Rerun(t)
+}
+
+// A cloned repository's paths: entries go where its links lead only when they stay in the
+// project: data -> ../secret (or "../secret" itself) is refused, a path named absolute is
+// granted where its links lead, and every folder a policy grants has its links resolved
+// (the sandbox grants no path with a link on it).
+func TestPathsOfARepositoryStayInTheProject(t *testing.T) {
+	root := t.TempDir()
+	project, secret := filepath.Join(root, "project"), filepath.Join(root, "secret")
+	for _, d := range []string{filepath.Join(project, "real"), secret} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../secret", filepath.Join(project, "data")); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(root, "linked")
+	if err := os.Symlink(project, linked); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ declared, dir, want, refused string }{
+		{"./real", project, filepath.Join(project, "real"), ""},
+		{"real", linked, filepath.Join(project, "real"), ""},
+		{"./new", project, filepath.Join(project, "new"), ""},
+		{"data", project, "", "outside the project folder"},
+		{"../secret", project, "", "outside the project folder"},
+		{filepath.Join(project, "data"), project, secret, ""},
+	} {
+		got, err := grantedPath(tc.declared, tc.dir)
+		switch {
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%s in %s: %q, %v; want refused (%s)", tc.declared, tc.dir, got, err, tc.refused)
+		case tc.refused == "" && (err != nil || got != tc.want):
+			t.Errorf("%s in %s: %q, %v; want %s", tc.declared, tc.dir, got, err, tc.want)
+		}
+	}
+	p := (&Confinement{Home: linked}).Policy(linked)
+	if p.ReadWrite[0] != project {
+		t.Errorf("working folder granted as %s, want %s", p.ReadWrite[0], project)
+	}
+	if !slices.Contains(p.ReadOnly, filepath.Join(project, ".npm")) {
+		t.Errorf("npm cache not granted resolved: %v", p.ReadOnly)
+	}
 }

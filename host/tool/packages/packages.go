@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -199,6 +200,9 @@ func ModulePolicy(pkgDir string, spec *pkgmgr.Provider) sandbox.Policy {
 // folder pkgDir: the host starts it from a thread confined to ModulePolicy, so the module is
 // confined from its first instruction.
 func ModuleSandbox(pkgDir, exe string, spec *pkgmgr.Provider) func(env []string) error {
+	if real, err := filepath.EvalSymlinks(pkgDir); err == nil {
+		pkgDir = real // granted with its links resolved, as every folder is (sandbox.Resolve)
+	}
 	pol := ModulePolicy(pkgDir, spec)
 	return func(env []string) error { return sandbox.ConfineThread(pol, exe, env) }
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -157,10 +159,11 @@ func landlockThread(p Policy, program string, getenv func(string) string, stderr
 		fmt.Fprintf(stderr, "halo sandbox: warning: %s\n", status.String())
 		return nil
 	}
-	cfg, rules, err := ruleset(p, program, getenv)
+	cfg, rules, pinned, err := ruleset(p, program, getenv)
 	if err != nil {
 		return err
 	}
+	defer pinned.close()
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return fmt.Errorf("sandbox: build the Landlock ruleset: %w", err)
@@ -176,8 +179,9 @@ func landlockThread(p Policy, program string, getenv func(string) string, stderr
 }
 
 // ruleset is the Landlock configuration and rules of p for program, with the wrapper's own
-// needs added (see Policy.withDefaults).
-func ruleset(p Policy, program string, getenv func(string) string) (landlock.Config, []landlock.Rule, error) {
+// needs added (see Policy.withDefaults), and the descriptors the rules name (see pinGrants),
+// to close once the ruleset is made.
+func ruleset(p Policy, program string, getenv func(string) string) (landlock.Config, []landlock.Rule, *pins, error) {
 	full := p.withDefaults(program, getenv)
 	handled := []any{newest.HandledAccessFS, newest.Scoped}
 	if !p.Network {
@@ -185,21 +189,114 @@ func ruleset(p Policy, program string, getenv func(string) string) (landlock.Con
 	}
 	cfg, err := landlock.NewConfig(handled...)
 	if err != nil {
-		return landlock.Config{}, nil, fmt.Errorf("sandbox: %w", err)
+		return landlock.Config{}, nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
-	rules := append(pathRules(full.ReadOnly, false), pathRules(full.ReadWrite, true)...)
-	if dirs := existing(full.ListOnly); len(dirs) > 0 {
+	pinned, err := pinGrants(full, program, getenv(SocketDirEnv))
+	if err != nil {
+		return landlock.Config{}, nil, nil, err
+	}
+	rules := append(pathRules(pinned, full.ReadOnly, false), pathRules(pinned, full.ReadWrite, true)...)
+	if dirs := existing(pinned, full.ListOnly); len(dirs) > 0 {
 		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSReadDir), dirs...))
 	}
-	return cfg.BestEffort(), rules, nil
+	return cfg.BestEffort(), rules, pinned, nil
 }
 
-// existing returns the paths that exist.
-func existing(paths []string) []string {
+// pins are the grants of a policy opened without following a symbolic link anywhere on
+// their paths, so that the rules name what was opened (/proc/self/fd/N), not a path.
+//
+// The host grants folders with their links resolved (docs/plugins-sandbox.md): a folder in
+// the project that leads elsewhere is refused, or granted where it leads. Landlock opens
+// each path it is given, following links, so a plugin that may write the project could
+// replace a folder with a link between the host resolving it and the sandbox granting it,
+// and have the link's target granted. Opened with RESOLVE_NO_SYMLINKS (openat2), such a
+// folder is refused instead.
+//
+// The system paths the sandbox grants by itself (SystemReadOnly, ShellReadOnly, Devices,
+// the entries of /etc and /proc, the program, the socket folder) are not resolved, and some
+// are links on most systems (/bin, /etc/resolv.conf): those are granted by path, as before.
+type pins struct {
+	// names maps a pinned path to the name its rule uses: /proc/self/fd/N, or "" when the
+	// path does not exist.
+	names map[string]string
+	fds   []int
+}
+
+// pinGrants opens the grants of p that are not the sandbox's own system paths. Without
+// /proc, or without openat2 (Linux before 5.6, which has no Landlock either), paths are
+// granted as they are.
+func pinGrants(p Policy, program, socketDir string) (*pins, error) {
+	ps := &pins{names: map[string]string{}}
+	if st, err := os.Stat("/proc/self/fd"); err != nil || !st.IsDir() {
+		return ps, nil
+	}
+	for _, list := range [][]string{p.ReadOnly, p.ReadWrite, p.ListOnly} {
+		for _, path := range list {
+			if _, done := ps.names[path]; done || path == program || path == socketDir || systemPath(path) {
+				continue
+			}
+			fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+				Flags:   unix.O_PATH | unix.O_CLOEXEC,
+				Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+			})
+			switch {
+			case err == nil:
+				ps.fds = append(ps.fds, fd)
+				ps.names[path] = "/proc/self/fd/" + strconv.Itoa(fd)
+			case errors.Is(err, unix.ENOENT):
+				ps.names[path] = ""
+			case errors.Is(err, unix.ENOSYS):
+				ps.close()
+				return &pins{names: map[string]string{}}, nil
+			case errors.Is(err, unix.ELOOP):
+				ps.close()
+				return nil, fmt.Errorf("sandbox: %s has a symbolic link on its path: folders are granted with their links resolved, so one was made there since: not granted", path)
+			default:
+				ps.close()
+				return nil, fmt.Errorf("sandbox: open %s: %w", path, err)
+			}
+		}
+	}
+	return ps, nil
+}
+
+// systemPath reports whether path is one the sandbox grants by itself, unresolved.
+func systemPath(path string) bool {
+	if slices.Contains(SystemReadOnly, path) || slices.Contains(ShellReadOnly, path) || slices.Contains(Devices, path) {
+		return true
+	}
+	return within(path, "/etc") || within(path, "/proc")
+}
+
+// name is what the rule for path names, and false when it is a pinned path that does not
+// exist.
+func (ps *pins) name(path string) (string, bool) {
+	if n, ok := ps.names[path]; ok {
+		return n, n != ""
+	}
+	return path, true
+}
+
+func (ps *pins) close() {
+	if ps == nil {
+		return
+	}
+	for _, fd := range ps.fds {
+		unix.Close(fd)
+	}
+	ps.fds = nil
+}
+
+// existing returns the paths that exist, as their rules name them.
+func existing(ps *pins, paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
+		n, ok := ps.name(p)
+		if !ok {
+			continue
+		}
+		if _, err := os.Stat(n); err == nil {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -207,9 +304,13 @@ func existing(paths []string) []string {
 
 // pathRules grants each existing path: folders get folder rights, files file rights.
 // Missing paths are skipped (a policy may list /lib64 on a system without it).
-func pathRules(paths []string, write bool) []landlock.Rule {
+func pathRules(ps *pins, paths []string, write bool) []landlock.Rule {
 	var dirs, files []string
-	for _, p := range paths {
+	for _, path := range paths {
+		p, ok := ps.name(path)
+		if !ok {
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			continue

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/halo-lang/halo/internal/usertest"
 )
 
 // TestMain lets the test binary act as the wrapper: Wrap(os.Args[0], ...) runs it with
@@ -433,4 +435,52 @@ func TestEtcReadOnlyLeavesSecretsOut(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("EtcReadOnly = %v, want %s", got, want)
 	}
+}
+
+// TestGrantReplacedByALinkIsRefused plays a plugin that may write the project and, between
+// the host resolving a folder it grants and the sandbox granting it, replaces the folder
+// with a link to a secret one: the sandbox refuses to start rather than grant where the link
+// leads. A folder granted as it is still works.
+func TestGrantReplacedByALinkIsRefused(t *testing.T) {
+	needLandlock(t)
+	dir := t.TempDir()
+	project, secret := filepath.Join(dir, "project"), filepath.Join(dir, "secret")
+	for _, d := range []string{filepath.Join(project, "docs"), secret} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(project, "data") // resolved by the host as a folder, then swapped
+	if err := os.Symlink(secret, data); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{ReadWrite: []string{filepath.Join(project, "docs"), data}}
+	script := "read k < " + filepath.Join(data, "key") + "; echo $k; echo planted > " + filepath.Join(data, "planted")
+
+	out, err := run(t, "wrapper", p, nil, script)
+	if err == nil || strings.Contains(out, "s3cret") || !strings.Contains(out, "has a symbolic link on its path") {
+		t.Errorf("wrapper: %v: %s", err, out)
+	}
+	errc := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		errc <- ConfineThread(p, "/bin/true", nil)
+	}()
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("ConfineThread: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(secret, "planted")); err == nil {
+		t.Error("the plugin wrote through the link")
+	}
+
+	for _, way := range ways {
+		out, err := run(t, way, Policy{ReadWrite: []string{filepath.Join(project, "docs")}}, nil, "echo ok > "+filepath.Join(project, "docs", "f")+" && read x < "+filepath.Join(project, "docs", "f")+" && echo $x")
+		if err != nil || strings.TrimSpace(out) != "ok" {
+			t.Errorf("%s: a folder granted as it is: %v: %s", way, err, out)
+		}
+	}
+	usertest.Rerun(t)
 }
