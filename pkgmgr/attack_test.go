@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/halo-lang/halo/internal/usertest"
 	"github.com/halo-lang/halo/pkgmgr/statedir"
@@ -197,4 +199,42 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A repository that commits .halo/tools/<name>/package.halotool as a named pipe (or a
+// folder) gets halo run refused with INTEGRITY at once: opening the pipe to read it would
+// wait for a writer forever. Run as root and again as halo-test.
+func TestPlantedPipeIsRefused(t *testing.T) {
+	index := newRegistry(t, httpManifest("acme", "1.0.0", "Acme"))
+	p := newProject(t, index)
+	ctx := context.Background()
+	if _, err := p.Add(ctx, "acme", AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	installed := filepath.Join(p.Dir, statedir.Name, ToolsDir, "acme", Installed)
+	for _, plant := range []func() error{
+		func() error { return syscall.Mkfifo(installed, 0o644) },
+		func() error { return os.Mkdir(installed, 0o755) },
+	} {
+		if err := os.RemoveAll(installed); err != nil {
+			t.Fatal(err)
+		}
+		if err := plant(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.Load(ctx)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if Code(err) != CodeIntegrity || !strings.Contains(err.Error(), "is not a package file") {
+				t.Errorf("Load with %s planted: %v, want %s", installed, err, CodeIntegrity)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load still waits on the planted %s after 10 s", installed)
+		}
+	}
+	usertest.Rerun(t)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -98,20 +97,8 @@ func readInstalled(tools *os.Root, name string) ([]byte, error) {
 	if err := checkFolder(tools, name); err != nil {
 		return nil, err
 	}
-	f, err := tools.Open(filepath.Join(name, Installed))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
-		return nil, errorf(CodeIntegrity, "%s/%s/%s/%s is not a package file", statedir.Name, ToolsDir, name, Installed)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err == nil && len(b) > MaxFileSize {
+	b, err := statedir.ReadFile(tools, filepath.Join(name, Installed), MaxFileSize)
+	if errors.Is(err, statedir.ErrNotRegular) || errors.Is(err, statedir.ErrTooLarge) {
 		return nil, errorf(CodeIntegrity, "%s/%s/%s/%s is not a package file", statedir.Name, ToolsDir, name, Installed)
 	}
 	return b, err

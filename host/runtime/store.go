@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/halo-lang/halo/errcode"
@@ -291,32 +289,7 @@ func (s *Store) readRecord(root *os.Root, name string) ([]byte, error) {
 	if s.commits.lineCap > 0 {
 		limit = int64(s.commits.lineCap)
 	}
-	// Without blocking: opening a named pipe to read waits for a writer.
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("the record is not a regular file (%s)", fi.Mode().Type())
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("the record is %d bytes, over the limit of %d", fi.Size(), limit)
-	}
-	// The file may grow while it is read (or not be a regular file): read one byte past the
-	// limit to find out.
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("the record is over the limit of %d bytes", limit)
-	}
-	return b, nil
+	return statedir.ReadFile(root, name, limit)
 }
 
 // Load reads the record of run id: the one saved and not yet on disk, else <id>.json, else

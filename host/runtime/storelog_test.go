@@ -470,7 +470,7 @@ func TestStoreRefusesHostileRecordFiles(t *testing.T) {
 	}
 	s := &runtime.Store{Dir: dir}
 	runtime.SetLogLineCap(s, len(big)-1)
-	for id, want := range map[string]string{"big": "over the limit", "pipe": "not a regular file", "folder": "not a regular file"} {
+	for id, want := range map[string]string{"big": "over the size limit", "pipe": "not a regular file", "folder": "not a regular file"} {
 		done := make(chan error, 1)
 		go func() {
 			_, err := s.Load(id)
