@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/halo-lang/halo/internal/safefile"
 	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
@@ -43,11 +43,18 @@ type LockEntry struct {
 	Signature *Signature `json:"signature,omitempty"`
 }
 
+// MaxLockBytes is the largest halo.lock halo reads: a repository's may be anything (a named
+// pipe, which is refused too, is read without waiting).
+const MaxLockBytes = 16 << 20
+
 // ReadLock reads dir/halo.lock; a missing file is an empty lock.
 func ReadLock(dir string) (*Lock, error) {
-	b, err := os.ReadFile(filepath.Join(dir, LockFile))
+	b, err := safefile.Read(filepath.Join(dir, LockFile), MaxLockBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Tools: map[string]*LockEntry{}}, nil
+	}
+	if errors.Is(err, safefile.ErrNotRegular) || errors.Is(err, safefile.ErrTooLarge) {
+		return nil, &Error{Code: CodeIntegrity, Message: "halo.lock: " + err.Error(), Err: err}
 	}
 	if err != nil {
 		return nil, err

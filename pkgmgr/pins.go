@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/halo-lang/halo/internal/safefile"
 )
 
 // An MCPTool is one MCP server tool as halo.lock pins it: the sha256 of its canonical
@@ -89,7 +90,7 @@ func (f *PinFile) Pin(decl string, tools map[string]*MCPTool) error {
 
 // read returns halo.lock's top-level keys, or nil when there is no lock.
 func (f *PinFile) read() (map[string]json.RawMessage, error) {
-	b, err := os.ReadFile(filepath.Join(f.Dir, LockFile))
+	b, err := safefile.Read(filepath.Join(f.Dir, LockFile), MaxLockBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/halo-lang/halo/internal/safefile"
 	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
@@ -97,8 +98,8 @@ func readInstalled(tools *os.Root, name string) ([]byte, error) {
 	if err := checkFolder(tools, name); err != nil {
 		return nil, err
 	}
-	b, err := statedir.ReadFile(tools, filepath.Join(name, Installed), MaxFileSize)
-	if errors.Is(err, statedir.ErrNotRegular) || errors.Is(err, statedir.ErrTooLarge) {
+	b, err := safefile.ReadIn(tools, filepath.Join(name, Installed), MaxFileSize)
+	if errors.Is(err, safefile.ErrNotRegular) || errors.Is(err, safefile.ErrTooLarge) {
 		return nil, errorf(CodeIntegrity, "%s/%s/%s/%s is not a package file", statedir.Name, ToolsDir, name, Installed)
 	}
 	return b, err

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/halo-lang/halo/internal/safefile"
 )
 
 // Parse parses one .halo file. It always returns a File; declarations that did not parse
@@ -76,9 +78,9 @@ func Load(dir string, paths []string) (*Program, Diagnostics) {
 				continue // named twice (a file and its folder): read it once
 			}
 			seen[full] = true
-			b, err := os.ReadFile(full)
+			b, err := safefile.Read(full, MaxSourceBytes)
 			if err != nil {
-				diags.errorf(Pos{File: name}, CodeIO, "%v", err)
+				diags.errorf(Pos{File: name}, CodeIO, "%v", unwrapPathError(err))
 				continue
 			}
 			srcs = append(srcs, Source{Name: name, Src: b})
@@ -87,6 +89,10 @@ func Load(dir string, paths []string) (*Program, Diagnostics) {
 	prog, more := ParseFiles(srcs)
 	return prog, append(diags, more...)
 }
+
+// MaxSourceBytes is the largest .halo file Load reads: a file of a repository may be
+// anything (a named pipe, which is refused too, is read without waiting).
+const MaxSourceBytes = 16 << 20
 
 func resolve(dir, p string) string {
 	if dir == "" || filepath.IsAbs(p) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/internal/safefile"
 	"github.com/halo-lang/halo/pkgmgr/statedir"
 )
 
@@ -289,7 +290,7 @@ func (s *Store) readRecord(root *os.Root, name string) ([]byte, error) {
 	if s.commits.lineCap > 0 {
 		limit = int64(s.commits.lineCap)
 	}
-	return statedir.ReadFile(root, name, limit)
+	return safefile.ReadIn(root, name, limit)
 }
 
 // Load reads the record of run id: the one saved and not yet on disk, else <id>.json, else

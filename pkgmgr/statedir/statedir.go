@@ -13,11 +13,9 @@ package statedir
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // Name is the state folder's name inside a project.
@@ -118,42 +116,4 @@ func check(shown string, fi fs.FileInfo) error {
 		return &Error{Path: shown, Problem: "is not a folder"}
 	}
 	return nil
-}
-
-// ReadFile's refusals, wrapped in the errors it returns.
-var (
-	ErrNotRegular = errors.New("not a regular file")
-	ErrTooLarge   = errors.New("over the size limit")
-)
-
-// ReadFile reads the file name in root, which must be a regular file of at most max bytes. A
-// repository controls the files of the .halo it ships: one that is not a regular file (a
-// named pipe, a device, a folder) or is larger is refused without being read, and without
-// waiting (opening a named pipe to read waits for a writer), with ErrNotRegular or
-// ErrTooLarge.
-func ReadFile(root *os.Root, name string, max int64) ([]byte, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %w (%s)", name, ErrNotRegular, fi.Mode().Type())
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, %w of %d", name, fi.Size(), ErrTooLarge, max)
-	}
-	// The file may grow while it is read: read one byte past the limit to find out.
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is %w of %d bytes", name, ErrTooLarge, max)
-	}
-	return b, nil
 }

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/halo-lang/halo/errcode"
+	"github.com/halo-lang/halo/internal/safefile"
 )
 
 // CodeProjectConfig: halo.json cannot be read, is not a JSON object, or holds a known key
@@ -38,10 +38,14 @@ type Config struct {
 	SandboxMCP bool
 }
 
+// maxBytes is the largest halo.json Read reads: a repository's may be anything (a named pipe,
+// which is refused too, is read without waiting).
+const maxBytes = 1 << 20
+
 // Read reads halo.json in dir. No file means every default.
 func Read(dir string) (Config, error) {
 	cfg := Config{MCP: true, PinMCP: true}
-	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	b, err := safefile.Read(filepath.Join(dir, FileName), maxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
