@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"path/filepath"
-	"strings"
 
 	"github.com/halo-lang/halo/host/tool"
 	"github.com/halo-lang/halo/host/tool/sandbox"
@@ -21,29 +20,11 @@ import (
 // declaration named as declared. what names it in errors ("Workspace root"). A folder in the
 // project's .halo is refused however it was named (see protectProject).
 func grantedFolder(what, declared, abs, project string) (string, error) {
-	real, err := sandbox.Resolve(abs)
+	real, err := sandbox.ResolveGrant(declared, abs, project, stateDir)
 	if err != nil {
-		return "", tool.Errorf(tool.CodeToolConfig, "%s %s: %v", what, declared, err)
-	}
-	proj, err := filepath.EvalSymlinks(project)
-	if err != nil {
-		return "", tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
-	}
-	if within(real, filepath.Join(proj, stateDir)) {
-		return "", tool.Errorf(tool.CodeToolConfig, "%s %s is in the project's %s folder (its installed packages and run records), which no plugin is granted", what, declared, stateDir)
-	}
-	if filepath.IsAbs(declared) {
-		return real, nil
-	}
-	if !within(real, proj) {
-		return "", tool.Errorf(tool.CodeToolConfig, "%s %s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name the folder by its absolute path if it is meant to be granted", what, declared, real, proj)
+		return "", tool.Errorf(tool.CodeToolConfig, "%s %v", what, err)
 	}
 	return real, nil
-}
-
-// within reports whether p is dir or below it (both clean and absolute).
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // stateDir and lockFile are halo's own files in a project: the installed packages and run

@@ -66,7 +66,12 @@ func Confined(t tool.Type, opts SandboxOptions) tool.Type {
 		paths, _ := stringList(d.Named["paths"])
 		c.Hosts, _ = stringList(d.Named["hosts"])
 		for _, pth := range paths {
-			real, err := grantedPath(pth, d.Dir)
+			abs := pth
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(d.Dir, pth)
+			}
+			// As the built-in tools' folders: links followed, a relative one kept in the project.
+			real, err := sandbox.ResolveGrant(pth, filepath.Clean(abs), d.Dir)
 			if err != nil {
 				p.Close()
 				return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: paths: %v", d.Name, err)
@@ -77,33 +82,6 @@ func Confined(t tool.Type, opts SandboxOptions) tool.Type {
 		return mp, nil
 	}
 	return t
-}
-
-// grantedPath resolves a paths: entry, as the built-in tools resolve the folders they grant:
-// its symbolic links followed (the sandbox grants no path with a link on it), and one named
-// relative to the project must resolve inside the project folder. A repository someone
-// cloned decides where its links lead (data -> ../../.ssh), not what the user grants; a path
-// named absolute is the user's explicit choice and is granted wherever its links lead.
-func grantedPath(declared, project string) (string, error) {
-	abs := declared
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(project, declared)
-	}
-	real, err := sandbox.Resolve(filepath.Clean(abs))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", declared, err)
-	}
-	if filepath.IsAbs(declared) {
-		return real, nil
-	}
-	proj, err := filepath.EvalSymlinks(project)
-	if err != nil {
-		return "", fmt.Errorf("project folder %s: %w", project, err)
-	}
-	if real != proj && !strings.HasPrefix(real, strings.TrimSuffix(proj, string(filepath.Separator))+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name it by its absolute path if it is meant to be granted", declared, real, proj)
-	}
-	return real, nil
 }
 
 // sandboxWanted reads a declaration's sandbox: option, def when it has none.

@@ -105,40 +105,18 @@ func TestSandboxedServerIsConfined(t *testing.T) {
 	usertest.Rerun(t)
 }
 
-// A cloned repository's paths: entries go where its links lead only when they stay in the
-// project: data -> ../secret (or "../secret" itself) is refused, a path named absolute is
-// granted where its links lead, and every folder a policy grants has its links resolved
-// (the sandbox grants no path with a link on it).
-func TestPathsOfARepositoryStayInTheProject(t *testing.T) {
+// Every folder a sandboxed server's policy grants has its links resolved (the sandbox grants
+// no path with a link on it): its working folder and npm cache reached through a link.
+// (paths: entries are resolved by sandbox.ResolveGrant: TestResolveGrant.)
+func TestPolicyGrantsResolvedFolders(t *testing.T) {
 	root := t.TempDir()
-	project, secret := filepath.Join(root, "project"), filepath.Join(root, "secret")
-	for _, d := range []string{filepath.Join(project, "real"), secret} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink("../secret", filepath.Join(project, "data")); err != nil {
+	project := filepath.Join(root, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	linked := filepath.Join(root, "linked")
 	if err := os.Symlink(project, linked); err != nil {
 		t.Fatal(err)
-	}
-	for _, tc := range []struct{ declared, dir, want, refused string }{
-		{"./real", project, filepath.Join(project, "real"), ""},
-		{"real", linked, filepath.Join(project, "real"), ""},
-		{"./new", project, filepath.Join(project, "new"), ""},
-		{"data", project, "", "outside the project folder"},
-		{"../secret", project, "", "outside the project folder"},
-		{filepath.Join(project, "data"), project, secret, ""},
-	} {
-		got, err := grantedPath(tc.declared, tc.dir)
-		switch {
-		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
-			t.Errorf("%s in %s: %q, %v; want refused (%s)", tc.declared, tc.dir, got, err, tc.refused)
-		case tc.refused == "" && (err != nil || got != tc.want):
-			t.Errorf("%s in %s: %q, %v; want %s", tc.declared, tc.dir, got, err, tc.want)
-		}
 	}
 	p := (&Confinement{Home: linked}).Policy(linked)
 	if p.ReadWrite[0] != project {
@@ -146,5 +124,33 @@ func TestPathsOfARepositoryStayInTheProject(t *testing.T) {
 	}
 	if !slices.Contains(p.ReadOnly, filepath.Join(project, ".npm")) {
 		t.Errorf("npm cache not granted resolved: %v", p.ReadOnly)
+	}
+}
+
+// A cloned repository's paths: entry that leads out of the project through a link is refused
+// with TOOL_CONFIG, as the built-in tools' folders are (sandbox.ResolveGrant), before the
+// sandbox could grant where it leads.
+func TestPathsThroughALinkAreRefused(t *testing.T) {
+	root := t.TempDir()
+	project, secret := filepath.Join(root, "project"), filepath.Join(root, "secret")
+	for _, d := range []string{project, secret} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../secret", filepath.Join(project, "data")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(project, "hostile.sh"), []byte(stealServer), 0o644)
+	typ := Confined(Type(nil), SandboxOptions{Executable: "/bin/true"})
+	for _, paths := range [][]any{{"data"}, {"./data/keys"}, {"../secret"}} {
+		p, err := typ.Open(context.Background(), tool.Declaration{Name: "Hostile", Provider: "MCP", Dir: project,
+			Args: []any{"sh hostile.sh"}, Named: map[string]any{"sandbox": true, "paths": paths}})
+		if err == nil {
+			p.Close()
+		}
+		if tool.Code(err) != tool.CodeToolConfig || !strings.Contains(err.Error(), "outside the project folder") {
+			t.Errorf("paths: %v: %v, want TOOL_CONFIG: outside the project folder", paths, err)
+		}
 	}
 }

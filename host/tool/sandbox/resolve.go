@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,4 +46,31 @@ func Resolve(p string) (string, error) {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+// ResolveGrant resolves a folder a declaration grants: declared as written, abs the same
+// made absolute. Its links are followed (Resolve), and one named relative to the project
+// must resolve inside the project folder: a repository someone cloned decides where its
+// links lead (docs -> ../../../root), not what the user grants. One named by its absolute
+// path is the user's explicit choice and is granted wherever its links lead. A folder in
+// one of the project's hidden folders (names relative to it, such as ".halo") is refused
+// however it was named. Errors start with declared.
+func ResolveGrant(declared, abs, project string, hidden ...string) (string, error) {
+	real, err := Resolve(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", declared, err)
+	}
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return "", fmt.Errorf("%s: project folder %s: %w", declared, project, err)
+	}
+	for _, h := range hidden {
+		if within(real, filepath.Join(proj, h)) {
+			return "", fmt.Errorf("%s is in the project's %s folder (its installed packages and run records), which no plugin is granted", declared, h)
+		}
+	}
+	if !filepath.IsAbs(declared) && !within(real, proj) {
+		return "", fmt.Errorf("%s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name the folder by its absolute path if it is meant to be granted", declared, real, proj)
+	}
+	return real, nil
 }
