@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/sdk"
 )
 
 // The dependency direction of ../shared/DESIGN.md, written as rules (in the manner of Go's
@@ -44,7 +44,7 @@ var importRules = []struct {
 	{".", nil},
 }
 
-const module = "github.com/halo-lang/halo"
+const module = "halolang.dev/halo"
 
 // hostWide reports whether every package of the host may import imp, beside its rule: errcode,
 // the coded-error type and Code, internal/linediff, the line diff shown to people, and

@@ -1,4 +1,4 @@
-module github.com/halo-lang/halo
+module halolang.dev/halo
 
 go 1.26.0
 
@@ -10,8 +10,8 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/expr-lang/expr v1.17.8
-	github.com/halo-lang/halo/proto v0.1.0
-	github.com/halo-lang/halo/sdk v0.1.0
+	halolang.dev/halo/proto v0.1.0
+	halolang.dev/halo/sdk v0.1.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/jackc/pgx/v5 v5.12.0
@@ -102,6 +102,6 @@ replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/github.com/san
 // The plugin contract and the SDK are modules of their own (sdk/go.mod, proto/go.mod), so a
 // plugin author depends on them alone; inside this repository they are built from here.
 replace (
-	github.com/halo-lang/halo/proto => ./proto
-	github.com/halo-lang/halo/sdk => ./sdk
+	halolang.dev/halo/proto => ./proto
+	halolang.dev/halo/sdk => ./sdk
 )

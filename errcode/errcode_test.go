@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 )
 
 // otherCoded stands for a package's own coded type (host/tool's, an SDK's from another module).

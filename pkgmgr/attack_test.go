@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/internal/usertest"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/internal/usertest"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // victimHome returns a home folder with a ~/.ssh worth stealing or deleting: the test user's

@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 )
 
 // Stable error codes of package operations. Users match on them; never change or reuse one.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/internal/treestate"
+	"halolang.dev/halo/internal/treestate"
 )
 
 // writeTree writes files (slash paths) under dir.

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/halo-lang/halo/internal/safefile"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/internal/safefile"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // File and folder names inside a project.

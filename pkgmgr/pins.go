@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/halo-lang/halo/internal/safefile"
+	"halolang.dev/halo/internal/safefile"
 )
 
 // An MCPTool is one MCP server tool as halo.lock pins it: the sha256 of its canonical

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // A Project is the package state of one project folder: halo.lock and .halo/tools/, and the

@@ -10,8 +10,8 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/halo-lang/halo/internal/safefile"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/internal/safefile"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // A state is the project's .halo and .halo/tools folders, opened through statedir: neither is

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // envShared names, in the re-run as halo-test, a project another user trusted a package in.

@@ -1,4 +1,4 @@
-module github.com/halo-lang/halo/proto
+module halolang.dev/halo/proto
 
 go 1.26.0
 

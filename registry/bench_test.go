@@ -8,7 +8,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // firstParty installs every package of the default registry into a fresh project and returns

@@ -3,7 +3,7 @@ package registry
 import (
 	"io/fs"
 
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Publisher is the publisher the first-party packages name.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Every package of the default registry is signed: the committed ones with the project's

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/pkgmgr"
 )
 
 //go:embed index.json packages all:local

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/pkgmgr"
-	"github.com/halo-lang/halo/registry/generate"
+	"halolang.dev/halo/pkgmgr"
+	"halolang.dev/halo/registry/generate"
 )
 
 // TestCommittedRegistryIsFresh regenerates index.json and packages/ from src/ into a
@@ -121,7 +121,7 @@ func TestWorldTimePacks(t *testing.T) {
 	var platforms []string
 	build := func(_ context.Context, dir, goPkg, platform string) ([]byte, error) {
 		platforms = append(platforms, platform)
-		if goPkg != "github.com/halo-lang/halo/plugins/worldtime/cmd/worldtime" {
+		if goPkg != "halolang.dev/halo/plugins/worldtime/cmd/worldtime" {
 			t.Errorf("builds %s", goPkg)
 		}
 		return []byte("#!fake " + platform), nil
@@ -202,7 +202,7 @@ func TestWorldTimeIsReproducible(t *testing.T) {
 	}
 	f, _ := pkg.File(rel)
 	build := pkgmgr.GoBuilder("go", os.Environ())
-	exe, err := build(context.Background(), "src/world-time", "github.com/halo-lang/halo/plugins/worldtime/cmd/worldtime", plat)
+	exe, err := build(context.Background(), "src/world-time", "halolang.dev/halo/plugins/worldtime/cmd/worldtime", plat)
 	if err != nil {
 		t.Fatal(err)
 	}

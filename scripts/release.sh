@@ -41,7 +41,7 @@ for p in $platforms; do
   os=${p%/*} arch=${p#*/}
   echo "-- halo $version for $os/$arch"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
-    -ldflags="-s -w -buildid= -X github.com/halo-lang/halo/cmd/halo/internal/version.Version=$version" \
+    -ldflags="-s -w -buildid= -X halolang.dev/halo/cmd/halo/internal/version.Version=$version" \
     -o "$out/halo_${version}_${os}_${arch}/halo" ./cmd/halo
 done
 cp registry/local/packages/*.halotool "$out/"
@@ -49,8 +49,8 @@ cp registry/local/packages/*.halotool "$out/"
 cat "$out/SHA256SUMS"
 
 sdk=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' sdk/version.go)
-proto=$(cd sdk && go list -m -f '{{.Version}}' github.com/halo-lang/halo/proto)
+proto=$(cd sdk && go list -m -f '{{.Version}}' halolang.dev/halo/proto)
 echo
 echo "Release $version is in $out. The SDK modules (tag them when they changed since their last tag):"
-echo "  git tag proto/$proto  # github.com/halo-lang/halo/proto"
-echo "  git tag sdk/v$sdk    # github.com/halo-lang/halo/sdk (sdk/version.go)"
+echo "  git tag proto/$proto  # halolang.dev/halo/proto"
+echo "  git tag sdk/v$sdk    # halolang.dev/halo/sdk (sdk/version.go)"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/sdk/internal/wire"
+	"halolang.dev/halo/sdk/internal/wire"
 )
 
 // A Call is the context of one method call. It is a context.Context, cancelled when the host

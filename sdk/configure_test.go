@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/halo-lang/halo/sdk"
-	"github.com/halo-lang/halo/sdk/sdktest"
+	"halolang.dev/halo/sdk"
+	"halolang.dev/halo/sdk/sdktest"
 )
 
 // notes is the provider of docs/plugins.md's "Configuration per declaration", word for word

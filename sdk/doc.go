@@ -11,7 +11,7 @@
 //	import (
 //		"strings"
 //
-//		"github.com/halo-lang/halo/sdk"
+//		"halolang.dev/halo/sdk"
 //	)
 //
 //	type shoutParams struct {

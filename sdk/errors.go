@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/halo-lang/halo/sdk/internal/wire"
+	"halolang.dev/halo/sdk/internal/wire"
 )
 
 // Fail returns a domain failure: the method ran and the answer is "no" (no such file, no

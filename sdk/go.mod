@@ -1,9 +1,9 @@
-module github.com/halo-lang/halo/sdk
+module halolang.dev/halo/sdk
 
 go 1.26.0
 
 require (
-	github.com/halo-lang/halo/proto v0.1.0
+	halolang.dev/halo/proto v0.1.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/invopop/jsonschema v0.14.0
@@ -30,4 +30,4 @@ require (
 
 // Inside the Halo repository the SDK builds against the contract beside it. A module that
 // requires the SDK ignores this line and gets the proto version above.
-replace github.com/halo-lang/halo/proto => ../proto
+replace halolang.dev/halo/proto => ../proto

@@ -14,7 +14,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/halo-lang/halo/sdk/internal/wire"
+	"halolang.dev/halo/sdk/internal/wire"
 )
 
 // An Effect says what calling a method can change. Policies select methods by effect

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/halo-lang/halo/sdk/internal/wire"
+	"halolang.dev/halo/sdk/internal/wire"
 )
 
 // A Provider is one provider type, as `tool X : Name(...)` declarations name it. One plugin

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/sdk"
-	"github.com/halo-lang/halo/sdk/sdktest"
+	"halolang.dev/halo/sdk"
+	"halolang.dev/halo/sdk/sdktest"
 )
 
 // The provider of the package doc, kept here so the example is known to work.

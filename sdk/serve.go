@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
-	"github.com/halo-lang/halo/sdk/internal/wire"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/sdk/internal/wire"
 )
 
 // Handshake returns the go-plugin handshake a Halo host expects: protocol version 1 of

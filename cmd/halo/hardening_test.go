@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // TestInheritedDescriptorsReachNoChild is item 6 of the red-team review: a descriptor halo

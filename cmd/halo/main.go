@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/root"
-	"github.com/halo-lang/halo/host/tool/builtin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/cmd/halo/internal/root"
+	"halolang.dev/halo/host/tool/builtin"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/halo-lang/halo/internal/treestate"
+	"halolang.dev/halo/internal/treestate"
 )
 
 // TestPackageScripts runs testdata/pkgscript/*.txtar: the package commands (search, add,

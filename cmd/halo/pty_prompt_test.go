@@ -15,7 +15,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"halolang.dev/halo/cmd/halo/internal/run"
 )
 
 // ptyAnswer is the testscript command `ptyanswer NAME ANSWER... -- command [args...]`: it

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/halo-lang/halo/host/telemetry/otlptest"
+	"halolang.dev/halo/host/telemetry/otlptest"
 )
 
 // TestTrustScripts runs testdata/trustscript/*.txtar: traces, signed packages and pinned

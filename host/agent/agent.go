@@ -23,10 +23,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // Defaults of the loop's settings.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/policy"
 )
 
 // TestParseApproval: the seed's answer words. These approve: true; y, yes, approve,

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // twenty offers twenty methods, as a Workspace, a Bash and an MCP server together might.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/policy"
 )
 
 // FuzzToolCall feeds the loop a tool call with any name and any argument bytes, as a hostile

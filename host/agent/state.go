@@ -3,7 +3,7 @@ package agent
 import (
 	"encoding/json"
 
-	"github.com/halo-lang/halo/host/model"
+	"halolang.dev/halo/host/model"
 )
 
 // State's JSON form keeps the model's own bytes: a tool call's arguments and a provider's

@@ -18,8 +18,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/policy"
 )
 
 var update = flag.Bool("update", false, "rewrite the request files of testdata/wire (review the diff against the vendor's documentation)")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // genProgram writes a valid program of about size bytes: blocks of policies, tools, agents,

@@ -15,9 +15,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // Config is what the checker needs to know from outside the program.

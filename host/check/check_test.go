@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/mcp"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

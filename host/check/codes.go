@@ -1,7 +1,7 @@
 package check
 
 import (
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 // Stable codes of the checker's diagnostics. Users match on them; never change or reuse one.

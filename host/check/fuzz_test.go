@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // FuzzCheck: whatever parses, the checker handles without panicking.

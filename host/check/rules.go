@@ -3,8 +3,8 @@ package check
 import (
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
 )
 
 func set(names ...string) map[string]bool {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
 )
 
 // checkRule validates one rule written in a policy beside the tools Git (an MCP server, whose

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // RuleSpecs turns a policy declaration into the RuleSpecs host/policy compiles: the one

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/halo-lang/halo/internal/safefile"
+	"halolang.dev/halo/internal/safefile"
 )
 
 // Parse parses one .halo file. It always returns a File; declarations that did not parse

@@ -5,7 +5,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/halo-lang/halo/internal/jsonappend"
+	"halolang.dev/halo/internal/jsonappend"
 )
 
 // marshalMessage encodes a message halo mcp writes on stdout. A tools/call answer (a

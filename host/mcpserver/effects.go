@@ -1,8 +1,8 @@
 package mcpserver
 
 import (
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/tool"
 )
 
 // reach is what a pipeline can do, as far as its source says: the effects of every tool

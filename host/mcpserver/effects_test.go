@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 // TestAnnotations: a tool is read-only when every method its pipeline can reach only reads

@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // person answers elicitations: with action and, when accepting, the answer.

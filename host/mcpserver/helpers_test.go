@@ -17,9 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 type (

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // maxTypeDepth bounds how deep a value is checked and a schema is written: schema types may

@@ -13,10 +13,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 // Limits a server applies unless its Config says otherwise.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 )
 
 // Stable error codes of model calls. Users match on them; never change or reuse one.

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/plan"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/plan"
+	"halolang.dev/halo/host/runtime"
 )
 
 // FuzzPlan plans every pipeline of every program that validates: the planner must never

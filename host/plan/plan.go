@@ -28,12 +28,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/check"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/check"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // DefaultValueTokens is how many tokens each value a prompt reads at run time is counted

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // directives reads a stage's @retry(n) and @correct(n); st is nil for a start value.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/policy/internal/corpus"
+	"halolang.dev/halo/host/policy/internal/corpus"
 )
 
 // safe is the seed's Safe policy: Block(PromptInjection, DestructiveOps) & Redact(PII, APIKey).

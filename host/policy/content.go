@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/halo-lang/halo/host/policy/detect"
+	"halolang.dev/halo/host/policy/detect"
 )
 
 // A Set is the policies an agent requires, in the order written. The zero Set enforces

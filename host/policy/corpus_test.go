@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/policy/detect"
-	"github.com/halo-lang/halo/host/policy/internal/corpus"
+	"halolang.dev/halo/host/policy/detect"
+	"halolang.dev/halo/host/policy/internal/corpus"
 )
 
 // detects reports whether the policy engine finds cat in text, as an agent's prompt: a Block

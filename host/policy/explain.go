@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 // A RuleRef names one rule of a set: its policy, the rule's name and the rule as written.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 func refs(rs []RuleRef) string {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/policy/detect"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/policy/detect"
+	"halolang.dev/halo/host/tool"
 )
 
 var fuzzSeeds = []string{

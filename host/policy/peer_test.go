@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/policy/detect"
-	"github.com/halo-lang/halo/host/policy/internal/corpus"
+	"halolang.dev/halo/host/policy/detect"
+	"halolang.dev/halo/host/policy/internal/corpus"
 )
 
 // BenchmarkRedact64K measures, on the same 64 KB chunks of mixed prose, code and JSON, each

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 )
 
 func r(name string, args ...any) RuleSpec {

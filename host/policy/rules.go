@@ -7,8 +7,8 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 
-	"github.com/halo-lang/halo/host/policy/detect"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/policy/detect"
+	"halolang.dev/halo/host/tool"
 )
 
 // argKind is what one rule argument must be.

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/halo-lang/halo/host/policy/fold"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/policy/fold"
+	"halolang.dev/halo/host/tool"
 )
 
 // A ToolMethod is a method an agent could be offered: its "Tool.method" target and effect.

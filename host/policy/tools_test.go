@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
 )
 
 func TestMatchPattern(t *testing.T) {

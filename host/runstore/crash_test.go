@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // crashChild, when set in the environment, makes this test binary a process that saves

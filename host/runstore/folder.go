@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // A Folder is the embedded run store: the records of runtime.Store (.halo/runs/<id>.json,

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runstore/runstoretest"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/runstoretest"
+	"halolang.dev/halo/host/runtime"
 )
 
 func openFolder(t *testing.T) runstore.Store {

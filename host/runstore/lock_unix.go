@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 const noFollow = syscall.O_NOFOLLOW

@@ -11,8 +11,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Stable error codes of run stores.

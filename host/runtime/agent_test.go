@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 // scripted is a model that answers each request with the next reply and keeps the requests.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/policy"
 )
 
 // An AgentPause is an agent call stopped at a tool call that waits for a person's approval,

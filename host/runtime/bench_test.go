@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // BenchmarkTenStages measures the runtime's overhead per stage: a 10-stage pipeline whose

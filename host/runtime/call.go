@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // callOpts are what a stage hands its call beside the flowing value.

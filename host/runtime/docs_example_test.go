@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // source is the program of docs/testing.md's "From Go" example: examples/approvals.halo's clerk.

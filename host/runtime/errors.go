@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/check"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/policy"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/check"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // Stable error codes of runs. Users match on them; never change or reuse one.

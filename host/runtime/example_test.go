@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // A user's own test: load a source, mock the agent, run, and read the output and meta.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 // inFlight counts calls running at once and remembers the most seen.

@@ -3,8 +3,8 @@ package runtime_test
 import (
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runtime"
 )
 
 // FuzzParseMocks: any bytes give mocks or a MOCK error, never a panic.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // convertInput fits v to parameter p's type. Strings (from --input k=v) are parsed for

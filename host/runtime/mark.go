@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // A Mark says that a run, or a stage of the pipeline it started with, begins or ends.

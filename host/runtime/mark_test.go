@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Marks tell a run and each stage of its own pipeline beginning and ending, in order; the

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
 )
 
 // Status is how a run ended (or stands).

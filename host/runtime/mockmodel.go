@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/model"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/model"
 )
 
 // A mockModel answers an agent's requests from its mock as a model would: with text (an

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
 )
 
 // A MockRequest is what a mock function is asked.

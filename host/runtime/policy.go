@@ -4,9 +4,9 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/halo-lang/halo/host/check"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy"
+	"halolang.dev/halo/host/check"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
 )
 
 type compiledPolicy = policy.Policy

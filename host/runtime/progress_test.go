@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 // reportingProvider reports progress on index and fails refuse with a domain failure whose

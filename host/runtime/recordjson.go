@@ -2,12 +2,12 @@ package runtime
 
 import (
 	"encoding/json"
-	"github.com/halo-lang/halo/internal/jsonappend"
+	"halolang.dev/halo/internal/jsonappend"
 	"strconv"
 	"time"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
 )
 
 // The run record's JSON, written by hand: json.Marshal (reflection) was a tenth of halo mcp's

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
 )
 
 // sameAsMarshal fails t unless appendRecord writes rec exactly as json.Marshal does, or

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
 )
 
 // CodeReplayDiverged: a replayed run made a call its recording cannot answer (a tool call

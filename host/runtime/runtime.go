@@ -12,10 +12,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/check"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/check"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/tool"
 )
 
 // ModelOpener returns the provider for a model reference ("openai/gpt-4o-mini") and the

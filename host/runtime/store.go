@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/internal/safefile"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/internal/safefile"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // A Record is a run as saved in .halo/runs/<runId>.json.

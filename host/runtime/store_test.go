@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/usertest"
 )
 
 func TestStoreSaveLoad(t *testing.T) {

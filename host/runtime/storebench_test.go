@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // BenchmarkStoreSave measures one save of a completed record, as halo mcp and halo serve

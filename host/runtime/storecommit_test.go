@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // syncWatch records the files a store synced (by inode), and can make syncing fail.

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // The run log: with Store.Log, the records of runs that have not paused are lines of a log

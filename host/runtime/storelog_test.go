@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/usertest"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/usertest"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // logs returns the run logs in dir, oldest first, each as its lines.

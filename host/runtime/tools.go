@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/tool"
 )
 
 // A toolSet holds the providers one run opened. A declaration is opened on its first call

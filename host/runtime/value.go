@@ -3,7 +3,7 @@ package runtime
 import (
 	"strings"
 
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/host/lang"
 )
 
 // A scope is what values in a pipeline can name: the pipeline's inputs, the `as` names of

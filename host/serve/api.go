@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/mcpserver"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Stable codes of the API's errors, beside the checks' (mcpserver's), the links' and the

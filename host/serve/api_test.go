@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 func TestPipelines(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 const clerkSrc = `

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/host/mcpserver"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // pageTmpl is the approval page: the question and two buttons; only the POST acts.

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runstore/postgres"
-	hruntime "github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/serve"
-	"github.com/halo-lang/halo/internal/pgtest"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/postgres"
+	hruntime "halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/serve"
+	"halolang.dev/halo/internal/pgtest"
 )
 
 func benchMocks() *hruntime.Mocks {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Stopping: new runs and signals are refused; a run that finishes within the grace

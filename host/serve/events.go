@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // How event streams behave: a comment every keepAlive keeps proxies from closing an idle

@@ -16,10 +16,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/serve"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/serve"
 )
 
 const src = `

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Stable codes of approval links that cannot be used.

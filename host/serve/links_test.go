@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // pausedAsk starts Ask, which pauses at its yield, and returns the run id and its link.

@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runstore/postgres"
-	hruntime "github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/serve"
-	"github.com/halo-lang/halo/internal/pgtest"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/postgres"
+	hruntime "halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/serve"
+	"halolang.dev/halo/internal/pgtest"
 )
 
 var load = flag.Bool("load", false, "run TestLoad: 500 runs from 32 clients against each store (scripts/test.sh runs it once)")

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runstore/postgres"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/pgtest"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/postgres"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

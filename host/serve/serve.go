@@ -25,10 +25,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/mcpserver"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Defaults of Config.

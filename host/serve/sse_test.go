@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/serve"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/serve"
 )
 
 type sseEvent struct {

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Why a run's context ends, beside the client or the runtime: the run is cancelled (the

@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/serve"
-	"github.com/halo-lang/halo/host/studio"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/serve"
+	"halolang.dev/halo/host/studio"
+	"halolang.dev/halo/host/tool"
 )
 
 // src is the program every test serves: plain agent calls, a yield, a listen, an agent

@@ -6,8 +6,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/telemetry"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/telemetry"
 )
 
 const benchSrc = `

@@ -11,8 +11,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/halo-lang/halo/host/agent"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/agent"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Attribute keys of Halo's own (beside the semantic conventions').

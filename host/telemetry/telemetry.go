@@ -29,7 +29,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Protocols an OTLP endpoint can speak.
@@ -193,7 +193,7 @@ func Open(ctx context.Context, cfg Config) (*Tracer, error) {
 	)
 	return &Tracer{
 		cfg: cfg, provider: tp, log: cfg.Logger, runs: map[string]*runSpans{},
-		tracer: tp.Tracer("github.com/halo-lang/halo/host/telemetry", trace.WithSchemaURL(semconv.SchemaURL)),
+		tracer: tp.Tracer("halolang.dev/halo/host/telemetry", trace.WithSchemaURL(semconv.SchemaURL)),
 	}, nil
 }
 

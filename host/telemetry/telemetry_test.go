@@ -12,11 +12,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/halo-lang/halo/host/model"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/telemetry"
-	"github.com/halo-lang/halo/host/telemetry/otlptest"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/telemetry"
+	"halolang.dev/halo/host/telemetry/otlptest"
+	"halolang.dev/halo/host/tool"
 )
 
 // fakeTool answers every method with the arguments it was given, or fails when told to.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 )
 
 // Stable error codes of tool calls. Users match on them; never change or reuse one.

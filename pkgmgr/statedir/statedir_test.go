@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/internal/treestate"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/internal/treestate"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 func TestOpenCreatesAndReopens(t *testing.T) {

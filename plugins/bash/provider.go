@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/sdk"
 )
 
 // Name is the provider name declarations use: `tool Tests : Bash(cwd: "./app", timeout_ms: 120000)`.

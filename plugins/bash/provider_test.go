@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/sdk/sdktest"
+	"halolang.dev/halo/sdk/sdktest"
 )
 
 func TestProviderThroughSDK(t *testing.T) {

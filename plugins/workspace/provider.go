@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/sdk"
 )
 
 // Name is the provider name declarations use: `tool Files : Workspace("./notes", write: true)`.

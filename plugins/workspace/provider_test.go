@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/sdk/sdktest"
+	"halolang.dev/halo/sdk/sdktest"
 )
 
 // The provider through the real gRPC path, as the host reaches it.

@@ -14,7 +14,7 @@ import (
 	"time"
 	_ "time/tzdata" // the zone database travels with the plugin: no system files needed
 
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/sdk"
 )
 
 //go:embed zones.txt

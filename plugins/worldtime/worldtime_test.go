@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/plugins/worldtime"
-	"github.com/halo-lang/halo/sdk"
-	"github.com/halo-lang/halo/sdk/sdktest"
+	"halolang.dev/halo/plugins/worldtime"
+	"halolang.dev/halo/sdk"
+	"halolang.dev/halo/sdk/sdktest"
 )
 
 // fixed is the clock of every test: a Sunday in northern winter.

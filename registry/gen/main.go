@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/pkgmgr"
-	"github.com/halo-lang/halo/registry/generate"
+	"halolang.dev/halo/pkgmgr"
+	"halolang.dev/halo/registry/generate"
 )
 
 func main() {

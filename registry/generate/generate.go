@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // IsLocal reports whether a source package is built per machine: it has a module provider,

@@ -24,9 +24,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
-	"github.com/halo-lang/halo/sdk"
-	"github.com/halo-lang/halo/sdk/internal/wire"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/sdk"
+	"halolang.dev/halo/sdk/internal/wire"
 )
 
 // A Client talks to one plugin, in-process or as a child process.

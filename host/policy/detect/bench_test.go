@@ -3,7 +3,7 @@ package detect
 import (
 	"testing"
 
-	"github.com/halo-lang/halo/host/policy/internal/corpus"
+	"halolang.dev/halo/host/policy/internal/corpus"
 )
 
 func BenchmarkScanSafe16K(b *testing.B) {

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/halo-lang/halo/host/policy/fold"
+	"halolang.dev/halo/host/policy/fold"
 )
 
 // A Category is a set of detector categories; each base category is one bit.

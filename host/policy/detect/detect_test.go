@@ -9,7 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/halo-lang/halo/host/policy/internal/corpus"
+	"halolang.dev/halo/host/policy/internal/corpus"
 )
 
 // Each case names the category it checks and says whether s holds a match. Positives give

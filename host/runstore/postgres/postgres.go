@@ -22,8 +22,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // DefaultLease is how long a run stays held without its replica renewing it.

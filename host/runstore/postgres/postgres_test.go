@@ -8,12 +8,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runstore/postgres"
-	"github.com/halo-lang/halo/host/runstore/runstoretest"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/pgtest"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/postgres"
+	"halolang.dev/halo/host/runstore/runstoretest"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

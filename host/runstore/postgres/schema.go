@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/halo-lang/halo/host/runstore"
+	"halolang.dev/halo/host/runstore"
 )
 
 // migrations are the schema, one step a version; never change a step that has shipped, add

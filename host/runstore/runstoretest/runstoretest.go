@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
 )
 
 // Config says how to get stores to check.

@@ -19,10 +19,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/internal/ptytest"
-	"github.com/halo-lang/halo/internal/usertest"
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/internal/ptytest"
+	"halolang.dev/halo/internal/usertest"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // Attack tests: what a hostile Bash command (one an agent was talked into, say) tries against

@@ -29,12 +29,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/plugins/bash"
-	"github.com/halo-lang/halo/plugins/workspace"
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/plugins/bash"
+	"halolang.dev/halo/plugins/workspace"
+	"halolang.dev/halo/sdk"
 )
 
 // PluginCommand is the hidden subcommand of halo that serves a built-in plugin.

@@ -17,12 +17,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/plugins/workspace"
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/plugins/workspace"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // TestMain lets the test binary stand in for halo: the plugins it starts are this binary

@@ -3,8 +3,8 @@ package builtin
 import (
 	"path/filepath"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // A folder a declaration names is granted to its plugin by the sandbox, which follows

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Type returns the provider type for one http provider of an installed package.

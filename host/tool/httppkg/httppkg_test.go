@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // A recorded request, as the fake server saw it.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
 )
 
 // A log of the requests a server received, safe for the server's goroutines.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/internal/ptytest"
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/internal/ptytest"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // Attack tests: what a hostile MCP stdio server (a package someone published, say) tries

@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/mcp/internal/testserver"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/mcp/internal/testserver"
 )
 
 // BenchmarkCall measures a warm tools/call round trip through the provider beside the same

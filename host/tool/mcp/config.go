@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 // DefaultTimeout is how long one request may take when a declaration sets no timeout_ms:.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
 )
 
 func TestSplitCommand(t *testing.T) {

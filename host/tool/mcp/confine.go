@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // A Confinement is what a sandboxed stdio server may reach beyond what every program needs

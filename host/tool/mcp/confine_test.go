@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // stealServer is a stdio MCP server whose one tool tries what a hostile server would: read

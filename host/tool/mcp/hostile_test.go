@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
 )
 
 // hostileFlag makes the test binary act as a hostile MCP server over stdio.

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
 )
 
 // fakeServer is a scripted Streamable HTTP MCP server: it records what the client sends,

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool/mcp/internal/testserver"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/host/tool/mcp/internal/testserver"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // serverFlag makes the test binary act as the test MCP server over stdio, so stdio tests

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/halo-lang/halo/internal/linediff"
+	"halolang.dev/halo/internal/linediff"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // CodeToolsChanged: a server tool is new, or its definition changed, since halo.lock pinned

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // pinServer is an MCP provider whose tools a test changes between listings.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // startServer starts a stdio server's process through the plugins' start path: from an OS

@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 // Why our own stdio transport rather than mcp-go's transport.Stdio:

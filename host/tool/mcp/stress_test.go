@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/tool"
 )
 
 // chaosFlag makes the test binary act as the stress test's server.

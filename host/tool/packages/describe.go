@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // described is one provider in a package's description (pkgmgr.Description.Providers).

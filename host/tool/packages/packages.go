@@ -18,12 +18,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/httppkg"
-	"github.com/halo-lang/halo/host/tool/mcp"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/httppkg"
+	"halolang.dev/halo/host/tool/mcp"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Config is what opening package providers needs from the command.

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // A recorded request: what reached "the vendor" (the fake behind the rewriting transport).

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // A module plugin runs inside ModulePolicy: it reads its own package folder, and nothing of

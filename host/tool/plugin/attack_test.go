@@ -16,13 +16,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/internal/ptytest"
-	"github.com/halo-lang/halo/internal/usertest"
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/internal/ptytest"
+	"halolang.dev/halo/internal/usertest"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // Attack tests: what a hostile module package, built with the SDK like any other, tries

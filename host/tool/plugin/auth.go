@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // Every connection to a plugin is authenticated both ways, so that no other process that

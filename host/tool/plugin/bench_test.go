@@ -20,8 +20,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
 )
 
 var payloads = []struct {

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // BenchmarkStartChecks measures, one by one, what the host does at each plugin start for the

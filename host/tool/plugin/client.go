@@ -39,9 +39,9 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr"
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // CodeIntegrity is the error code of a plugin executable whose sha256 is not the pinned one.

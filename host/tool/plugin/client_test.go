@@ -20,10 +20,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 func requireLinux(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
 )
 
 // Some proofs need a host process of their own: one whose exec-time environment holds a

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // isolations lists the ways to start a plugin, best first; each one is tried when the one

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/sandbox"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // procStatus reads the fields of /proc/<pid>/status.

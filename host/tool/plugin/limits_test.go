@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
 )
 
 // allocated runs f and returns how many bytes the test process allocated meanwhile.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/host/tool/plugin"
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // bins holds the plugin executables the tests start, built once per test binary.

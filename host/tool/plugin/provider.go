@@ -11,8 +11,8 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"github.com/halo-lang/halo/host/tool"
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/host/tool"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // MaxResultMetadata is the gRPC metadata key of a Configure request that carries the

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
-	sandboxpkg "github.com/halo-lang/halo/host/tool/sandbox"
+	sandboxpkg "halolang.dev/halo/host/tool/sandbox"
 )
 
 // procRunner is the go-plugin runner for every plugin the host starts. go-plugin's own runner

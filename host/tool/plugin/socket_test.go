@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/plugin"
 )
 
 // TestCallsSocket: a plugin built with this SDK takes its calls on a calls socket; one that

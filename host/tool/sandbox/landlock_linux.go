@@ -15,7 +15,7 @@ import (
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
-	"github.com/halo-lang/halo/host/tool/sandbox/seccomp"
+	"halolang.dev/halo/host/tool/sandbox/seccomp"
 )
 
 // newest is the newest Landlock ABI this build knows; older kernels get the best subset.

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/halo-lang/halo/internal/usertest"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // TestMain lets the test binary act as the wrapper: Wrap(os.Args[0], ...) runs it with

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // decodeCall decodes a CallsRequest that starts a call, as the host sends it, with the call's

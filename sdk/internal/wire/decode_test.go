@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // FuzzDecodeCall: whatever decodeCall takes, it decodes as proto.Unmarshal does.

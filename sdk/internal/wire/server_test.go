@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // testProvider has methods to steer calls from a test: block runs until its call is

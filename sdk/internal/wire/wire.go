@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
 
 // A Provider is one provider type as the server runs it.

@@ -3,7 +3,7 @@ package add
 import (
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 func TestNewCmdAddFlags(t *testing.T) {

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 // Options are `halo init`'s inputs.

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/host/check"
-	"github.com/halo-lang/halo/host/lang"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/host/check"
+	"halolang.dev/halo/host/lang"
 )
 
 // TestExampleValidates: the pipeline init writes has no diagnostic at all.

@@ -8,12 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/cmd/halo/internal/providers"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/tool/packages"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/tool/packages"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Options are `halo install`'s inputs.

@@ -11,9 +11,9 @@ import (
 	"aead.dev/minisign"
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // PasswordEnv holds the password that encrypts (keygen) or decrypts (publish --sign) a

@@ -12,14 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/cmd/halo/internal/providers"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/cmd/halo/internal/tools"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/mcp"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/cmd/halo/internal/tools"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/mcp"
 )
 
 // Options are `halo lock`'s inputs.

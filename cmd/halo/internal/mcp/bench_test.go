@@ -24,9 +24,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
-	"github.com/halo-lang/halo/host/mcpserver"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
+	"halolang.dev/halo/host/mcpserver"
 )
 
 // constantServer is an mcp-go server whose one tool answers a constant.

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 func TestNewCmdMCPFlags(t *testing.T) {

@@ -14,20 +14,20 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/providers"
-	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
-	"github.com/halo-lang/halo/cmd/halo/internal/version"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/mcpserver"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/telemetry"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/pkgmgr/statedir"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/tracing"
+	"halolang.dev/halo/cmd/halo/internal/version"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/telemetry"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // Options are `halo mcp`'s inputs.

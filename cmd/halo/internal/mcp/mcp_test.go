@@ -28,13 +28,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
-	"github.com/halo-lang/halo/cmd/halo/internal/root"
-	"github.com/halo-lang/halo/host/mcpserver"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/usertest"
-	"github.com/halo-lang/halo/registry"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
+	"halolang.dev/halo/cmd/halo/internal/root"
+	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/usertest"
+	"halolang.dev/halo/registry"
 )
 
 // TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which

@@ -13,11 +13,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
-	"github.com/halo-lang/halo/host/mcpserver"
-	"github.com/halo-lang/halo/host/telemetry"
-	"github.com/halo-lang/halo/host/telemetry/otlptest"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
+	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/telemetry"
+	"halolang.dev/halo/host/telemetry/otlptest"
 )
 
 // A run an MCP client starts is traced like halo run's, through the Tracer the command (or

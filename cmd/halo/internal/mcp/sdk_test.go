@@ -13,9 +13,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	mcpcmd "github.com/halo-lang/halo/cmd/halo/internal/mcp"
-	"github.com/halo-lang/halo/host/mcpserver"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
+	"halolang.dev/halo/host/mcpserver"
 )
 
 // The TypeScript SDK tests run a client nobody here wrote: @modelcontextprotocol/sdk, pinned

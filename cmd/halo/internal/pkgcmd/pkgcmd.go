@@ -15,15 +15,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/tool/builtin"
-	"github.com/halo-lang/halo/host/tool/mcp"
-	"github.com/halo-lang/halo/host/tool/sandbox"
-	"github.com/halo-lang/halo/pkgmgr"
-	"github.com/halo-lang/halo/registry"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/tool/builtin"
+	"halolang.dev/halo/host/tool/mcp"
+	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/pkgmgr"
+	"halolang.dev/halo/registry"
 )
 
 // RegistryEnv is the variable that names the registry when --registry is not given.

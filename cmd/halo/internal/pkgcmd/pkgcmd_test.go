@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/pkgmgr"
 )
 
 func TestRegistryLocationPrecedence(t *testing.T) {

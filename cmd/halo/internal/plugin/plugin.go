@@ -17,14 +17,14 @@ import (
 	"sync"
 	"text/template"
 
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/errcode"
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/pkgmgr"
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/pkgmgr"
+	"halolang.dev/halo/sdk"
 )
 
 // NewCmdPlugin builds `halo plugin` and its subcommands.
@@ -33,7 +33,7 @@ func NewCmdPlugin(f *cmdutil.Factory) *cobra.Command {
 		Use:   "plugin",
 		Short: "Write Go tool providers (plugins) for Halo",
 		Long: `Commands for plugin authors. A plugin is a Go program built with the Halo SDK
-(github.com/halo-lang/halo/sdk) and shipped in a module tool package; docs/plugins.md is the
+(halolang.dev/halo/sdk) and shipped in a module tool package; docs/plugins.md is the
 guide.`,
 	}
 	cmd.AddCommand(NewCmdInit(f, nil))
@@ -65,7 +65,7 @@ func NewCmdInit(f *cmdutil.Factory, runF func(*InitOptions) error) *cobra.Comman
 		Short: "Create a new Go tool provider project",
 		Long: `Create the folder NAME (or --dir) with a working tool provider written with the Halo SDK:
 
-  go.mod          requires github.com/halo-lang/halo/sdk ` + "v" + sdk.Version + `
+  go.mod          requires halolang.dev/halo/sdk ` + "v" + sdk.Version + `
   main.go         a provider with one method, served by sdk.Serve
   main_test.go    tests that call it through the real gRPC path (sdk/sdktest)
   halo-tool.json  the module package's manifest: executables for linux and darwin
@@ -166,7 +166,7 @@ func initRun(opts *InitOptions) error {
 	if !reProvider().MatchString(d.Provider) {
 		return cmdutil.FlagError("--provider %q: a capital letter, then letters and digits", d.Provider)
 	}
-	sdkRef := "github.com/halo-lang/halo/sdk v" + sdk.Version
+	sdkRef := "halolang.dev/halo/sdk v" + sdk.Version
 	if opts.SDKDir != "" {
 		abs := f.Abs(opts.SDKDir)
 		for _, m := range []string{"sdk", "proto"} {

@@ -7,8 +7,8 @@ package pluginserve
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/host/tool/builtin"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/host/tool/builtin"
 )
 
 // Options are the command's inputs.

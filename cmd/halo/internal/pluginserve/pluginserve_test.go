@@ -3,7 +3,7 @@ package pluginserve
 import (
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 // halo __plugin NAME hands the plugin's name and the environment halo was given to the

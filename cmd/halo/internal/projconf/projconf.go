@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/internal/safefile"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/internal/safefile"
 )
 
 // CodeProjectConfig: halo.json cannot be read, is not a JSON object, or holds a known key

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
-	"github.com/halo-lang/halo/errcode"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
+	"halolang.dev/halo/errcode"
 )
 
 // TestRead: every key halo.json may hold, its default when left out, and a clear

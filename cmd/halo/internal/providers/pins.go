@@ -1,10 +1,10 @@
 package providers
 
 import (
-	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/mcp"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/mcp"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // PinStore returns where the project in projectDir pins its MCP servers' tools (halo.lock),

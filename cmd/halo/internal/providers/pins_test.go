@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/mcp"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/mcp"
 )
 
 type nopProvider struct{}

@@ -5,13 +5,13 @@
 package providers
 
 import (
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/builtin"
-	"github.com/halo-lang/halo/host/tool/mcp"
-	"github.com/halo-lang/halo/host/tool/packages"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/builtin"
+	"halolang.dev/halo/host/tool/mcp"
+	"halolang.dev/halo/host/tool/packages"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 // A Set is a command's registry and what was learned building it.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
 )
 
 // Options are `halo remove`'s inputs.

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/resume"
-	"github.com/halo-lang/halo/cmd/halo/internal/run"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/resume"
+	"halolang.dev/halo/cmd/halo/internal/run"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 // Options are `halo replay`'s inputs.

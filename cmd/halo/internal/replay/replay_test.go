@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 func TestNewCmdReplayFlags(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 // The flags and arguments of halo resume reach its options, and --payload is required, even

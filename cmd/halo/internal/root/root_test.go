@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // The log (where plugins' and MCP servers' stderr lines go) and the error line every command

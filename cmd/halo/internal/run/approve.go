@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/runtime"
 )
 
 // ApprovalPrompt is what halo run asks at a terminal after printing an approval's message.

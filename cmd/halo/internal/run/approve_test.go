@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // TestPrompter: the prompter answers approvals alone, one line each, trimmed; a line is

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/run"
 )
 
 // The flags and arguments of halo run reach its options, without running anything.

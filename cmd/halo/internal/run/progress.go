@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/runtime"
 )
 
 // A spinner shows, on one line of a terminal, the tool calls of a run that report progress

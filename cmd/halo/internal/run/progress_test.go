@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 )
 
 func TestTerminalText(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/root"
-	"github.com/halo-lang/halo/cmd/halo/internal/run"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/root"
+	"halolang.dev/halo/cmd/halo/internal/run"
 )
 
 // TestMain lets the example scripts run this test binary as `halo`.

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 // halo __sandbox passes its arguments to the sandbox as written (its flags and the program's

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/host/telemetry/otlptest"
+	"halolang.dev/halo/host/telemetry/otlptest"
 )
 
 // halo serve exports each run it serves as a trace when OTEL_EXPORTER_OTLP_ENDPOINT is set,

@@ -14,23 +14,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/providers"
-	"github.com/halo-lang/halo/cmd/halo/internal/tracing"
-	"github.com/halo-lang/halo/cmd/halo/internal/version"
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/runstore"
-	"github.com/halo-lang/halo/host/runstore/postgres"
-	"github.com/halo-lang/halo/host/runtime"
-	hserve "github.com/halo-lang/halo/host/serve"
-	"github.com/halo-lang/halo/host/studio"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/tracing"
+	"halolang.dev/halo/cmd/halo/internal/version"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/postgres"
+	"halolang.dev/halo/host/runtime"
+	hserve "halolang.dev/halo/host/serve"
+	"halolang.dev/halo/host/studio"
+	"halolang.dev/halo/host/tool"
 )
 
 // DefaultAddr is where halo serve listens unless told otherwise: loopback only.

@@ -21,9 +21,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/root"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/internal/pgtest"
+	"halolang.dev/halo/cmd/halo/internal/root"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/pgtest"
 )
 
 // TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which

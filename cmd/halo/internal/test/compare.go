@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/halo-lang/halo/internal/linediff"
+	"halolang.dev/halo/internal/linediff"
 
-	"github.com/halo-lang/halo/host/runtime"
+	"halolang.dev/halo/host/runtime"
 )
 
 // compare checks a finished run against c's expect and returns what differs.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/host/tool"
 )
 
 // gate is a tool whose calls each wait until want calls are running at once.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/tool"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/tool"
 )
 
 // declaredServers asks the server of each tool declared in the project's .halo files whose

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 func TestNewCmdToolsFlags(t *testing.T) {

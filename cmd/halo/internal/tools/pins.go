@@ -6,12 +6,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/policy/detect"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/mcp"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy/detect"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/mcp"
 )
 
 // PinReport is what pinning found for a declared MCP tool (see host/tool/mcp's Pinned).

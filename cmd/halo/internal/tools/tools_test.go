@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/providers"
-	"github.com/halo-lang/halo/host/tool"
-	"github.com/halo-lang/halo/host/tool/sandbox"
+	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/sandbox"
 )
 
 func fakeSet(t *testing.T, status sandbox.Status) func() (*providers.Set, error) {

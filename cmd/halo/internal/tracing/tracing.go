@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/version"
-	"github.com/halo-lang/halo/host/telemetry"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/version"
+	"halolang.dev/halo/host/telemetry"
 )
 
 // bare is --otel's value when it is given without one.

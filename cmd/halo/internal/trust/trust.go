@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/pkgcmd"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Options are the inputs of `halo trust key ...`.

@@ -9,17 +9,17 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/projconf"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
-	"github.com/halo-lang/halo/cmd/halo/internal/providers"
-	"github.com/halo-lang/halo/cmd/halo/internal/termsafe"
-	"github.com/halo-lang/halo/errcode"
-	"github.com/halo-lang/halo/host/lang"
-	"github.com/halo-lang/halo/host/runtime"
-	"github.com/halo-lang/halo/pkgmgr"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/pkgmgr"
 )
 
 // Options are `halo validate`'s inputs.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/halo-lang/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 )
 
 // Version is the release of this build; release builds set it with -ldflags -X.

@@ -5,8 +5,8 @@ package main
 import (
 	"time"
 
-	"github.com/halo-lang/halo/plugins/worldtime"
-	"github.com/halo-lang/halo/sdk"
+	"halolang.dev/halo/plugins/worldtime"
+	"halolang.dev/halo/sdk"
 )
 
 func main() {

@@ -1,7 +1,7 @@
 // Package pluginv1 owns version 1 of the contract between the Halo host and a tool-provider
 // plugin: plugin.proto (the specification for authors in any language), the Go code generated
 // from it, and the go-plugin handshake values both sides must agree on. The SDK
-// (github.com/halo-lang/halo/sdk) and the host's client (host/tool/plugin) are its only users;
+// (halolang.dev/halo/sdk) and the host's client (host/tool/plugin) are its only users;
 // plugin authors never import it.
 package pluginv1
 

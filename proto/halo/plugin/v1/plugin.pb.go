@@ -1,7 +1,7 @@
 // The contract between the Halo host and a tool-provider plugin, version 1.
 //
 // This file is the specification for plugin authors in every language. A Go author uses the
-// SDK (github.com/halo-lang/halo/sdk) and never sees these messages; an author in another
+// SDK (halolang.dev/halo/sdk) and never sees these messages; an author in another
 // language implements PluginService over gRPC and the go-plugin handshake described below.
 //
 // # Process and handshake
@@ -1521,7 +1521,7 @@ const file_halo_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04Call\x12\x1b.halo.plugin.v1.CallRequest\x1a\x1c.halo.plugin.v1.CallResponse0\x01\x12H\n" +
 	"\x05Calls\x12\x1c.halo.plugin.v1.CallsRequest\x1a\x1d.halo.plugin.v1.CallsResponse(\x010\x01\x12J\n" +
 	"\aRelease\x12\x1e.halo.plugin.v1.ReleaseRequest\x1a\x1f.halo.plugin.v1.ReleaseResponse\x12b\n" +
-	"\x0fOpenCallsSocket\x12&.halo.plugin.v1.OpenCallsSocketRequest\x1a'.halo.plugin.v1.OpenCallsSocketResponseB9Z7github.com/halo-lang/halo/proto/halo/plugin/v1;pluginv1b\x06proto3"
+	"\x0fOpenCallsSocket\x12&.halo.plugin.v1.OpenCallsSocketRequest\x1a'.halo.plugin.v1.OpenCallsSocketResponseB1Z/halolang.dev/halo/proto/halo/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_halo_plugin_v1_plugin_proto_rawDescOnce sync.Once

@@ -1,7 +1,7 @@
 // The contract between the Halo host and a tool-provider plugin, version 1.
 //
 // This file is the specification for plugin authors in every language. A Go author uses the
-// SDK (github.com/halo-lang/halo/sdk) and never sees these messages; an author in another
+// SDK (halolang.dev/halo/sdk) and never sees these messages; an author in another
 // language implements PluginService over gRPC and the go-plugin handshake described below.
 //
 // # Process and handshake

@@ -44,8 +44,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	pluginv1 "github.com/halo-lang/halo/proto/halo/plugin/v1"
-	"github.com/halo-lang/halo/sdk"
+	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
+	"halolang.dev/halo/sdk"
 )
 
 type none struct{}
