@@ -12,7 +12,9 @@ import (
 
 // GoBuilder returns a BuildFunc that runs the go command found at goBin ("go" to search
 // PATH) with the environment env (the CLI's, never read here): CGO_ENABLED=0, -trimpath and
-// -ldflags="-s -w -buildid=", so the same source and toolchain give the same bytes.
+// -ldflags="-s -w -buildid=", so the same source and toolchain give the same bytes; and
+// -buildvcs=false, since the stamp of the commit and of uncommitted changes would make every
+// commit of the repository a different executable, and a package's sha256 with it.
 func GoBuilder(goBin string, env []string) BuildFunc {
 	return func(ctx context.Context, dir, goPkg, platform string) ([]byte, error) {
 		goos, goarch, ok := strings.Cut(platform, "/")
@@ -25,7 +27,7 @@ func GoBuilder(goBin string, env []string) BuildFunc {
 		}
 		defer os.RemoveAll(out)
 		exe := filepath.Join(out, "plugin")
-		cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", exe, goPkg)
+		cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", exe, goPkg)
 		cmd.Dir = dir
 		cmd.Env = append(append([]string(nil), env...), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOFLAGS=-mod=readonly")
 		var stderr bytes.Buffer
