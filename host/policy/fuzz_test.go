@@ -70,9 +70,10 @@ func FuzzRedactJSON(f *testing.F) {
 	})
 }
 
-// DenyArgs never panics, and a value the pattern matches as given is always refused.
+// DenyArgs never panics, and a value the pattern matches as given, with Unicode's case
+// folding or with ASCII's, is always refused.
 func FuzzDenyArgs(f *testing.F) {
-	for _, s := range []string{"bun test", "bun test\n", "bun test\nrm -rf .", "ｂｕｎ test", `bun test \u000a rm`, ""} {
+	for _, s := range []string{"bun test", "bun test\n", "bun test\nrm -rf .", "ｂｕｎ test", `bun test \u000a rm`, "", "bun te\u017Ft", "bun test \u212A"} {
 		f.Add(s)
 	}
 	s := Set{MustCompile("Fixer", []RuleSpec{
@@ -88,6 +89,9 @@ func FuzzDenyArgs(f *testing.F) {
 		d := s.Decide("Tests.run", tool.External, args)
 		if hit, err := re.MatchString(cmd); err == nil && hit && d.Verdict != Refused {
 			t.Fatalf("%q matches the allow-list's refusal but was %v", cmd, d.Verdict)
+		}
+		if hit, err := re.MatchString(caseForms(cmd, false)[0]); err == nil && hit && d.Verdict != Refused {
+			t.Fatalf("%q matches the allow-list's refusal with ASCII case folding but was %v", cmd, d.Verdict)
 		}
 	})
 }

@@ -100,7 +100,7 @@ func (s Set) Output(a Answer, ctx Lookup) (Result, error) {
 					v = p.violation(r, Output, "the answer cites nothing (like [1] or [doc_id])")
 				}
 			case kMatchRegex:
-				ok, err := matchString(r.re, res.Text)
+				ok, err := matchEvery(r, res.Text)
 				if err != nil {
 					v = p.violation(r, Output, "%v", err)
 				} else if !ok {

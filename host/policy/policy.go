@@ -133,6 +133,7 @@ type rule struct {
 	n        int     // MaxWords, MaxChars, MaxTokens
 	usd      float64 // MaxSpend
 	re       *regexp2.Regexp
+	unicode  bool          // MatchRegex, DenyArgs: the pattern asks for Unicode case folding (asksUnicode)
 	patterns []string      // tool patterns
 	effects  []tool.Effect // AllowEffects, ApproveEffects
 	arg      string        // DenyArgs with a name

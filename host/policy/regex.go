@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -39,4 +40,86 @@ func matchString(re *regexp2.Regexp, s string) (bool, error) {
 		return false, fmt.Errorf("%w: %v", errTimeout, err)
 	}
 	return ok, nil
+}
+
+// caseEscapes are the characters outside ASCII that Unicode case folding, as regexp2 does it
+// (simple folding, and lower case), takes to or from an ASCII letter: ſ (U+017F) to s, the
+// Kelvin sign (U+212A) to k, İ (U+0130) and ı (U+0131) to i. Under a case-insensitive
+// pattern they would match those letters, so `bun teſt` passed `^(?!bun test...)` while
+// Bash ran another program. Each has its ASCII letter, and a caseless letter of its own
+// case category that stands in for it when only ASCII letters fold (TestCaseEscapesComplete
+// checks the list against Unicode's tables).
+var caseEscapes = map[rune]struct{ ascii, inert rune }{
+	'\u0130': {'i', '\u2102'}, // İ; ℂ (Lu, caseless)
+	'\u0131': {'i', '\u0138'}, // ı; ĸ (Ll, caseless)
+	'\u017F': {'s', '\u0138'}, // ſ; ĸ
+	'\u212A': {'k', '\u2102'}, // K (Kelvin); ℂ
+}
+
+// caseEscapeChars are caseEscapes' characters, for a quick scan.
+const caseEscapeChars = "\u0130\u0131\u017F\u212A"
+
+// asksUnicode reports whether a pattern asks for Unicode case folding: it starts with an
+// option group that turns u on, (?u) or (?iu) say.
+func asksUnicode(src string) bool {
+	rest, ok := strings.CutPrefix(src, "(?")
+	if !ok {
+		return false
+	}
+	for _, c := range rest {
+		switch {
+		case c == 'u' || c == 'U':
+			return true
+		case strings.ContainsRune("imnsxIMNSX", c):
+		default:
+			return false // ')', ':', '-' (what follows turns options off) or not options at all
+		}
+	}
+	return false
+}
+
+// caseForms returns the forms of v that a pattern is matched against. Case-insensitive
+// matching folds ASCII letters only, so the first form is v with each of caseEscapes'
+// characters replaced by its caseless stand-in; a value that holds one is also matched with
+// each folded to its ASCII letter, as look-alikes are. unicode (the pattern asked for (?u))
+// matches v alone, with regexp2's Unicode folding.
+func caseForms(v string, unicode bool) []string {
+	if unicode || !strings.ContainsAny(v, caseEscapeChars) {
+		return []string{v}
+	}
+	inert := strings.Map(func(r rune) rune {
+		if e, ok := caseEscapes[r]; ok {
+			return e.inert
+		}
+		return r
+	}, v)
+	folded := strings.Map(func(r rune) rune {
+		if e, ok := caseEscapes[r]; ok {
+			return e.ascii
+		}
+		return r
+	}, v)
+	return []string{inert, folded}
+}
+
+// matchEvery reports whether r's pattern matches every case form of s (MatchRegex: an
+// answer passes only as it is and with its look-alike letters folded).
+func matchEvery(r *rule, s string) (bool, error) {
+	for _, form := range caseForms(s, r.unicode) {
+		if ok, err := matchString(r.re, form); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// matchSome reports whether r's pattern matches some case form of s (DenyArgs: a value is
+// refused in whichever form it matches).
+func matchSome(r *rule, s string) (bool, error) {
+	for _, form := range caseForms(s, r.unicode) {
+		if hit, err := matchString(r.re, form); hit || err != nil {
+			return hit, err
+		}
+	}
+	return false, nil
 }

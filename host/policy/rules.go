@@ -220,7 +220,7 @@ func (c *compiler) rule() *rule {
 		if !ok {
 			return nil
 		}
-		return &rule{kind: kMatchRegex, re: re}
+		return &rule{kind: kMatchRegex, re: re, unicode: asksUnicode(re.String())}
 	case "Validate":
 		return c.validate()
 	case "LogViolation":
@@ -385,6 +385,6 @@ func (c *compiler) denyArgs() *rule {
 	if !ok || !reOK {
 		return nil
 	}
-	r.re = re
+	r.re, r.unicode = re, asksUnicode(re.String())
 	return r
 }

@@ -235,14 +235,15 @@ func denyArgs(r *rule, args any) string {
 	return reason
 }
 
-// matchValue checks a value as given and with look-alikes folded and escapes decoded.
+// matchValue checks a value as given (in each of its case forms: caseForms) and with
+// look-alikes folded and escapes decoded; any match is a hit.
 func matchValue(r *rule, v string) (bool, error) {
-	hit, err := matchString(r.re, v)
+	hit, err := matchSome(r, v)
 	if hit || err != nil {
 		return hit, err
 	}
 	if f := fold.String(v, fold.Options{JSONEscapes: true}); f.Changed() {
-		return matchString(r.re, f.Folded)
+		return matchSome(r, f.Folded)
 	}
 	return false, nil
 }
