@@ -40,6 +40,7 @@ targets=(
   "./sdk FuzzFastDecode"
   "./sdk FuzzFastEncode"
   "./sdk/internal/wire FuzzDecodeCall"
+  "./host/lang/shell FuzzTemplates"
 )
 for tgt in "${targets[@]}"; do
   pkg=${tgt% *}; name=${tgt#* }

@@ -23,6 +23,10 @@ const (
 	// CodeBadCondition: a loop or branch condition that is not a valid expression; the runtime
 	// reports a condition that fails to evaluate with it too.
 	CodeBadCondition = "BAD_CONDITION"
+	// CodeShellTemplate: a {{template}} in a shell command line (Bash's command) that stands
+	// where no quoting keeps its value one word (an error, at run time too), or that is
+	// written {{raw name}} and goes in unquoted (a warning).
+	CodeShellTemplate = "SHELL_TEMPLATE"
 )
 
 // Codes the checker reports for what other packages own.

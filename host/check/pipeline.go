@@ -351,6 +351,7 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 		for _, a := range call.Args {
 			c.checkValue(a.Value, sc)
 		}
+		c.checkShellCommand(call)
 	case "":
 		names := append(c.namesOf("agent"), c.namesOf("tool")...)
 		c.errorf(call.Recv.Pos, CodeUndeclared, "undeclared agent or tool %s%s", recv, suggest(recv, append(names, "System")))

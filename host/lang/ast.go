@@ -633,8 +633,22 @@ func positional(args []*Arg) []*Arg {
 	return out
 }
 
+// TemplateName reads what is between a template's braces: the name, spaces around it
+// trimmed, and whether it is written {{raw name}} (in a Bash command, the value goes in
+// unquoted; see host/lang/shell).
+func TemplateName(inner string) (name string, raw bool) {
+	name = strings.TrimSpace(inner)
+	if rest, ok := strings.CutPrefix(name, "raw"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+		if n := strings.TrimSpace(rest); n != "" {
+			return n, true
+		}
+	}
+	return name, false
+}
+
 // Templates lists the distinct {{name}} template names in s, in order of first use.
-// Spaces inside the braces are allowed (`{{ name }}`); an unclosed `{{` is not a template.
+// Spaces inside the braces are allowed (`{{ name }}`), and {{raw name}} names name; an
+// unclosed `{{` is not a template.
 func Templates(s string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -648,7 +662,7 @@ func Templates(s string) []string {
 		if j < 0 {
 			return out
 		}
-		name := strings.TrimSpace(rest[:j])
+		name, _ := TemplateName(rest[:j])
 		if name != "" && !seen[name] {
 			seen[name] = true
 			out = append(out, name)

@@ -11,6 +11,7 @@ import (
 
 	"halolang.dev/halo/host/agent"
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/lang/shell"
 	"halolang.dev/halo/host/policy"
 	"halolang.dev/halo/host/tool"
 )
@@ -113,7 +114,7 @@ func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (a
 		return rn.agentCall(ctx, a, c, value, o)
 	}
 	if td := rn.r.prog.Tool(recv); td != nil {
-		pos, named, err := rn.args(c.Args)
+		pos, named, err := rn.argsShell(c.Args, rn.shellMethod(td, c))
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +130,35 @@ func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (a
 
 // args evaluates a call's arguments.
 func (rn *run) args(args []*lang.Arg) ([]any, map[string]any, error) {
+	return rn.argsShell(args, nil)
+}
+
+// shellMethod returns the method a call to td calls when its description names an argument
+// that is a shell command line (Bash's run: command), or nil.
+func (rn *run) shellMethod(td *lang.ToolDecl, c *lang.Call) *tool.Method {
+	ms, ok := rn.tools.staticMethods(td)
+	if !ok {
+		return nil
+	}
+	name := ""
+	if c.Method != nil {
+		name = c.Method.Name
+	}
+	m, ok := tool.CalledMethod(ms, name)
+	if !ok || m.Shell == "" {
+		return nil
+	}
+	return &m
+}
+
+// argsShell evaluates a call's arguments to method sm (nil: no argument is a shell command
+// line). The string written for sm's shell command line has its templates quoted as shell
+// words (shell.Command finds it; scope.fillShell fills it).
+func (rn *run) argsShell(args []*lang.Arg, sm *tool.Method) ([]any, map[string]any, error) {
 	sc := rn.scope()
+	if sm != nil {
+		sc.shellLit = shell.Command(args, sm.Shell, sm.ShellFillsFirst())
+	}
 	var pos []any
 	named := map[string]any{}
 	for _, a := range args {

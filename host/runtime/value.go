@@ -3,7 +3,9 @@ package runtime
 import (
 	"strings"
 
+	"halolang.dev/halo/host/check"
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/lang/shell"
 )
 
 // A scope is what values in a pipeline can name: the pipeline's inputs, the `as` names of
@@ -13,6 +15,9 @@ type scope struct {
 	st     *state
 	env    map[string]string
 	ctxMap map[string]any // context snapshot, made on first use
+	// shellLit, when not nil, is the string written for a tool call's shell command line
+	// (shell.Command): its templates are quoted as shell words (fillShell).
+	shellLit *lang.StringLit
 }
 
 func (sc *scope) context() map[string]any {
@@ -61,6 +66,9 @@ func (sc *scope) eval(e lang.Expr) (any, error) {
 	case nil:
 		return nil, nil
 	case *lang.StringLit:
+		if x == sc.shellLit {
+			return sc.fillShell(x.Value)
+		}
 		return sc.fill(x.Value)
 	case *lang.NumberLit:
 		return x.Value, nil
@@ -123,25 +131,64 @@ func (sc *scope) fill(s string) (string, error) {
 			break
 		}
 		b.WriteString(s[:i])
-		name := strings.TrimSpace(s[i+2 : i+2+j])
+		name, _ := lang.TemplateName(s[i+2 : i+2+j])
 		raw := s[i : i+2+j+2]
 		s = s[i+2+j+2:]
-		parts := strings.Split(name, ".")
-		var v any
-		var ok bool
-		if len(parts) == 1 {
-			v, ok = sc.name(name)
-		} else if _, known := sc.name(parts[0]); known || parts[0] == "context" {
-			var err error
-			v, err = sc.path(parts)
-			ok = err == nil
-		}
-		if !ok {
+		if v, ok := sc.template(name); ok {
+			b.WriteString(v)
+		} else {
 			b.WriteString(raw)
-			continue
 		}
-		b.WriteString(text(v))
 	}
 	b.WriteString(s)
 	return b.String(), nil
+}
+
+// fillShell fills the templates of a shell command line (Bash's command): each value goes
+// in quoted as one shell word where it stands, a {{raw name}} as written (halo validate
+// warns of it), and a template that stands where no quoting is safe fails the call
+// (SHELL_TEMPLATE; halo validate reports it first).
+func (sc *scope) fillShell(s string) (string, error) {
+	ts := shell.Parse(s)
+	if len(ts) == 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, t := range ts {
+		b.WriteString(s[last:t.Start])
+		last = t.End
+		v, ok := sc.template(t.Name)
+		switch {
+		case !ok:
+			b.WriteString(s[t.Start:t.End])
+		case t.Raw:
+			b.WriteString(v)
+		case t.Problem != "":
+			return "", errorf(check.CodeShellTemplate, "{{%s}} stands %s in a shell command: no quoting keeps its value one word there; move it, or write {{raw %s}} to put it in as written", t.Name, t.Problem, t.Name)
+		default:
+			b.WriteString(shell.Quote(v, t.Context))
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String(), nil
+}
+
+// template resolves a template's name ("name", "name.field", "context.data.x") to the text
+// it fills in: strings as they are, other values as JSON.
+func (sc *scope) template(name string) (string, bool) {
+	parts := strings.Split(name, ".")
+	var v any
+	var ok bool
+	if len(parts) == 1 {
+		v, ok = sc.name(name)
+	} else if _, known := sc.name(parts[0]); known || parts[0] == "context" {
+		var err error
+		v, err = sc.path(parts)
+		ok = err == nil
+	}
+	if !ok {
+		return "", false
+	}
+	return text(v), true
 }

@@ -51,6 +51,32 @@ type Method struct {
 	// PipelineOnly methods may be called from a pipeline but are never offered to agents
 	// (an MCP tool's list_tools, for example).
 	PipelineOnly bool `json:"pipelineOnly,omitempty"`
+	// Shell names the argument that is a shell command line (Bash's run: command): a
+	// {{template}} a pipeline writes into it goes in quoted as one shell word (see
+	// host/lang/shell). Empty for every other method.
+	Shell string `json:"-"`
+}
+
+// ShellFillsFirst reports whether a single positional value of a call fills m's shell
+// command line (it is the first required parameter, see BindArgs).
+func (m Method) ShellFillsFirst() bool {
+	return m.Shell != "" && FirstRequired(m.Params) == m.Shell
+}
+
+// CalledMethod returns the method a call names: the one called name, or, when name is ""
+// (`Tests()`), the only method an agent can call.
+func CalledMethod(methods []Method, name string) (Method, bool) {
+	if name != "" {
+		return FindMethod(methods, name)
+	}
+	var found Method
+	n := 0
+	for _, m := range methods {
+		if !m.PipelineOnly {
+			found, n = m, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // EffectOrDefault returns the method's effect, External when none was declared.

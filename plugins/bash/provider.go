@@ -14,6 +14,13 @@ import (
 // Name is the provider name declarations use: `tool Tests : Bash(cwd: "./app", timeout_ms: 120000)`.
 const Name = "Bash"
 
+// RunMethod is the method that runs a command, and CommandArg its argument: the command line
+// bash -c runs (runParams' json name).
+const (
+	RunMethod  = "run"
+	CommandArg = "command"
+)
+
 // Options are a Bash declaration's arguments.
 type Options struct {
 	// Cwd is the folder commands run in (and may write); the project folder when empty.
@@ -83,7 +90,7 @@ var baseVars = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM"}
 // Provider returns the Bash provider. getenv reads the plugin's own environment, which the
 // host limited to PATH, HOME, TMPDIR and the variables declarations name.
 func Provider(getenv func(string) (string, bool)) sdk.Provider {
-	run := sdk.NewMethod("run", "Run a shell command with bash -c in the tool's folder. Returns exitCode, stdout and stderr; long output is cut in the middle with a note, and a command over the time limit is killed with everything it started.", sdk.External,
+	run := sdk.NewMethod(RunMethod, "Run a shell command with bash -c in the tool's folder. Returns exitCode, stdout and stderr; long output is cut in the middle with a note, and a command over the time limit is killed with everything it started.", sdk.External,
 		func(c *sdk.Call, p runParams) (Result, error) {
 			cfg := sdk.StateOf[Config](c)
 			if p.Command == "" {

@@ -116,10 +116,21 @@ func (b *Builtins) Types() []tool.Type {
 			Name:        bash.Name,
 			Description: bs.Description,
 			Kind:        tool.KindBuiltin,
-			Methods:     Methods(bs),
+			Methods:     bashMethods(bs),
 			Open:        b.openBash,
 		},
 	}
+}
+
+// bashMethods are Bash's methods, with run's command marked as the shell command line it is.
+func bashMethods(bs sdk.Provider) []tool.Method {
+	ms := Methods(bs)
+	for i := range ms {
+		if ms[i].Name == bash.RunMethod {
+			ms[i].Shell = bash.CommandArg
+		}
+	}
+	return ms
 }
 
 // Methods converts an SDK provider's methods to the host's descriptions.

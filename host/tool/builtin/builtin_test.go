@@ -762,3 +762,18 @@ func TestWarnsWhenTheKernelCannotEnforce(t *testing.T) {
 		t.Fatalf("want the warning once, got %d times:\n%s", n, logs.String())
 	}
 }
+
+// Bash's run describes command as its shell command line, the argument a single positional
+// value fills, so templates a pipeline writes there are quoted (issue 27 item 11).
+func TestBashRunIsAShellCommand(t *testing.T) {
+	var bashType tool.Type
+	for _, ty := range New(Config{Status: &sandbox.Status{}}).Types() {
+		if ty.Name == "Bash" {
+			bashType = ty
+		}
+	}
+	m, ok := tool.CalledMethod(bashType.Methods, "")
+	if !ok || m.Name != "run" || m.Shell != "command" || !m.ShellFillsFirst() {
+		t.Fatalf("Bash's method %+v", m)
+	}
+}
