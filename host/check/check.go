@@ -93,6 +93,7 @@ func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
 			c.checkPipeline(x)
 		}
 	}
+	c.checkPolicyHoles(decls)
 	c.diags.Sort()
 	return c.diags
 }

@@ -80,7 +80,9 @@ func (c *checker) checkPatternTools(r *lang.Rule) {
 		}
 		if c.kindOf(toolPart) != "tool" {
 			c.undeclared(a.Value.Position(), "tool", toolPart)
+			continue
 		}
+		c.checkPatternMethod(a, text(a.Value), toolPart)
 	}
 }
 

@@ -40,6 +40,11 @@ func (s Set) Offered(methods []ToolMethod) ([]ToolMethod, error) {
 
 // hidden returns the first rule that hides target, with the reason.
 func (s Set) hidden(target string, effect tool.Effect) (*Policy, *rule, string) {
+	return s.hiddenSkipping(target, effect, nil)
+}
+
+// hiddenSkipping is hidden as if the rule skip were not there (nil: every rule counts).
+func (s Set) hiddenSkipping(target string, effect tool.Effect, skip *rule) (*Policy, *rule, string) {
 	if !effect.Valid() {
 		effect = tool.External
 	}
@@ -48,6 +53,9 @@ func (s Set) hidden(target string, effect tool.Effect) (*Policy, *rule, string) 
 			continue
 		}
 		for _, r := range p.rules {
+			if r == skip {
+				continue
+			}
 			switch r.kind {
 			case kAllowTools:
 				if !matchAny(r.patterns, target) {

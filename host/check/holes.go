@@ -1,0 +1,106 @@
+package check
+
+import (
+	"sort"
+	"strings"
+
+	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
+)
+
+// knownTools lists the declared tools whose provider type describes its methods (Workspace,
+// Bash, http packages), for what the policies say of them before a run.
+func (c *checker) knownTools() []policy.KnownTool {
+	if c.cfg.ToolMethods == nil {
+		return nil
+	}
+	var out []policy.KnownTool
+	for name, d := range c.decls {
+		td, ok := d.(*lang.ToolDecl)
+		if !ok {
+			continue
+		}
+		if ms, ok := c.cfg.ToolMethods(td.Provider.Name); ok {
+			out = append(out, policy.KnownTool{Name: name, Methods: ms})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// checkPolicyHoles warns of what agents' tool policies leave open or never apply
+// (policy.Set.Findings): each agent's policies are checked together, as the runtime applies
+// them, and a policy no agent requires on its own. A finding is reported once at its rule,
+// however many agents share the policy.
+func (c *checker) checkPolicyHoles(decls []lang.Decl) {
+	tools := c.knownTools()
+	if len(tools) == 0 {
+		return
+	}
+	rules := map[string]lang.Pos{} // a rule's RuleSpec position, as lang wrote it
+	required := map[string]bool{}
+	var sets []policy.Set
+	for _, d := range decls {
+		switch x := d.(type) {
+		case *lang.PolicyDecl:
+			for _, r := range x.Rules {
+				rules[r.Pos.String()] = r.Pos
+			}
+		case *lang.AgentDecl:
+			for _, id := range x.Requires {
+				required[id.Name] = true
+			}
+			if set := c.policySet(x); len(set) > 0 {
+				sets = append(sets, set)
+			}
+		}
+	}
+	for _, d := range decls {
+		if pd, ok := d.(*lang.PolicyDecl); ok && !required[pd.Name.Name] {
+			if set := c.policySet(&lang.AgentDecl{Requires: []*lang.Ident{pd.Name}}); len(set) > 0 {
+				sets = append(sets, set)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, set := range sets {
+		for _, f := range set.Findings(tools) {
+			pos, ok := rules[f.Pos]
+			if key := f.Pos + "\x00" + f.Message; !ok || seen[key] {
+				continue
+			} else {
+				seen[key] = true
+			}
+			c.warn(pos, policy.CodeHole, "%s", f.Message)
+		}
+	}
+}
+
+// checkPatternMethod warns when a tool pattern names a method its declared tool does not
+// have (DenyTools("Docs.delet") denies nothing), where the provider describes its methods.
+func (c *checker) checkPatternMethod(a *lang.Arg, pattern, toolPart string) {
+	td, ok := c.decls[toolPart].(*lang.ToolDecl)
+	if !ok || c.cfg.ToolMethods == nil {
+		return
+	}
+	ms, ok := c.cfg.ToolMethods(td.Provider.Name)
+	if !ok {
+		return
+	}
+	_, method, hasDot := strings.Cut(pattern, ".")
+	if !hasDot {
+		return
+	}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+		if policy.MatchPattern(pattern, toolPart+"."+m.Name) {
+			return
+		}
+	}
+	if strings.Contains(method, "*") {
+		c.warn(a.Value.Position(), CodeUndeclared, "%q matches no method of %s (it has: %s), so the rule never applies", pattern, toolPart, strings.Join(names, ", "))
+		return
+	}
+	c.warn(a.Value.Position(), CodeUndeclared, "%s has no method %s (it has: %s), so the rule never applies to it%s", toolPart, method, strings.Join(names, ", "), suggest(method, names))
+}

@@ -1,0 +1,267 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"halolang.dev/halo/host/tool"
+)
+
+// CodeHole: a tool rule that leaves a method beside the one it guards open, or that never
+// applies because another rule refuses every method it names first (halo validate warns).
+const CodeHole = "POLICY_HOLE"
+
+// A KnownTool is a declared tool whose methods are known before a run (the built-ins,
+// http packages): its name and methods.
+type KnownTool struct {
+	Name    string
+	Methods []tool.Method
+}
+
+// A Finding is something a set's tool rules leave open or never do, at one rule.
+type Finding struct {
+	// Policy is the policy holding the rule, and Pos where the rule is written (its
+	// RuleSpec's Pos).
+	Policy, Pos string
+	Message     string
+}
+
+// Findings checks the tool rules of s against the methods of tools (what halo validate can
+// see of an agent's tools before a run):
+//
+//   - A DenyArgs on an argument of one method of a tool, where a sibling method of that tool
+//     takes the same argument with an effect at least as strong (Code.edit and Code.delete
+//     beside Code.write) and no rule of s guards it: no DenyArgs checks that argument, and
+//     nothing hides it or puts it to a person. The check on one method is then one call away
+//     from being beside the point.
+//   - A DenyArgs on an argument that none of the methods it names takes: it checks "" and
+//     never refuses anything.
+//   - An AllowTools, DenyTools, ApproveTools or DenyArgs pattern that names methods of a known
+//     tool every one of which another rule already refuses: it never applies. And an
+//     ApproveEffects whose every effect an AllowEffects refuses.
+//
+// Tools whose methods are not known (MCP servers, module packages) are left out, as are
+// patterns whose tool part is a glob. A pattern that matches no method at all is the
+// caller's to report (host/check names the method that is not there).
+func (s Set) Findings(tools []KnownTool) []Finding {
+	var out []Finding
+	for _, p := range s {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.rules {
+			switch r.kind {
+			case kAllowTools, kDenyTools, kApproveTools, kDenyArgs:
+				for _, pat := range r.patterns {
+					if msg := s.neverApplies(r, pat, tools); msg != "" {
+						out = append(out, Finding{Policy: p.Name, Pos: r.pos, Message: msg})
+					}
+				}
+				if r.kind == kDenyArgs && r.hasArg {
+					if msg := s.argHole(r, tools); msg != "" {
+						out = append(out, Finding{Policy: p.Name, Pos: r.pos, Message: msg})
+					}
+				}
+			case kApproveEffects:
+				if msg := s.effectsNeverApproved(r); msg != "" {
+					out = append(out, Finding{Policy: p.Name, Pos: r.pos, Message: msg})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// A knownMethod is one method of a known tool, as a target.
+type knownMethod struct {
+	target string
+	m      tool.Method
+}
+
+// matching returns the methods of tools that pat matches, when its tool part names a known
+// tool (nil otherwise: a glob, or a tool whose methods only a run can list).
+func matching(pat string, tools []KnownTool) ([]knownMethod, bool) {
+	toolPart, _, _ := strings.Cut(pat, ".")
+	if strings.Contains(toolPart, "*") {
+		return nil, false
+	}
+	for _, t := range tools {
+		if t.Name != toolPart {
+			continue
+		}
+		var out []knownMethod
+		for _, m := range t.Methods {
+			target := t.Name + "." + m.Name
+			if MatchPattern(pat, target) {
+				out = append(out, knownMethod{target, m})
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// neverApplies says why r's pattern pat never applies: every known method it names is
+// refused by another rule first.
+func (s Set) neverApplies(r *rule, pat string, tools []KnownTool) string {
+	ms, known := matching(pat, tools)
+	if !known || len(ms) == 0 {
+		return ""
+	}
+	var by string
+	for _, km := range ms {
+		var skip *rule
+		if r.kind == kDenyTools {
+			skip = r
+		}
+		p, h, _ := s.hiddenSkipping(km.target, km.m.EffectOrDefault(), skip)
+		if h == nil || h == r {
+			return ""
+		}
+		if by == "" {
+			by = fmt.Sprintf("%s (policy %s)", h.text, p.Name)
+		}
+	}
+	what := ms[0].target
+	if len(ms) > 1 {
+		what = fmt.Sprintf("every method %q names", pat)
+	}
+	return fmt.Sprintf("%s never applies to %q: %s is refused first by %s; remove the rule or the one that refuses", r.text, pat, what, by)
+}
+
+// argHole says which siblings of the methods a DenyArgs rule checks take the same argument
+// and are guarded by nothing in s, or that no method it names takes the argument.
+func (s Set) argHole(r *rule, tools []KnownTool) string {
+	ms, known := matching(r.patterns[0], tools)
+	if !known || len(ms) == 0 {
+		return ""
+	}
+	guarded := map[string]bool{}
+	weakest := effectRank(tool.External)
+	takes := false
+	for _, km := range ms {
+		if params, ok := paramNames(km.m.Params); ok {
+			if !params[r.arg] {
+				continue
+			}
+			takes = true
+		} else {
+			takes = true // any fields
+		}
+		guarded[km.target] = true
+		weakest = min(weakest, effectRank(km.m.EffectOrDefault()))
+	}
+	if !takes {
+		var names []string
+		for _, km := range ms {
+			if params, ok := paramNames(km.m.Params); ok {
+				for n := range params {
+					names = append(names, n)
+				}
+			}
+		}
+		sort.Strings(names)
+		return fmt.Sprintf("%s never refuses anything: %s takes no argument %q (it takes %s), so the rule checks \"\"", r.text, r.patterns[0], r.arg, strings.Join(slices.Compact(names), ", "))
+	}
+	toolName, _, _ := strings.Cut(ms[0].target, ".")
+	var open []string
+	for _, t := range tools {
+		if t.Name != toolName {
+			continue
+		}
+		for _, m := range t.Methods {
+			target := t.Name + "." + m.Name
+			params, ok := paramNames(m.Params)
+			if guarded[target] || !ok || !params[r.arg] || effectRank(m.EffectOrDefault()) < weakest {
+				continue
+			}
+			if !s.guards(target, m.EffectOrDefault(), r.arg) {
+				open = append(open, target)
+			}
+		}
+	}
+	if len(open) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s guards %s, but %s also %s %q and nothing guards %s: a DenyArgs on each, a DenyTools or an ApproveTools closes the hole", r.text, r.patterns[0], strings.Join(open, ", "), either(len(open), "takes", "take"), r.arg, either(len(open), "it", "them"))
+}
+
+// guards reports whether s keeps an eye on argument arg of calls to target: hides target,
+// puts calls to it to a person, or checks arg (or every argument) with DenyArgs.
+func (s Set) guards(target string, effect tool.Effect, arg string) bool {
+	if _, r, _ := s.hidden(target, effect); r != nil {
+		return true
+	}
+	if _, ok := s.approval(target, effect); ok {
+		return true
+	}
+	for _, ref := range s.argRules(target) {
+		if !ref.r.hasArg || ref.r.arg == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// effectsNeverApproved says why an ApproveEffects rule never puts a call to a person: an
+// AllowEffects refuses each of its effects first.
+func (s Set) effectsNeverApproved(r *rule) string {
+	var by *rule
+	for _, e := range r.effects {
+		refused := false
+		for _, p := range s {
+			if p == nil {
+				continue
+			}
+			for _, a := range p.rules {
+				if a.kind == kAllowEffects && !hasEffect(a.effects, e) {
+					refused, by = true, a
+				}
+			}
+		}
+		if !refused {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s never applies: %s refuses every method with those effects first", r.text, by.text)
+}
+
+// effectRank orders effects by what a call can do: read, write, external.
+func effectRank(e tool.Effect) int {
+	switch e {
+	case tool.Read:
+		return 0
+	case tool.Write:
+		return 1
+	}
+	return 2
+}
+
+// paramNames returns the argument names a method's JSON Schema lists; ok is false for a
+// method that takes any fields (no schema, or one without properties).
+func paramNames(schema json.RawMessage) (map[string]bool, bool) {
+	if len(schema) == 0 {
+		return nil, false
+	}
+	var sc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &sc) != nil || sc.Properties == nil {
+		return nil, false
+	}
+	out := make(map[string]bool, len(sc.Properties))
+	for k := range sc.Properties {
+		out[k] = true
+	}
+	return out, true
+}
+
+func either(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
