@@ -70,6 +70,7 @@ var optionTransport = map[string]string{
 	"sandbox": "stdio",
 	"paths":   "stdio",
 	"hosts":   "stdio",
+	"write":   "stdio",
 }
 
 // envName is what a variable name listed in env: must look like.
@@ -130,7 +131,7 @@ func CheckDeclaration(d tool.Declaration) []Problem {
 		v := d.Named[k]
 		want, known := optionTransport[k]
 		if !known {
-			add(k, "unknown option; MCP takes url:, apiKey:, headers:, env:, cwd:, timeout_ms:, max_result_bytes:, sandbox:, paths: and hosts:")
+			add(k, "unknown option; MCP takes url:, apiKey:, headers:, env:, cwd:, timeout_ms:, max_result_bytes:, sandbox:, paths:, write: and hosts:")
 			continue
 		}
 		if want != "" && transport != "" && want != transport {
@@ -164,7 +165,7 @@ func CheckDeclaration(d tool.Declaration) []Problem {
 			if _, err := tool.MaxResultBytesOf(d.Named); err != nil {
 				add(k, "must be a positive whole number of bytes, such as 67108864 for 64 MiB")
 			}
-		case "sandbox", "paths", "hosts":
+		case "sandbox", "paths", "hosts", "write":
 			if msg := checkConfinement(k, v); msg != "" {
 				add(k, "%s", msg)
 			}

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,17 +11,38 @@ import (
 
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/pkgmgr"
+	"halolang.dev/halo/pkgmgr/statedir"
 )
 
 // A Confinement is what a sandboxed stdio server may reach beyond what every program needs
 // to run (the system's programs and libraries, /etc without its secrets, the npm cache,
-// devices): its working folder and Paths read-write, the network only when Hosts names a
-// host. It is the plugins' confinement (host/tool/sandbox: Landlock, no_new_privs, no
-// capabilities, no /proc entries of processes outside it, no socket but Unix sockets without
-// network), applied through the sandbox wrapper (`halo __sandbox`) the server starts in.
+// devices): its working folder, Paths, the network only when Hosts names a host. It is the
+// plugins' confinement (host/tool/sandbox: Landlock, no_new_privs, no capabilities, no /proc
+// entries of processes outside it, no socket but Unix sockets without network), applied
+// through the sandbox wrapper (`halo __sandbox`) the server starts in.
+//
+// The working folder is a folder of the server's own, which it may read and write, unless
+// the declaration names one (cwd:): that one, like Paths, is read-only unless Write. Whatever
+// is granted, the project's halo.lock and .git are never written and its .halo is not
+// reached at all (Project): a server that could rewrite halo.lock could drop its own pins.
 type Confinement struct {
-	// Paths are folders or files the server may read and write, besides its working folder.
+	// Dir is the working folder, its links resolved; empty means the folder the server
+	// starts in, as a folder of its own.
+	Dir string
+	// Named marks a working folder the declaration named (cwd:), granted as Paths are.
+	Named bool
+	// Paths are folders or files the server may read (and with Write, change), besides its
+	// working folder.
 	Paths []string
+	// Write lets the server change a named working folder and Paths (write: true).
+	Write bool
+	// Programs are files the server may read and run whatever Write says: its program, when
+	// the declaration names it from the project folder.
+	Programs []string
+	// Project is the project folder, its links resolved: its .halo is never granted, and
+	// its halo.lock and .git never granted to write. Empty protects nothing.
+	Project string
 	// Hosts are the hosts the server may connect to. Landlock cannot tell hosts apart: any
 	// host turns the network on for TCP and UDP; none keeps every socket but Unix sockets
 	// closed.
@@ -38,6 +61,9 @@ type SandboxOptions struct {
 	// Default confines every stdio server whose declaration does not say sandbox: false
 	// (halo.json's "sandboxMcp": true).
 	Default bool
+	// Folders is where each sandboxed server without cwd: gets a folder of its own
+	// (ownFolder). Without it, such a server fails with TOOL_CONFIG.
+	Folders string
 }
 
 // Confined returns t with the stdio servers of declarations that ask for it (sandbox: true,
@@ -62,26 +88,101 @@ func Confined(t tool.Type, opts SandboxOptions) tool.Type {
 			p.Close()
 			return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: sandbox: true needs the halo executable to confine the server", d.Name)
 		}
-		c := &Confinement{Executable: opts.Executable, Home: mp.cfg.Env["HOME"]}
-		paths, _ := stringList(d.Named["paths"])
-		c.Hosts, _ = stringList(d.Named["hosts"])
-		for _, pth := range paths {
-			abs := pth
-			if !filepath.IsAbs(abs) {
-				abs = filepath.Join(d.Dir, pth)
-			}
-			// As the built-in tools' folders: links followed, a relative one kept in the project.
-			real, err := sandbox.ResolveGrant(pth, filepath.Clean(abs), d.Dir)
-			if err != nil {
-				p.Close()
-				return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: paths: %v", d.Name, err)
-			}
-			c.Paths = append(c.Paths, real)
+		c, err := confinement(d, mp, opts)
+		if err != nil {
+			p.Close()
+			return nil, err
 		}
 		mp.cfg.Sandbox = c
 		return mp, nil
 	}
 	return t
+}
+
+// confinement works out what the server of declaration d (opened as mp, whose working
+// folder and program it sets) may reach.
+func confinement(d tool.Declaration, mp *Provider, opts SandboxOptions) (*Confinement, error) {
+	project := d.Dir
+	if project == "" {
+		project = "."
+	}
+	proj, err := filepath.Abs(project)
+	if err == nil {
+		proj, err = filepath.EvalSymlinks(proj)
+	}
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: project folder %s: %v", d.Name, project, err)
+	}
+	c := &Confinement{Executable: opts.Executable, Home: mp.cfg.Env["HOME"], Project: proj}
+	c.Hosts, _ = stringList(d.Named["hosts"])
+	c.Write, _ = d.Named["write"].(bool)
+	// As the built-in tools' folders: links followed, one named relative to the project kept
+	// in it, none in its .halo.
+	grant := func(opt, declared string) (string, error) {
+		abs := declared
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(proj, declared)
+		}
+		real, err := sandbox.ResolveGrant(declared, filepath.Clean(abs), proj, statedir.Name)
+		if err != nil {
+			return "", tool.Errorf(tool.CodeToolConfig, "MCP tool %s: %s: %v", d.Name, opt, err)
+		}
+		return real, nil
+	}
+	paths, _ := stringList(d.Named["paths"])
+	for _, pth := range paths {
+		real, err := grant("paths", pth)
+		if err != nil {
+			return nil, err
+		}
+		c.Paths = append(c.Paths, real)
+	}
+	if cwd, _ := d.Named["cwd"].(string); cwd != "" {
+		if c.Dir, err = grant("cwd", cwd); err != nil {
+			return nil, err
+		}
+		c.Named = true
+	} else {
+		if opts.Folders == "" {
+			return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: a sandboxed server works in a folder of its own, and this environment names no place for one: set HOME (or XDG_STATE_HOME), or give the server a cwd:", d.Name)
+		}
+		if c.Dir, err = ownFolder(opts.Folders, proj, d.Name); err != nil {
+			return nil, tool.Errorf(tool.CodeToolConfig, "MCP tool %s: its own folder: %v", d.Name, err)
+		}
+		// A program named from the project folder is found there, not in the server's own
+		// folder, and may be read: the declaration names it.
+		if prog := mp.cfg.Command[0]; strings.ContainsRune(prog, '/') && !filepath.IsAbs(prog) {
+			real, err := grant("command", prog)
+			if err != nil {
+				return nil, err
+			}
+			mp.cfg.Command[0] = real
+			c.Programs = append(c.Programs, real)
+		}
+	}
+	mp.cfg.Dir = c.Dir
+	return c, nil
+}
+
+// ownFolder is the folder of its own a sandboxed server declared as name in the project
+// proj works in: <root>/<the project folder's name>-<12 hex digits of its path's sha256>/<name>,
+// made (mode 0700) when it is missing, its links resolved.
+func ownFolder(root, proj, name string) (string, error) {
+	sum := sha256.Sum256([]byte(proj))
+	base := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(proj))
+	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return "", fmt.Errorf("%q is not a tool name", name)
+	}
+	dir := filepath.Join(root, base+"-"+hex.EncodeToString(sum[:6]), name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(dir)
 }
 
 // sandboxWanted reads a declaration's sandbox: option, def when it has none.
@@ -100,7 +201,7 @@ func sandboxWanted(d tool.Declaration, def bool) (bool, error) {
 // checkConfinement checks the sandbox:, paths: and hosts: options.
 func checkConfinement(k string, v any) string {
 	switch k {
-	case "sandbox":
+	case "sandbox", "write":
 		if _, ok := v.(bool); !ok {
 			return "must be true or false"
 		}
@@ -156,7 +257,10 @@ func (c *Confinement) wrap(path string, argv []string, dir string) (string, []st
 			return "", nil, err
 		}
 	}
-	p := c.Policy(dir)
+	p, err := c.Policy(dir)
+	if err != nil {
+		return "", nil, err
+	}
 	full := append([]string{path}, argv[1:]...)
 	return c.Executable, sandbox.Wrap(c.Executable, p, full), nil
 }
@@ -170,14 +274,48 @@ func resolved(p string) string {
 	return p
 }
 
-// Policy is the sandbox policy of a server working in dir.
-func (c *Confinement) Policy(dir string) sandbox.Policy {
+// Protected are the project's files and folders a sandboxed server never writes: halo.lock
+// (its pins) and .git (hooks, config); and the one it never reaches, .halo (installed
+// packages, run records).
+var (
+	protectedReadOnly = []string{pkgmgr.LockFile, ".git"}
+	protectedHidden   = []string{statedir.Name}
+)
+
+// Policy is the sandbox policy of a server working in dir (c.Dir when set).
+func (c *Confinement) Policy(dir string) (sandbox.Policy, error) {
+	if c.Dir != "" {
+		dir = c.Dir
+	}
 	ro := append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
 	if c.Home != "" && filepath.IsAbs(c.Home) {
 		ro = append(ro, resolved(filepath.Join(c.Home, ".npm")))
 	}
-	rw := append([]string{resolved(dir)}, c.Paths...)
-	return sandbox.Policy{ReadOnly: ro, ReadWrite: rw, Network: len(c.Hosts) > 0}
+	ro = append(ro, c.Programs...)
+	var rw []string
+	shared := c.Paths
+	if c.Named {
+		shared = append([]string{resolved(dir)}, shared...)
+	} else {
+		rw = append(rw, resolved(dir))
+	}
+	if c.Write {
+		rw = append(rw, shared...)
+	} else {
+		ro = append(ro, shared...)
+	}
+	p := sandbox.Policy{ReadOnly: ro, ReadWrite: rw, Network: len(c.Hosts) > 0}
+	if c.Project == "" {
+		return p, nil
+	}
+	var hidden, readOnly []string
+	for _, h := range protectedHidden {
+		hidden = append(hidden, filepath.Join(c.Project, h))
+	}
+	for _, r := range protectedReadOnly {
+		readOnly = append(readOnly, filepath.Join(c.Project, r))
+	}
+	return p.Protect(hidden, readOnly)
 }
 
 // String says what the confinement allows, for halo tools.
@@ -186,9 +324,24 @@ func (c *Confinement) String() string {
 	if c.Home != "" {
 		s += " and the npm cache"
 	}
-	s += "; writes only its working folder"
-	if len(c.Paths) > 0 {
-		s += " and " + strings.Join(c.Paths, ", ")
+	shared := c.Paths
+	switch {
+	case c.Named:
+		shared = append([]string{c.Dir}, shared...)
+	case c.Dir != "":
+		s += "; writes its own folder " + c.Dir
+	default:
+		s += "; writes its working folder"
+	}
+	if len(shared) > 0 {
+		if c.Write {
+			s += "; reads and writes " + strings.Join(shared, ", ")
+		} else {
+			s += "; reads " + strings.Join(shared, ", ")
+		}
+	}
+	if c.Project != "" {
+		s += "; never writes halo.lock or .git, nor reaches .halo"
 	}
 	if len(c.Hosts) > 0 {
 		s += "; network on for " + strings.Join(c.Hosts, ", ") + " (any host: the kernel cannot tell hosts apart)"

@@ -72,16 +72,7 @@ func steal(t *testing.T, c *Confinement) (string, string) {
 // A hostile stdio server gets the user's key, the host's /proc entries, a file outside its
 // folder and a socket unconfined, and none of them confined; as root and as an ordinary user.
 func TestSandboxedServerIsConfined(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the MCP sandbox needs Linux (Landlock)")
-	}
-	if st := sandbox.Detect(); !st.Enforced() {
-		t.Fatalf("this kernel cannot enforce the sandbox (%s); the attack test needs Landlock", st.Reason)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := needSandbox(t)
 	open, openWrote := steal(t, nil)
 	for _, want := range []string{"ssh: -----BEGIN OPENSSH PRIVATE KEY-----", "write: written"} {
 		if !strings.Contains(open, want) {
@@ -105,6 +96,23 @@ func TestSandboxedServerIsConfined(t *testing.T) {
 	usertest.Rerun(t)
 }
 
+// needSandbox skips t where there is no MCP sandbox (not Linux), fails it where the kernel
+// cannot enforce one, and returns the wrapper: this test binary (TestMain runs it).
+func needSandbox(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the MCP sandbox needs Linux (Landlock)")
+	}
+	if st := sandbox.Detect(); !st.Enforced() {
+		t.Fatalf("this kernel cannot enforce the sandbox (%s); the attack test needs Landlock", st.Reason)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
 // Every folder a sandboxed server's policy grants has its links resolved (the sandbox grants
 // no path with a link on it): its working folder and npm cache reached through a link.
 // (paths: entries are resolved by sandbox.ResolveGrant: TestResolveGrant.)
@@ -118,7 +126,10 @@ func TestPolicyGrantsResolvedFolders(t *testing.T) {
 	if err := os.Symlink(project, linked); err != nil {
 		t.Fatal(err)
 	}
-	p := (&Confinement{Home: linked}).Policy(linked)
+	p, err := (&Confinement{Home: linked}).Policy(linked)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if p.ReadWrite[0] != project {
 		t.Errorf("working folder granted as %s, want %s", p.ReadWrite[0], project)
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +51,33 @@ type IOStreams struct {
 // Env is the process environment, read once in main and handed down. Nothing below
 // cmd/halo calls os.Getenv.
 type Env map[string]string
+
+// UserDir is one of the user's folders, found as os.UserConfigDir finds the config folder but
+// from e: on Linux and BSD $<xdgVar> when it is absolute, else $HOME/<xdgDefault>; on macOS
+// $HOME/Library/Application Support; on Windows %<windowsVar>%. "" when e names none.
+func (e Env) UserDir(xdgVar, xdgDefault, windowsVar string) string {
+	dir := ""
+	switch runtime.GOOS {
+	case "windows":
+		dir = e.Get(windowsVar)
+	case "darwin", "ios":
+		if h := e.Get("HOME"); h != "" {
+			dir = filepath.Join(h, "Library", "Application Support")
+		}
+	default:
+		dir = e.Get(xdgVar)
+		if !filepath.IsAbs(dir) {
+			dir = ""
+			if h := e.Get("HOME"); h != "" {
+				dir = filepath.Join(h, xdgDefault)
+			}
+		}
+	}
+	if !filepath.IsAbs(dir) {
+		return ""
+	}
+	return dir
+}
 
 // EnvFromList builds an Env from "K=V" strings (os.Environ's shape).
 func EnvFromList(list []string) Env {

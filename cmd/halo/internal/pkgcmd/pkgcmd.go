@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -75,24 +74,8 @@ func NewProject(f *cmdutil.Factory, registryLoc string) (*pkgmgr.Project, error)
 // $HOME/.config on Linux and BSD; $HOME/Library/Application Support on macOS; %AppData% on
 // Windows). "" when the environment names none: nothing is trusted then.
 func TrustFile(env cmdutil.Env) string {
-	dir := ""
-	switch runtime.GOOS {
-	case "windows":
-		dir = env.Get("AppData")
-	case "darwin", "ios":
-		if h := env.Get("HOME"); h != "" {
-			dir = filepath.Join(h, "Library", "Application Support")
-		}
-	default:
-		dir = env.Get("XDG_CONFIG_HOME")
-		if !filepath.IsAbs(dir) {
-			dir = ""
-			if h := env.Get("HOME"); h != "" {
-				dir = filepath.Join(h, ".config")
-			}
-		}
-	}
-	if dir == "" || !filepath.IsAbs(dir) {
+	dir := env.UserDir("XDG_CONFIG_HOME", ".config", "AppData")
+	if dir == "" {
 		return ""
 	}
 	return filepath.Join(dir, "halo", "trust.json")

@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"path/filepath"
+
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/projconf"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/mcp"
@@ -21,9 +24,10 @@ func PinStore(projectDir string) (mcp.PinStore, error) {
 }
 
 // pinMCP returns reg with every MCP provider type (MCP(...) and mcp packages) confined as
-// declarations and halo.json ask (exe is the halo binary, the sandbox wrapper) and held to
-// the project's pins, unless the project turned pinning off.
-func pinMCP(reg *tool.Registry, projectDir, exe string) (*tool.Registry, error) {
+// declarations and halo.json ask (exe is the halo binary, the sandbox wrapper; folders where
+// sandboxed servers get a folder of their own) and held to the project's pins, unless the
+// project turned pinning off.
+func pinMCP(reg *tool.Registry, projectDir, exe, folders string) (*tool.Registry, error) {
 	cfg, err := projconf.Read(projectDir)
 	if err != nil {
 		return nil, err
@@ -35,7 +39,7 @@ func pinMCP(reg *tool.Registry, projectDir, exe string) (*tool.Registry, error) 
 	out := tool.NewRegistry()
 	for _, t := range reg.Types() {
 		if t.Kind == tool.KindMCP {
-			t = mcp.Confined(t, mcp.SandboxOptions{Executable: exe, Default: cfg.SandboxMCP})
+			t = mcp.Confined(t, mcp.SandboxOptions{Executable: exe, Default: cfg.SandboxMCP, Folders: folders})
 			if store != nil {
 				t = mcp.Pinned(t, store)
 			}
@@ -45,4 +49,16 @@ func pinMCP(reg *tool.Registry, projectDir, exe string) (*tool.Registry, error) 
 		}
 	}
 	return out, nil
+}
+
+// MCPFolders is where sandboxed MCP servers get a folder of their own: halo/mcp in the user's
+// state folder, found from the environment handed in ($XDG_STATE_HOME, else
+// $HOME/.local/state on Linux and BSD; $HOME/Library/Application Support on macOS;
+// %LocalAppData% on Windows). "" when the environment names none.
+func MCPFolders(env cmdutil.Env) string {
+	dir := env.UserDir("XDG_STATE_HOME", filepath.Join(".local", "state"), "LocalAppData")
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "halo", "mcp")
 }

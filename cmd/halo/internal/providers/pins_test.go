@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/mcp"
 )
@@ -46,7 +48,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		}
 		return out
 	}
-	got, err := pinMCP(reg, dir, "")
+	got, err := pinMCP(reg, dir, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		t.Errorf("pinned: %v", k)
 	}
 	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"name":"x","pinMcp":false}`), 0o644)
-	got, err = pinMCP(reg, dir, "")
+	got, err = pinMCP(reg, dir, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,29 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		t.Errorf("pinned although pinMcp is false: %v", k)
 	}
 	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"pinMcp": "no"}`), 0o644)
-	if _, err := pinMCP(reg, dir, ""); err == nil {
+	if _, err := pinMCP(reg, dir, "", ""); err == nil {
 		t.Errorf("a bad halo.json was accepted")
+	}
+}
+
+// Sandboxed MCP servers get their own folders in the user's state folder, found from the
+// environment handed in; none when it names no place.
+func TestMCPFolders(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the folders of other systems are found from other variables")
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/halo/mcp"},
+		{map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/state"}, "/state/halo/mcp"},
+		{map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "relative"}, "/home/u/.local/state/halo/mcp"},
+		{map[string]string{"HOME": "relative"}, ""},
+		{nil, ""},
+	} {
+		if got := MCPFolders(cmdutil.Env(tt.env)); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.env, got, tt.want)
+		}
 	}
 }

@@ -42,7 +42,7 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 	}
 	// MCP servers' tools are pinned in halo.lock on first listing, and stdio servers are
 	// confined when asked (issue 18).
-	if reg, err = pinMCP(reg, projectDir, f.Executable); err != nil {
+	if reg, err = pinMCP(reg, projectDir, f.Executable, MCPFolders(f.Env)); err != nil {
 		return nil, err
 	}
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil
