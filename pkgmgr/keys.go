@@ -91,6 +91,15 @@ func (p *Project) AddKey(k PublisherKey, added string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Names are compared folded (publisherKey): a key for "Acme Inc" beside "Acme Inc.'s"
+	// would vouch for copies under the look-alike name.
+	have, err := p.Keys()
+	if err != nil {
+		return false, err
+	}
+	if other, ok := p.lookalike(k.Publisher, have); ok {
+		return false, errorf(CodeSignature, "publisher %s reads as %s, whose key you trust already: give the name exactly as %s's packages do", quoted(k.Publisher), quoted(other), quoted(other))
+	}
 	for _, have := range ts.Publishers[k.Publisher] {
 		if have.KeyID == k.KeyID {
 			return false, nil
@@ -123,6 +132,15 @@ func (p *Project) RemoveKey(publisher, keyID string) ([]PublisherKey, error) {
 			return nil, errorf(CodeNotFound, "you trust no key for publisher %q (see halo trust key list)", publisher)
 		}
 		return nil, errorf(CodeNotFound, "you trust no key %s for publisher %q (see halo trust key list)", keyID, publisher)
+	}
+	// With its last key gone, the packages seen signed by the publisher are forgotten too: a
+	// publisher that stopped signing can be installed unsigned again.
+	if len(gone) == len(ts.Publishers[publisher]) {
+		for name, pub := range ts.Signed {
+			if pub == publisher {
+				delete(ts.Signed, name)
+			}
+		}
 	}
 	return gone, p.writeKeys(ts, nil, gone, "")
 }

@@ -43,6 +43,14 @@ type Project struct {
 	// BuiltInKeys are publisher keys trusted without asking: the project's own, whose public
 	// half ships in the binary (see keys.go).
 	BuiltInKeys []PublisherKey
+	// KnownSigned names packages known to be signed, with their publisher, beside those the
+	// user's trust file records: the default registry's first-party packages. An unsigned
+	// or renamed copy of one is refused (downgrade.go).
+	KnownSigned map[string]string
+	// FoldPublisher folds the look-alikes of a publisher's name to the letters they look
+	// like ("Асme" with a Cyrillic А to "Acme"), before names are compared; the CLI passes
+	// host/policy's folding. Nil folds nothing (case and punctuation are folded anyway).
+	FoldPublisher func(string) string
 	// Now stamps keys the user accepts; nil means time.Now.
 	Now func() time.Time
 
@@ -107,20 +115,21 @@ func (p *Project) registryOptions() RegistryOptions {
 	return o
 }
 
-// fetchSpec reads the package a spec names and says how the lock records its source, and the
-// sha256 it must have ("" when nothing says).
-func (p *Project) fetchSpec(ctx context.Context, s Spec, dir string) (pkg *Package, source, want string, sig *Signature, err error) {
+// fetchSpec reads the package a spec names and says how the lock records its source, the
+// sha256 it must have ("" when nothing says), its signature, and what the registry's index
+// says of the package (nil for a file or URL).
+func (p *Project) fetchSpec(ctx context.Context, s Spec, dir string) (pkg *Package, source, want string, sig *Signature, ip *IndexPackage, err error) {
 	switch {
 	case s.URL != "":
 		b, err := Download(ctx, p.Registries.Client, s.URL)
 		if err != nil {
-			return nil, "", "", nil, err
+			return nil, "", "", nil, nil, err
 		}
 		if pkg, err = ReadPackage(b); err != nil {
-			return nil, "", "", nil, err
+			return nil, "", "", nil, nil, err
 		}
 		sig, err = p.fetchSignature(ctx, s, "")
-		return pkg, s.URL, "", sig, err
+		return pkg, s.URL, "", sig, nil, err
 	case s.Path != "":
 		abs := s.Path
 		if !filepath.IsAbs(abs) {
@@ -128,48 +137,48 @@ func (p *Project) fetchSpec(ctx context.Context, s Spec, dir string) (pkg *Packa
 		}
 		pkg, err = p.readPath(ctx, abs)
 		if err != nil {
-			return nil, "", "", nil, err
+			return nil, "", "", nil, nil, err
 		}
 		sig, err = p.fetchSignature(ctx, s, abs)
-		return pkg, p.pathSource(abs), "", sig, err
+		return pkg, p.pathSource(abs), "", sig, nil, err
 	}
 	reg, err := OpenRegistry(p.Registry, p.registryOptions())
 	if err != nil {
-		return nil, "", "", nil, err
+		return nil, "", "", nil, nil, err
 	}
-	pkg, version, v, err := fetchFromRegistry(ctx, reg, s.Name, s.Version)
+	pkg, version, v, ip, err := fetchFromRegistry(ctx, reg, s.Name, s.Version)
 	if err != nil {
-		return nil, "", "", nil, err
+		return nil, "", "", nil, nil, err
 	}
-	return pkg, "registry:" + reg.Source + "#" + s.Name + "@" + version, v.SHA256, v.Signature, nil
+	return pkg, "registry:" + reg.Source + "#" + s.Name + "@" + version, v.SHA256, v.Signature, ip, nil
 }
 
-func fetchFromRegistry(ctx context.Context, reg *Registry, name, version string) (*Package, string, *IndexVersion, error) {
+func fetchFromRegistry(ctx context.Context, reg *Registry, name, version string) (*Package, string, *IndexVersion, *IndexPackage, error) {
 	idx, err := reg.Index(ctx)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
-	_, version, v, err := idx.Lookup(name, version)
+	ip, version, v, err := idx.Lookup(name, version)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	b, err := reg.Fetch(ctx, v.File)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	// The checksum is compared before the file is even parsed: a download that differs from
 	// the index is refused whatever it holds.
 	if got := Sum(b); got != v.SHA256 {
-		return nil, "", nil, errorf(CodeIntegrity, "%s@%s from registry %s has sha256 %s, but the index says %s", name, version, reg.Source, got, v.SHA256)
+		return nil, "", nil, nil, errorf(CodeIntegrity, "%s@%s from registry %s has sha256 %s, but the index says %s", name, version, reg.Source, got, v.SHA256)
 	}
 	pkg, err := ReadPackage(b)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	if pkg.Manifest.Name != name || pkg.Manifest.Version != version {
-		return nil, "", nil, errorf(CodeIntegrity, "registry %s lists %s@%s, but its file holds %s@%s", reg.Source, name, version, pkg.Manifest.Name, pkg.Manifest.Version)
+		return nil, "", nil, nil, errorf(CodeIntegrity, "registry %s lists %s@%s, but its file holds %s@%s", reg.Source, name, version, pkg.Manifest.Name, pkg.Manifest.Version)
 	}
-	return pkg, version, v, nil
+	return pkg, version, v, ip, nil
 }
 
 func (p *Project) readPath(ctx context.Context, abs string) (*Package, error) {
@@ -220,7 +229,7 @@ func (p *Project) fetchSource(ctx context.Context, name string, e *LockEntry) (*
 		if err != nil {
 			return nil, err
 		}
-		pkg, _, _, err := fetchFromRegistry(ctx, reg, n, v)
+		pkg, _, _, _, err := fetchFromRegistry(ctx, reg, n, v)
 		return pkg, err
 	}
 	if strings.Contains(src, "://") {
@@ -269,7 +278,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if err := p.checkState(); err != nil {
 		return nil, err
 	}
-	pkg, source, want, sig, err := p.fetchSpec(ctx, s, dir)
+	pkg, source, want, sig, ip, err := p.fetchSpec(ctx, s, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +298,12 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if err != nil {
 		return nil, err
 	}
-	signed, pin, err := checkSigned(spec, pkg, sig, lock.Tools[name], []string{opts.AcceptKey}, keys, "halo add "+spec)
+	ts, err := p.readTrustStore()
+	if err != nil {
+		return nil, err
+	}
+	claims := p.signClaims(pkg, ip, lock.Tools[name], ts, keys)
+	signed, pin, err := checkSigned(spec, pkg, sig, claims, []string{opts.AcceptKey}, keys, "halo add "+spec)
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +323,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if pin != nil {
 		ch.keys = append(ch.keys, *pin)
 	}
+	p.recordSigned(&ch, ts, name, signed)
 	if entry.Permissions.NeedsTrust() && !trust.Trusts(name, pkg.SHA256) {
 		if !opts.Trust {
 			err := untrusted([]string{name}, "halo add "+spec+" --trust")
@@ -444,6 +459,10 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 	if err != nil {
 		return nil, err
 	}
+	ts, err := p.readTrustStore()
+	if err != nil {
+		return nil, err
+	}
 	rep := &InstallReport{}
 	ch := change{}
 	var untrustedNames []string
@@ -460,10 +479,13 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 		if err := checkLocked(name, e, pkg); err != nil {
 			return nil, err
 		}
-		// The signature halo.lock recorded is verified again, with the key this user trusts.
-		if err := checkLockedSignature(name, e, pkg, opts.AcceptKeys, &keys, &ch); err != nil {
+		// The signature halo.lock recorded is verified again, with the key this user trusts;
+		// an entry without one is refused where this user knows the package is signed.
+		claims := p.signClaims(pkg, nil, nil, ts, keys)
+		if err := checkLockedSignature(name, e, pkg, claims, opts.AcceptKeys, &keys, &ch); err != nil {
 			return nil, err
 		}
+		p.recordSigned(&ch, ts, name, e.Signature)
 		if e.Permissions.NeedsTrust() || pkg.Permissions().NeedsTrust() {
 			if !trust.Trusts(name, e.SHA256) {
 				untrustedNames = append(untrustedNames, name)
@@ -510,7 +532,7 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 		}
 	}
 	s.Close()
-	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil || len(ch.keys) > 0 {
+	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil || len(ch.keys) > 0 || len(ch.signed) > 0 {
 		if err := p.apply(ch); err != nil {
 			return nil, err
 		}
@@ -689,6 +711,8 @@ type change struct {
 	remove []string
 	// keys are publisher keys the user accepted, added to the user's trust file.
 	keys []PublisherKey
+	// signed records packages installed signed, by publisher, in the user's trust file.
+	signed map[string]string
 }
 
 // apply makes the change or, on any failure, leaves halo.lock, the user's trust file and
@@ -759,8 +783,8 @@ func (p *Project) apply(ch change) (err error) {
 		}
 	}
 	var trustData []byte
-	if ch.trust != nil || len(ch.keys) > 0 {
-		if trustData, err = p.trustChange(ch.trust, ch.keys); err != nil {
+	if ch.trust != nil || len(ch.keys) > 0 || len(ch.signed) > 0 {
+		if trustData, err = p.trustChange(ch.trust, ch.keys, ch.signed); err != nil {
 			return err
 		}
 	}

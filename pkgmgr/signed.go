@@ -14,28 +14,33 @@ import (
 // checkSigned decides whether a package may be installed as far as signatures go, and
 // returns the signature to record in halo.lock (nil for an unsigned package) and the key to
 // pin when the user accepted a publisher's first key (accept holds the key ids accepted).
-// keys are the keys the user trusts; prev is the package's current lock entry, if any.
+// keys are the keys the user trusts; claims say why the package must be signed, and by whom
+// (signClaims: halo.lock, the user's record, the index, a trusted publisher's name).
 //
+//   - A package any claim applies to must be signed.
+//   - A package a claim names a publisher for must name that publisher, exactly.
 //   - A package whose publisher has a trusted key must be signed by one of them.
 //   - A signed package must name its publisher, and its signature must verify.
 //   - The first key seen for a publisher is refused (PACKAGE_UNTRUSTED, the key shown)
 //     unless accepted; then it is pinned.
-//   - A package once installed signed stays signed by the same publisher.
-func checkSigned(what string, pkg *Package, sig *Signature, prev *LockEntry, accept []string, keys []PublisherKey, fix string) (*Signature, *PublisherKey, error) {
+func checkSigned(what string, pkg *Package, sig *Signature, claims []signClaim, accept []string, keys []PublisherKey, fix string) (*Signature, *PublisherKey, error) {
 	m := pkg.Manifest
 	publisher := m.Publisher
 	trusted := keysFor(keys, publisher)
-	if prev != nil && prev.Signature != nil && prev.Signature.Publisher != publisher {
-		return nil, nil, errorf(CodeSignature, "%s: halo.lock has %s signed by %q, but this version says its publisher is %q; if that is expected, halo remove %s first", what, m.Name, prev.Signature.Publisher, publisher, m.Name)
-	}
 	if sig == nil {
-		switch {
-		case len(trusted) > 0:
-			return nil, nil, errorf(CodeSignature, "%s: %s@%s is not signed, but you trust %s's key %s to sign %s's packages", what, m.Name, m.Version, quoted(publisher), trusted[0].KeyID, quoted(publisher))
-		case prev != nil && prev.Signature != nil:
-			return nil, nil, errorf(CodeSignature, "%s: halo.lock has %s signed by %s's key %s, but %s@%s is not signed", what, m.Name, quoted(prev.Signature.Publisher), prev.Signature.KeyID, m.Name, m.Version)
+		if len(claims) > 0 {
+			return nil, nil, errorf(CodeSignature, "%s: %s@%s is not signed, but %s%s", what, m.Name, m.Version, claims[0].why, claims[0].fix)
 		}
 		return nil, nil, nil
+	}
+	for _, c := range claims {
+		switch {
+		case c.publisher == "" || c.publisher == publisher:
+		case c.lookalike:
+			return nil, nil, errorf(CodeSignature, "%s: %s: a package under a look-alike of a trusted publisher's name is refused, signed or not", what, c.why)
+		default:
+			return nil, nil, errorf(CodeSignature, "%s: %s, but %s@%s says its publisher is %s%s", what, c.why, m.Name, m.Version, quoted(publisher), c.fix)
+		}
 	}
 	id, err := signatureKeyID(sig)
 	if err != nil {
@@ -137,16 +142,15 @@ func (p *Project) fetchSignature(ctx context.Context, s Spec, abs string) (*Sign
 
 // checkLockedSignature verifies a lock entry's signature over pkg with the key this user
 // trusts for its publisher (a key accepted now is added to keys and to ch). An entry without
-// a signature is left to its sha256 pin: halo.lock is the repository's, and a repository
-// that wants an unsigned package can drop the signature as easily as change the pin.
-func checkLockedSignature(name string, e *LockEntry, pkg *Package, accept []string, keys *[]PublisherKey, ch *change) error {
-	if e.Signature == nil {
-		return nil
-	}
-	if e.Signature.Publisher != pkg.Manifest.Publisher {
+// a signature is left to its sha256 pin (halo.lock is the repository's, and a repository
+// that wants an unsigned package can drop the signature as easily as change the pin), unless
+// a claim this user holds says it must be signed: the package names a publisher whose key
+// the user trusts, the user installed it signed before, or it is a first-party package.
+func checkLockedSignature(name string, e *LockEntry, pkg *Package, claims []signClaim, accept []string, keys *[]PublisherKey, ch *change) error {
+	if e.Signature != nil && e.Signature.Publisher != pkg.Manifest.Publisher {
 		return errorf(CodeSignature, "%s: halo.lock says %q signed it, but the package names publisher %q", name, e.Signature.Publisher, pkg.Manifest.Publisher)
 	}
-	_, pin, err := checkSigned(name, pkg, e.Signature, nil, accept, *keys, "halo install")
+	_, pin, err := checkSigned(name, pkg, e.Signature, claims, accept, *keys, "halo install")
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ type trustStore struct {
 	Projects map[string]map[string]string `json:"projects"`
 	// Publishers are the publisher keys this user trusts, by publisher (see keys.go).
 	Publishers map[string][]PublisherKey `json:"publishers,omitempty"`
+	// Signed names the packages this user installed signed, with the publisher that signed
+	// them: an unsigned or renamed copy is refused from then on (downgrade.go).
+	Signed map[string]string `json:"signed,omitempty"`
 }
 
 // projectKey is the project folder as the trust store names it.
@@ -109,8 +112,8 @@ func (p *Project) warnProjectTrust() {
 }
 
 // trustChange returns the user's trust file with this project's entry replaced by t (when
-// not nil) and the publisher keys added.
-func (p *Project) trustChange(t *Trust, keys []PublisherKey) ([]byte, error) {
+// not nil), the publisher keys added, and the packages installed signed recorded.
+func (p *Project) trustChange(t *Trust, keys []PublisherKey, signed map[string]string) ([]byte, error) {
 	if p.TrustFile == "" {
 		return nil, errorf(CodeUntrusted, "--trust needs a place for this user's trust decisions: set HOME (or XDG_CONFIG_HOME)")
 	}
@@ -131,6 +134,12 @@ func (p *Project) trustChange(t *Trust, keys []PublisherKey) ([]byte, error) {
 	}
 	if len(keys) > 0 {
 		withKeys(ts, keys, nil, p.now().UTC().Format(time.RFC3339))
+	}
+	for name, pub := range signed {
+		if ts.Signed == nil {
+			ts.Signed = map[string]string{}
+		}
+		ts.Signed[name] = pub
 	}
 	b, err := json.MarshalIndent(ts, "", "  ")
 	if err != nil {

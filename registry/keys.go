@@ -31,3 +31,26 @@ func BuiltInKeys() []pkgmgr.PublisherKey {
 	}
 	return keys
 }
+
+// SignedPackages names the packages of the default registry (fsys, as Default returns it)
+// that are signed, with their publisher: halo refuses an unsigned or renamed copy of one from
+// any registry.
+func SignedPackages(fsys fs.FS) (map[string]string, error) {
+	b, err := fs.ReadFile(fsys, "index.json")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := pkgmgr.ParseIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, p := range idx.Packages {
+		for _, v := range p.Versions {
+			if v.Signature != nil && p.Publisher != "" {
+				out[name] = p.Publisher
+			}
+		}
+	}
+	return out, nil
+}

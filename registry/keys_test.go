@@ -45,3 +45,21 @@ func TestDefaultRegistryIsSigned(t *testing.T) {
 		}
 	}
 }
+
+// The default registry's first-party packages are known to be signed by Halo, so that an
+// unsigned copy of one from another registry is refused (issue 27 item 7).
+func TestSignedPackages(t *testing.T) {
+	def, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := SignedPackages(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"stripe", "github-mcp", "jira"} {
+		if signed[name] != Publisher {
+			t.Errorf("%s: %q, want %q", name, signed[name], Publisher)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/host/policy/fold"
 	"halolang.dev/halo/host/tool/builtin"
 	"halolang.dev/halo/host/tool/mcp"
 	"halolang.dev/halo/host/tool/sandbox"
@@ -56,6 +57,10 @@ func NewProject(f *cmdutil.Factory, registryLoc string) (*pkgmgr.Project, error)
 	if err != nil {
 		return nil, err
 	}
+	signed, err := registry.SignedPackages(def)
+	if err != nil {
+		return nil, err
+	}
 	return &pkgmgr.Project{
 		Dir:        f.Dir,
 		Registry:   registryLoc,
@@ -66,8 +71,16 @@ func NewProject(f *cmdutil.Factory, registryLoc string) (*pkgmgr.Project, error)
 		Warn:       Warn(f),
 		// Publisher keys trusted without asking (issue 18): the project's own.
 		BuiltInKeys: registry.BuiltInKeys(),
+		// An unsigned or renamed copy of a first-party package is refused from any registry,
+		// and publishers are compared with look-alikes folded (issue 27).
+		KnownSigned:   signed,
+		FoldPublisher: FoldPublisher,
 	}, nil
 }
+
+// FoldPublisher folds a publisher name's look-alikes as host/policy folds them for its
+// detectors (Cyrillic and Greek letters, fullwidth forms, accents, invisible characters).
+func FoldPublisher(name string) string { return fold.String(name, fold.Options{}).Folded }
 
 // TrustFile is the user's trust file: halo/trust.json in the user's config folder, found as
 // os.UserConfigDir does but from the environment handed in ($XDG_CONFIG_HOME, else

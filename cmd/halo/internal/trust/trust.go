@@ -87,7 +87,9 @@ func NewCmdRemove(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 		Use:   "remove PUBLISHER [KEYID]",
 		Short: "Stop trusting a publisher's key (every key of it without KEYID)",
 		Long: `Stop trusting a publisher's key, or all of its keys without KEYID. Packages signed with
-it are then refused by halo add and halo install until a key is accepted again.`,
+it are then refused by halo add and halo install until a key is accepted again. With the
+publisher's last key gone, the packages you installed signed by it are forgotten too, so
+that they may install unsigned again.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Publisher = args[0]
