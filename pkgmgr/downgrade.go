@@ -98,9 +98,9 @@ func (p *Project) publisherKey(name string) string {
 	return b.String()
 }
 
-// recordSigned notes in the user's trust file (with ch) that name was installed signed by
-// sig's publisher, so that from then on, in every project, an unsigned or renamed copy of it
-// is refused. Nothing when there is no trust file, or it says so already.
+// recordSigned gathers into ch that name was installed signed by sig's publisher, for
+// noteSigned to record once the change is made. Nothing when there is no trust file, or it
+// says so already.
 func (p *Project) recordSigned(ch *change, ts *trustStore, name string, sig *Signature) {
 	if sig == nil || sig.Publisher == "" || p.TrustFile == "" || ts.Signed[name] == sig.Publisher {
 		return
@@ -109,6 +109,29 @@ func (p *Project) recordSigned(ch *change, ts *trustStore, name string, sig *Sig
 		ch.signed = map[string]string{}
 	}
 	ch.signed[name] = sig.Publisher
+}
+
+// noteSigned records in the user's trust file the packages just installed signed, so that
+// from then on, in every project, an unsigned or renamed copy of one is refused. It is a note
+// for later rather than part of the change: a trust file that cannot be written is warned
+// of, and what was installed stays installed.
+func (p *Project) noteSigned(signed map[string]string) {
+	if len(signed) == 0 {
+		return
+	}
+	ts, err := p.readTrustStore()
+	if err == nil {
+		if ts.Signed == nil {
+			ts.Signed = map[string]string{}
+		}
+		for name, pub := range signed {
+			ts.Signed[name] = pub
+		}
+		err = p.writeKeys(ts, nil, nil, "")
+	}
+	if err != nil && p.Warn != nil {
+		p.Warn(fmt.Sprintf("could not note in your trust file which packages were installed signed: %v", err))
+	}
 }
 
 // lookalike returns a publisher of keys whose name reads as publisher's but is not it.

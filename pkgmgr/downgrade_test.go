@@ -181,3 +181,14 @@ func TestPublisherNamesFolded(t *testing.T) {
 		t.Fatalf("after the publisher's keys were removed: %+v %v", ip, err)
 	}
 }
+
+// The note of what was installed signed is not part of the install: a trust file that
+// cannot be read or written is warned of, and nothing fails.
+func TestNoteSignedWarns(t *testing.T) {
+	var warned []string
+	p := &Project{TrustFile: t.TempDir(), Warn: func(m string) { warned = append(warned, m) }}
+	p.noteSigned(map[string]string{"acme": "Acme Inc."})
+	if len(warned) != 1 || !strings.Contains(warned[0], "could not note in your trust file which packages were installed signed") {
+		t.Fatalf("warnings %q", warned)
+	}
+}

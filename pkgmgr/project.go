@@ -343,6 +343,7 @@ func (p *Project) Add(ctx context.Context, spec string, opts AddOptions) (*Insta
 	if err := p.apply(ch); err != nil {
 		return nil, err
 	}
+	p.noteSigned(ch.signed)
 	return &InstalledPackage{Name: name, Entry: entry, Package: pkg, Dir: p.PackageDir(name)}, nil
 }
 
@@ -532,11 +533,12 @@ func (p *Project) Install(ctx context.Context, opts InstallOptions) (*InstallRep
 		}
 	}
 	s.Close()
-	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil || len(ch.keys) > 0 || len(ch.signed) > 0 {
+	if len(ch.install) > 0 || len(ch.remove) > 0 || ch.trust != nil || len(ch.keys) > 0 {
 		if err := p.apply(ch); err != nil {
 			return nil, err
 		}
 	}
+	p.noteSigned(ch.signed)
 	return rep, nil
 }
 
@@ -711,7 +713,8 @@ type change struct {
 	remove []string
 	// keys are publisher keys the user accepted, added to the user's trust file.
 	keys []PublisherKey
-	// signed records packages installed signed, by publisher, in the user's trust file.
+	// signed are the packages installed signed, by publisher, for noteSigned to record in
+	// the user's trust file once the change is made.
 	signed map[string]string
 }
 
@@ -783,8 +786,8 @@ func (p *Project) apply(ch change) (err error) {
 		}
 	}
 	var trustData []byte
-	if ch.trust != nil || len(ch.keys) > 0 || len(ch.signed) > 0 {
-		if trustData, err = p.trustChange(ch.trust, ch.keys, ch.signed); err != nil {
+	if ch.trust != nil || len(ch.keys) > 0 {
+		if trustData, err = p.trustChange(ch.trust, ch.keys); err != nil {
 			return err
 		}
 	}

@@ -112,8 +112,8 @@ func (p *Project) warnProjectTrust() {
 }
 
 // trustChange returns the user's trust file with this project's entry replaced by t (when
-// not nil), the publisher keys added, and the packages installed signed recorded.
-func (p *Project) trustChange(t *Trust, keys []PublisherKey, signed map[string]string) ([]byte, error) {
+// not nil) and the publisher keys added.
+func (p *Project) trustChange(t *Trust, keys []PublisherKey) ([]byte, error) {
 	if p.TrustFile == "" {
 		return nil, errorf(CodeUntrusted, "--trust needs a place for this user's trust decisions: set HOME (or XDG_CONFIG_HOME)")
 	}
@@ -134,12 +134,6 @@ func (p *Project) trustChange(t *Trust, keys []PublisherKey, signed map[string]s
 	}
 	if len(keys) > 0 {
 		withKeys(ts, keys, nil, p.now().UTC().Format(time.RFC3339))
-	}
-	for name, pub := range signed {
-		if ts.Signed == nil {
-			ts.Signed = map[string]string{}
-		}
-		ts.Signed[name] = pub
 	}
 	b, err := json.MarshalIndent(ts, "", "  ")
 	if err != nil {
