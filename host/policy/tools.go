@@ -126,34 +126,37 @@ func (d Decision) Violation() *Violation {
 }
 
 // Decide checks one tool call the agent asked for: target is "Tool.method", effect its
-// method's effect, args the JSON arguments object. Refusal checks (AllowTools, DenyTools,
-// AllowEffects, DenyArgs) run first, so a refused call is never put to a person; then
-// ApproveTools and ApproveEffects.
+// method's effect, args the JSON arguments object, read with tool.ParseArgs (arguments it
+// refuses, a key given twice say, are refused by any DenyArgs rule on target, which cannot
+// check them). Refusal checks (AllowTools, DenyTools, AllowEffects, DenyArgs) run first, so
+// a refused call is never put to a person; then ApproveTools and ApproveEffects.
 func (s Set) Decide(target string, effect tool.Effect, args json.RawMessage) Decision {
+	a, err := tool.ParseArgs(args)
+	return s.decide(target, effect, a.Value, err)
+}
+
+// DecideArgs is Decide for arguments already decoded (tool.ParseArgs): the tool loop decodes
+// a call's arguments once, and the policies check that very value.
+func (s Set) DecideArgs(target string, effect tool.Effect, args tool.Args) Decision {
+	return s.decide(target, effect, args.Value, nil)
+}
+
+func (s Set) decide(target string, effect tool.Effect, args map[string]any, decodeErr error) Decision {
 	if !effect.Valid() {
 		effect = tool.External
 	}
 	if p, r, reason := s.hidden(target, effect); r != nil {
 		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
 	}
-	var (
-		decoded   any
-		decodeErr error
-		decodedOK bool
-	)
 	for _, ref := range s.argRules(target) {
 		p, r := ref.p, ref.r
-		if !decodedOK {
-			decoded, decodeErr = decodeArgs(args)
-			decodedOK = true
-		}
 		refuse := func(reason string) Decision {
 			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
 		}
 		if decodeErr != nil {
-			return refuse(fmt.Sprintf("the arguments of %s are not a JSON object, so %s cannot check them", target, r.text))
+			return refuse(fmt.Sprintf("the arguments of %s %v, so %s cannot check them", target, decodeErr, r.text))
 		}
-		if reason := denyArgs(r, decoded); reason != "" {
+		if reason := denyArgs(r, args); reason != "" {
 			return refuse(reason)
 		}
 	}
@@ -192,22 +195,6 @@ func (s Set) approval(target string, effect tool.Effect) (Decision, bool) {
 		}
 	}
 	return Decision{}, false
-}
-
-func decodeArgs(args json.RawMessage) (any, error) {
-	if len(strings.TrimSpace(string(args))) == 0 {
-		return map[string]any{}, nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(args)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, ok := v.(map[string]any); !ok && v != nil {
-		return nil, fmt.Errorf("arguments are %T, not an object", v)
-	}
-	return v, nil
 }
 
 // denyArgs returns why r refuses the arguments, or "".

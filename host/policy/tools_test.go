@@ -137,6 +137,12 @@ func TestDecide(t *testing.T) {
 		{"pattern scopes deny args", [][]RuleSpec{{r("DenyArgs", "Other.*", `.`)}}, "X.y", tool.Read, `{"x":"a"}`, Allowed, ""},
 		{"named arg nested", [][]RuleSpec{{r("DenyArgs", "*", "opts", `force`)}}, "X.y", tool.Read, `{"opts":{"mode":"force"}}`, Refused, "DenyArgs"},
 		{"bad json refused", [][]RuleSpec{{r("DenyArgs", "*", `x`)}}, "X.y", tool.Read, `{oops`, Refused, "DenyArgs"},
+		// Issue 27 item 1: a key given twice hides its first value from a reader that keeps
+		// the last (null reads as missing), while the tool's decoder runs the first.
+		{"duplicate key named", [][]RuleSpec{{r("DenyArgs", "Sh.run", "command", `touch|rm `)}}, "Sh.run", tool.External, `{"command":"touch PWN","command":null}`, Refused, "DenyArgs"},
+		{"duplicate key any value", [][]RuleSpec{{r("DenyArgs", "*", `PWN`)}}, "Sh.run", tool.External, `{"command":"touch PWN","command":null}`, Refused, "DenyArgs"},
+		{"duplicate key nested", [][]RuleSpec{{r("DenyArgs", "Code.write", "path", `\.test\.`)}}, "Code.write", tool.Write, `{"path":"a.ts","opts":{"path":"a.test.ts","path":null}}`, Refused, "DenyArgs"},
+		{"key in another case", [][]RuleSpec{{r("DenyArgs", "Sh.run", "command", `touch`)}}, "Sh.run", tool.External, `{"command":"ls","COMMAND":"touch PWN"}`, Refused, "DenyArgs"},
 		{"approve tools", [][]RuleSpec{{r("ApproveTools", "*.delete")}}, "Files.delete", tool.Write, `{}`, NeedsApproval, "ApproveTools"},
 		{"empty effect approves as external", [][]RuleSpec{{r("ApproveEffects", Ident("external"))}}, "Web.fetch", "", `{}`, NeedsApproval, "ApproveEffects"},
 		{"allow effects refuses called hidden", [][]RuleSpec{{r("AllowEffects", Ident("read"))}}, "Code.run", tool.External, `{}`, Refused, "AllowEffects"},
