@@ -25,7 +25,7 @@ targets=(
   "./sdk FuzzObjectKeys"
   "./host/runtime FuzzParseMocks"
   "./host/agent FuzzToolCall"
-  "./host/agent FuzzDecodeArgs"
+  "./host/tool FuzzParseArgs"
   "./host/plan FuzzPlan"
   "./cmd/halo/internal/test FuzzCaseFile"
   "./host/serve FuzzLinkToken"

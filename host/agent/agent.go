@@ -73,8 +73,12 @@ type Call struct {
 	// Target is the "Tool.method" asked for; Effect is its method's effect.
 	Target string
 	Effect tool.Effect
-	// Args is the arguments object exactly as the model sent it ("{}" when it sent none).
+	// Args is the arguments object exactly as the model sent it ("{}" when it sent none):
+	// the bytes Value was decoded from (tool.ParseArgs), which the tool gets.
 	Args json.RawMessage
+	// Value is Args decoded: what the policies checked. Nil for a call made from bytes
+	// alone (a pipeline's tool: T), whose readers decode Args themselves.
+	Value map[string]any
 }
 
 // A Runner runs one call and returns its result (a string, or any JSON-shaped value). An
@@ -157,6 +161,9 @@ type ToolEvent struct {
 	Args json.RawMessage
 	// Decision is Allowed, Approved, Declined, Refused or Errored.
 	Decision string
+	// Code is the stable code of a refusal Halo made itself, not a policy (a key given
+	// twice: tool.CodeDuplicateKey); "" otherwise.
+	Code string
 	// Detail is the refusal, the error, or the person's reason.
 	Detail string
 	// Result is what the model read (after cutting and input policies).

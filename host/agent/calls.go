@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/policy"
 	"halolang.dev/halo/host/tool"
@@ -49,23 +50,32 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 		return finish(c.unknownTool(tc.Name), true)
 	}
 	ev.Target = t.Target
-	args, problem := DecodeArgs(tc.Args)
-	ev.Args = ShowArgs(c.cfg.Policies, args)
-	if problem != "" {
-		ev.Detail = problem
-		return finish(fmt.Sprintf("Error: the arguments of %s %s. Call it again with one JSON object of named arguments.", tc.Name, problem), true)
+	// The arguments are decoded here, once: the policies check this value, the events and
+	// the person asked show it, and the tool gets the very bytes it was decoded from.
+	args, err := tool.ParseArgs(tc.Args)
+	if err != nil {
+		// Shown as the model wrote them: no reader's idea of their value.
+		ev.Args = showText(c.cfg.Policies, tc.Args)
+		ev.Detail = err.Error()
+		if errcode.Code(err) == tool.CodeDuplicateKey {
+			ev.Decision, ev.Code = Refused, tool.CodeDuplicateKey
+			ev.Detail = "the arguments " + err.Error()
+			return finish(fmt.Sprintf("Refused: the arguments of %s %s, so what the call would do is unclear. Call it again with each key once.", tc.Name, err), true)
+		}
+		return finish(fmt.Sprintf("Error: the arguments of %s %s. Call it again with one JSON object of named arguments.", tc.Name, err), true)
 	}
+	ev.Args = ShowValue(c.cfg.Policies, args)
 	if i >= MaxCallsPerTurn {
 		// Past the limit a call is still checked, so a refusal is recorded as one, but it
 		// does not run.
-		if d := c.cfg.Policies.Decide(t.Target, t.Effect, args); d.Verdict == policy.Refused {
+		if d := c.cfg.Policies.DecideArgs(t.Target, t.Effect, args); d.Verdict == policy.Refused {
 			return c.refused(d, t, &ev, finish)
 		}
 		ev.Detail = fmt.Sprintf("call %d of %d in one reply; at most %d run", i+1, n, MaxCallsPerTurn)
 		return finish(fmt.Sprintf("Error: this reply asked for %d tool calls and at most %d run per reply, so this one did not run. Ask for it again in your next reply if you still need it.", n, MaxCallsPerTurn), true)
 	}
-	call := Call{ID: tc.ID, Target: t.Target, Effect: t.Effect, Args: args}
-	d := c.cfg.Policies.Decide(t.Target, t.Effect, args)
+	call := Call{ID: tc.ID, Target: t.Target, Effect: t.Effect, Args: args.Raw, Value: args.Value}
+	d := c.cfg.Policies.DecideArgs(t.Target, t.Effect, args)
 	switch d.Verdict {
 	case policy.Refused:
 		return c.refused(d, t, &ev, finish)
@@ -135,38 +145,65 @@ func (c *Conversation) feed(t *Tool, text string) string {
 	return shown
 }
 
-// ShowArgs is what events show of a call's arguments: the set's Redact rules applied to the
-// decoded values (arguments that are not JSON are redacted as text), or a note that they
-// were withheld when a Block rule matches them.
-func ShowArgs(set policy.Set, args json.RawMessage) json.RawMessage {
-	if len(set) == 0 || len(args) == 0 {
-		return args
+// ShowArgs is ShowValue for arguments given as JSON text, read with tool.ParseArgs.
+// Arguments it refuses (not JSON, a key given twice) are shown as text, a JSON string of
+// what was sent with the set's Redact rules applied as to any text: never as one decoder's
+// idea of their value.
+func ShowArgs(set policy.Set, raw json.RawMessage) json.RawMessage {
+	args, err := tool.ParseArgs(raw)
+	if err != nil {
+		return showText(set, raw)
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		s, err := set.Input(string(args))
-		if err != nil {
-			return withheld(err)
-		}
-		b, _ := marshalShown(s)
-		return b
+	return ShowValue(set, args)
+}
+
+// ShowValue is what events and the person asked show of a call's decoded arguments: with no
+// policies, the bytes they were decoded from; else the value with the set's Redact rules
+// applied, or a note that they were withheld when a Block rule matches them.
+func ShowValue(set policy.Set, args tool.Args) json.RawMessage {
+	if len(set) == 0 {
+		return args.Raw
 	}
-	shown, err := set.InputValue(v)
+	shown, err := set.InputValue(args.Value)
 	if err != nil {
 		return withheld(err)
 	}
-	b, err := marshalShown(shown)
+	b, err := ShownJSON(shown)
 	if err != nil {
 		return json.RawMessage(`null`)
 	}
 	return b
 }
 
-// marshalShown encodes what people are shown: <, > and & stay as they are (json.Marshal
+// Shown is what events and the person asked show of c's arguments: ShowValue of its
+// decoded Value, or ShowArgs of Args for a call made without one.
+func (c Call) Shown(set policy.Set) json.RawMessage {
+	if c.Value != nil {
+		return ShowValue(set, tool.Args{Raw: c.Args, Value: c.Value})
+	}
+	return ShowArgs(set, c.Args)
+}
+
+// showText shows arguments that are not one JSON object as a JSON string of their text, with
+// the set's Redact rules applied (withheld on a Block match).
+func showText(set policy.Set, raw json.RawMessage) json.RawMessage {
+	s := string(raw)
+	if len(set) > 0 {
+		var err error
+		if s, err = set.Input(s); err != nil {
+			return withheld(err)
+		}
+	}
+	b, err := ShownJSON(s) // invalid UTF-8 is encoded as \ufffd
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+// ShownJSON encodes what people are shown: <, > and & stay as they are (json.Marshal
 // escapes them for HTML pages, and an approval's question would read \u003c).
-func marshalShown(v any) (json.RawMessage, error) {
+func ShownJSON(v any) (json.RawMessage, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -214,61 +251,6 @@ func (c *Conversation) unknownTool(name string) string {
 	}
 	b.WriteString(".")
 	return b.String()
-}
-
-// DecodeArgs checks the arguments a model sent for a call. It returns them as a JSON object
-// ("{}" for none: empty text or null), or a problem for the model to read: text that is not
-// JSON, or JSON that is not an object. The model's bytes are untrusted: DecodeArgs never
-// panics and returns at most len(raw)+2 bytes.
-func DecodeArgs(raw json.RawMessage) (json.RawMessage, string) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || string(t) == "null" {
-		return json.RawMessage(`{}`), ""
-	}
-	if t[0] == '"' {
-		// An adapter keeps arguments that were not JSON as a JSON string of the text
-		// (model.ToolCall.Args); so do models that double-encode.
-		var s string
-		if json.Unmarshal(t, &s) == nil {
-			inner := bytes.TrimSpace([]byte(s))
-			if len(inner) > 0 && inner[0] == '{' && json.Valid(inner) {
-				return json.RawMessage(inner), ""
-			}
-			return nil, fmt.Sprintf("are not valid JSON (%s)", excerpt(s))
-		}
-	}
-	if !json.Valid(t) {
-		return nil, fmt.Sprintf("are not valid JSON (%s)", excerpt(string(t)))
-	}
-	if t[0] != '{' {
-		return nil, "are " + kind(t[0]) + ", not a JSON object"
-	}
-	return json.RawMessage(t), ""
-}
-
-func kind(b byte) string {
-	switch b {
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	default:
-		return "a number"
-	}
-}
-
-func excerpt(s string) string {
-	const most = 80
-	if len(s) <= most {
-		return fmt.Sprintf("%q", s)
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q…", s[:cut])
 }
 
 // Text is how a result reads as a tool message: a string as it is, anything else as JSON.

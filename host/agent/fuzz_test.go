@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/tool"
 )
 
 // FuzzToolCall feeds the loop a tool call with any name and any argument bytes, as a hostile
@@ -18,6 +20,7 @@ import (
 func FuzzToolCall(f *testing.F) {
 	for _, seed := range []struct{ name, args string }{
 		{"Files__read", `{"path":"a.md"}`},
+		{"Files__read", `{"path":"a.md","path":null}`},
 		{"Tests__run", `{"command":"rm -rf /"}`},
 		{"Tests__run", `{"command":"ｒｍ -rf /"}`},
 		{"Tests__run", `{"command":"bun test"}`},
@@ -85,6 +88,13 @@ func FuzzToolCall(f *testing.F) {
 		}
 		switch e.Decision {
 		case Refused:
+			if e.Code == tool.CodeDuplicateKey {
+				// Refused by Halo itself, before any policy: no violation.
+				if len(ran) != 0 || !strings.HasPrefix(results[0].Content, "Refused: ") {
+					t.Errorf("a key given twice ran, or was not refused: %+v", results[0])
+				}
+				break
+			}
 			if violations == 0 || len(ran) != 0 || !strings.HasPrefix(results[0].Content, "Refused by policy") {
 				t.Errorf("refused without a violation, or ran: %+v", results[0])
 			}
@@ -95,34 +105,17 @@ func FuzzToolCall(f *testing.F) {
 			if !isObject(ran[0].Args) {
 				t.Errorf("ran with arguments that are not a JSON object: %q", ran[0].Args)
 			}
+			// The tool gets the bytes the policies' value was decoded from, and no two
+			// readers of them can differ.
+			if a, err := tool.ParseArgs(ran[0].Args); err != nil || !reflect.DeepEqual(a.Value, ran[0].Value) {
+				t.Errorf("ran with arguments %q that decode to %v (%v), not the checked %v", ran[0].Args, a.Value, err, ran[0].Value)
+			}
 		case Errored:
 			if len(ran) != 0 || !results[0].IsError {
 				t.Errorf("error decision, but ran %d: %+v", len(ran), results[0])
 			}
 		default:
 			t.Errorf("decision %q", e.Decision)
-		}
-	})
-}
-
-// FuzzDecodeArgs: whatever the model sends, DecodeArgs returns a JSON object or a problem.
-func FuzzDecodeArgs(f *testing.F) {
-	for _, s := range []string{`{}`, `null`, ``, `"{}"`, `"x"`, `[]`, `1`, `{"a":`, " \t{\"a\":1} "} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		args, problem := DecodeArgs(raw)
-		if problem != "" {
-			if args != nil {
-				t.Errorf("a problem and arguments: %q", args)
-			}
-			return
-		}
-		if !isObject(args) {
-			t.Errorf("DecodeArgs(%q) = %q, not a JSON object", raw, args)
-		}
-		if len(args) > len(raw)+2 {
-			t.Errorf("DecodeArgs grew %d bytes to %d", len(raw), len(args))
 		}
 	})
 }

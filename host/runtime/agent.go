@@ -93,7 +93,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		Now:         rn.r.cfg.Now,
 		Run: func(ctx context.Context, call agent.Call) (any, error) {
 			toolName, method, _ := strings.Cut(call.Target, ".")
-			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, at: o.at, agent: agentName, set: set})
+			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, value: call.Value, at: o.at, agent: agentName, set: set})
 			if code := errcode.Code(err); code == CodeMock || code == CodeReplayDiverged {
 				// A scripted mock that ran out is the test's mistake, not the model's; a
 				// replay that left its recording stops there.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -187,23 +188,95 @@ func unescapeHTML(j []byte) string {
 	return string(out)
 }
 
-// maxShownArgs bounds the arguments quoted in an approval's message, in bytes; Named.args
-// has all of them.
-const maxShownArgs = 1000
+// Bounds of what an approval's message shows of each argument, in characters: a value whose
+// JSON is at most maxShownValue long is shown whole, a longer one cut to shownPiece with its
+// length said; a name is cut at maxShownName. Named.args has every argument in full.
+const (
+	maxShownValue = 200
+	shownPiece    = 160
+	maxShownName  = 64
+)
 
 // approvalInterrupt is the request an approval puts to the interrupt handler: the message
 // a person reads, and named {target, args, policy, agent}. The arguments are shown as
 // events show them: with the agent's Redact rules applied, withheld on a Block match.
 func approvalInterrupt(req agent.ApprovalRequest, at string, set policy.Set) Interrupt {
-	shown := agent.ShowArgs(set, req.Call.Args)
+	shown := req.Call.Shown(set)
 	var args any
 	if json.Unmarshal(shown, &args) != nil {
 		args = string(shown)
 	}
 	return Interrupt{
 		Channel: ChannelApproval,
-		Message: fmt.Sprintf("Allow %s to call %s with %s? (policy %s)", req.Agent, req.Call.Target, quoteJSON(shown, maxShownArgs), req.Policy),
+		Message: fmt.Sprintf("Allow %s to call %s with %s? (policy %s)", req.Agent, req.Call.Target, describeArgs(shown), req.Policy),
 		Named:   map[string]any{"target": req.Call.Target, "args": args, "policy": req.Policy, "agent": req.Agent},
 		At:      at,
 	}
+}
+
+// describeArgs is how an approval's message shows a call's arguments (as ShowValue made
+// them): every argument's name, in order, each with its value whole when it is short and
+// otherwise its first characters and its length, so that no argument, however long, pushes
+// another out of the person's sight. What is not an object (a note that the arguments were
+// withheld) is quoted as it is, cut alike.
+func describeArgs(shown json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(shown))
+	dec.UseNumber()
+	var obj map[string]any
+	if dec.Decode(&obj) != nil || obj == nil {
+		return quoteJSON(shown, 4*maxShownValue)
+	}
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(shownPart(k, maxShownName, maxShownName))
+		b.WriteByte(':')
+		b.WriteString(shownPart(obj[k], maxShownValue, shownPiece))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// shownPart is v's JSON when it has at most whole characters, else its first piece
+// characters (a string's, inside its quotes) and, after them, how long it is.
+func shownPart(v any, whole, piece int) string {
+	j := string(shownJSON(v))
+	n := utf8.RuneCountInString(j)
+	if n <= whole {
+		return j
+	}
+	if s, ok := v.(string); ok {
+		n = utf8.RuneCountInString(s)
+		q := shownJSON(firstRunes(s, piece))
+		return fmt.Sprintf("%s…\" (%d characters)", q[:len(q)-1], n)
+	}
+	return fmt.Sprintf("%s… (%d characters)", firstRunes(j, piece), n)
+}
+
+// firstRunes is the first n characters of s.
+func firstRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// shownJSON is v as JSON for people (agent.ShownJSON), null when it cannot be encoded.
+func shownJSON(v any) []byte {
+	b, err := agent.ShownJSON(v)
+	if err != nil {
+		return []byte(`null`)
+	}
+	return b
 }

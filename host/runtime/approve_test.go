@@ -679,7 +679,8 @@ func TestApprovalForgedPromptLine(t *testing.T) {
 	}
 }
 
-// TestApprovalMessageBounded: valid arguments spread over lines, and long: one line, cut.
+// TestApprovalMessageBounded: valid arguments spread over lines, and long: one line, the
+// long value cut with its length said.
 func TestApprovalMessageBounded(t *testing.T) {
 	long := strings.Repeat("é", 3000)
 	args := "{\n  \"path\" :\n \"notes.md\",\r\n \"text\": \"" + long + "\"\n}"
@@ -689,11 +690,46 @@ func TestApprovalMessageBounded(t *testing.T) {
 	cfg.Tools = c.registry(t)
 	wantCompleted(t, run(t, load(t, clerkSrc, cfg), "Tidy", map[string]any{"task": "t"}))
 	if strings.ContainsAny(got.Message, "\r\n") || !strings.HasPrefix(got.Message, `Allow Clerk to call Files.write with {"path":"notes.md","text":"éé`) ||
-		!strings.HasSuffix(got.Message, "…? (policy Careful)") || len(got.Message) > 1100 {
+		!strings.HasSuffix(got.Message, `é…" (3000 characters)}? (policy Careful)`) || len(got.Message) > 500 {
 		t.Errorf("message (%d bytes) %.120q…", len(got.Message), got.Message)
 	}
 	if named, _ := got.Named["args"].(map[string]any); named["text"] != long {
 		t.Errorf("named.args lost the text")
+	}
+}
+
+// TestApprovalQuestionShowsEveryArgument is issue 27 item 3's attack: a model writes a long
+// content and a path the person would refuse. The question used to be cut at 1,000 bytes
+// with the keys sorted, so "content" came first and "path" never showed; now every name
+// shows, each value whole when short and cut with its length said when long, however many
+// long arguments come before it.
+func TestApprovalQuestionShowsEveryArgument(t *testing.T) {
+	filler := strings.Repeat("harmless notes ", 2000)
+	args, _ := json.Marshal(map[string]any{
+		"content": filler, "aaa_padding": filler, "abc": strings.Repeat("x", 500),
+		"opts":  map[string]any{"mode": strings.Repeat("y", 400)},
+		"path":  "../../.bashrc",
+		strings.Repeat("k", 100): 1,
+	})
+	c := newClerk(asks(tc("w1", "Files__write", string(args))), says("done"))
+	var got runtime.Interrupt
+	cfg := c.config(nil, func(in runtime.Interrupt) (any, bool, error) { got = in; return "no", true, nil })
+	cfg.Tools = c.registry(t)
+	wantCompleted(t, run(t, load(t, clerkSrc, cfg), "Tidy", map[string]any{"task": "t"}))
+	for _, want := range []string{
+		`"aaa_padding":"harmless notes harmless notes`, `…" (30000 characters)`,
+		`"abc":"xxxx`, `…" (500 characters)`,
+		`"content":"harmless`,
+		`"opts":{"mode":"yyy`, `… (411 characters)`,
+		`"path":"../../.bashrc"`,
+		`"` + strings.Repeat("k", 64) + `…" (100 characters):1`,
+	} {
+		if !strings.Contains(got.Message, want) {
+			t.Errorf("the question does not show %q:\n%s", want, got.Message)
+		}
+	}
+	if len(got.Message) > 1200 {
+		t.Errorf("the question is %d bytes long", len(got.Message))
 	}
 }
 

@@ -246,7 +246,10 @@ type toolReq struct {
 	// raw is the arguments object an agent's model sent; nil for calls written in the
 	// pipeline, whose pos and named arguments are bound instead (implicit: pos holds only
 	// the flowing value).
-	raw      json.RawMessage
+	raw json.RawMessage
+	// value is raw decoded, as the tool loop's policies checked it (tool.ParseArgs): what
+	// the tool event shows. Nil when there is no raw.
+	value    map[string]any
 	pos      []any
 	implicit bool
 	named    map[string]any
@@ -359,7 +362,7 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
 	ci := CallInfo{Kind: "tool", Target: target, Agent: q.agent, DurationMs: dur, Mocked: mocked}
-	ev := Event{Type: "tool", At: q.at, Agent: q.agent, Target: target, Args: agent.ShowArgs(q.set, args), DurationMs: dur, Mocked: mocked}
+	ev := Event{Type: "tool", At: q.at, Agent: q.agent, Target: target, Args: agent.Call{Args: args, Value: q.value}.Shown(q.set), DurationMs: dur, Mocked: mocked}
 	if err != nil {
 		ci.Error = codeOf(err)
 		ev.Error = infoOf(err, "")
