@@ -35,6 +35,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"fakemodel":  fakeModel,
 			"initbudget": initBudget,
 			"ptyanswer":  ptyAnswer,
 			"ptyrun":     ptyRun,

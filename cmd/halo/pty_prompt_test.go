@@ -52,6 +52,11 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Args[0] = argv[0] // testscript picks the program by its name
 	cmd.Dir = ts.MkAbs(".")
 	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME"), "TMPDIR=" + ts.Getenv("TMPDIR"), "TERM=xterm", "NO_COLOR=1"}
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY"} { // fakemodel's
+		if v := ts.Getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, out, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := cmd.Start(); err != nil {

@@ -123,8 +123,13 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 			return nil, verr
 		},
 		OnTool: func(e agent.ToolEvent) {
-			rn.st.emit(Event{Type: "agent_tool", At: o.at, Agent: agentName, Target: e.Target, Args: e.Args,
-				Decision: e.Decision, Detail: e.Detail, DurationMs: e.Duration.Milliseconds()})
+			ev := Event{Type: "agent_tool", At: o.at, Agent: agentName, Target: e.Target, Args: e.Args,
+				Decision: e.Decision, Detail: e.Detail, DurationMs: e.Duration.Milliseconds()}
+			if e.Code != "" {
+				// A refusal Halo made itself (a key given twice): its code, as errors carry one.
+				ev.Error = &ErrorInfo{Code: e.Code, Message: e.Detail}
+			}
+			rn.st.emit(ev)
 		},
 		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(v, agentName, tgt, o.at) },
 	}

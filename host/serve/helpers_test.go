@@ -69,6 +69,8 @@ type opts struct {
 	noMCP   bool
 	// interval is the lease loop's; 0 means 50 ms.
 	interval time.Duration
+	// env is the runtime's environment: model API keys and base URLs (a fake provider).
+	env map[string]string
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -143,7 +145,7 @@ func newEnv(t *testing.T, o opts) *env {
 	cfg := serve.Config{
 		Program: program(t, o.src), Store: o.store, Token: o.token, PublicURL: o.public, LinkTTL: o.ttl,
 		Webhook: o.webhook, Addr: e.http.Listener.Addr().String(), Now: o.now, MaxBody: o.maxBody,
-		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo"}, Interval: o.interval,
+		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo", Env: o.env}, Interval: o.interval,
 		MCP: !o.noMCP, Version: "test",
 	}
 	if o.log != nil {
