@@ -28,14 +28,18 @@ var dupWire = []struct {
 	answer    string
 }{
 	{"openai", "openai/gpt-4o-mini",
-		func(u string) map[string]string { return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": u + "/v1"} },
+		func(u string) map[string]string {
+			return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": u + "/v1"}
+		},
 		`{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,
 		  "tool_calls":[{"id":"call_1","type":"function","function":{"name":"Sh__run","arguments":` + jsonString(dupArgs) + `}}]},"finish_reason":"tool_calls"}],
 		  "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
 		`{"id":"c2","object":"chat.completion","created":2,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
 		  "usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`},
 	{"anthropic", "anthropic/claude-sonnet-4-5",
-		func(u string) map[string]string { return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": u} },
+		func(u string) map[string]string {
+			return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": u}
+		},
 		`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Sh__run","input":` + dupArgs + `}],
 		  "stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5}}`,
 		`{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"ok"}],

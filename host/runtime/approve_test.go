@@ -707,8 +707,8 @@ func TestApprovalQuestionShowsEveryArgument(t *testing.T) {
 	filler := strings.Repeat("harmless notes ", 2000)
 	args, _ := json.Marshal(map[string]any{
 		"content": filler, "aaa_padding": filler, "abc": strings.Repeat("x", 500),
-		"opts":  map[string]any{"mode": strings.Repeat("y", 400)},
-		"path":  "../../.bashrc",
+		"opts":                   map[string]any{"mode": strings.Repeat("y", 400)},
+		"path":                   "../../.bashrc",
 		strings.Repeat("k", 100): 1,
 	})
 	c := newClerk(asks(tc("w1", "Files__write", string(args))), says("done"))
