@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -135,33 +136,35 @@ func (s *Server) notify(rec *runtime.Record) {
 		return
 	}
 	u := s.links.url(l)
-	question := textOf(rec.Meta.Paused.Question)
-	text := fmt.Sprintf("Run %s of %s waits for %s", rec.RunID, rec.Pipeline, l.Channel)
-	if question != "" {
-		text += ": " + trunc(question, 2000)
+	body, err := json.Marshal(s.notice(rec, l, u))
+	if err != nil {
+		s.log.Warn("notify.webhook: the message could not be made", "error", err)
+		return
 	}
-	text += "\nApprove or decline: " + u
-	body, _ := json.Marshal(map[string]any{
-		"text": text, "runId": rec.RunID, "pipeline": rec.Pipeline, "channel": l.Channel,
-		"question": rec.Meta.Paused.Question, "link": u, "expires": time.Unix(l.Expires, 0).UTC(),
-	})
+	s.postJSON("notify.webhook", s.cfg.Webhook, body, rec.RunID)
+}
+
+// postJSON POSTs a JSON body to a URL in the background, with a 15 s limit, and logs a
+// failure under what.
+func (s *Server) postJSON(what, to string, body []byte, run string) {
 	s.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.Webhook, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(body))
 		if err != nil {
-			s.log.Warn("notify.webhook: bad URL", "error", err)
+			s.log.Warn(what+": bad URL", "error", err)
 			return
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := s.cfg.HTTPClient.Do(req)
 		if err != nil {
-			s.log.Warn("notify.webhook: the POST failed", "run", rec.RunID, "error", err)
+			s.log.Warn(what+": the POST failed", "run", run, "error", err)
 			return
 		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		if resp.StatusCode/100 != 2 {
-			s.log.Warn("notify.webhook: the webhook refused the link", "run", rec.RunID, "status", resp.StatusCode)
+			s.log.Warn(what+": the POST was refused", "run", run, "status", resp.StatusCode)
 		}
 	})
 }
