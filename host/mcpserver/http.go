@@ -446,3 +446,20 @@ func (b *bufferWriter) message(req json.RawMessage) json.RawMessage {
 	}
 	return refusalJSON(req, mcp.INVALID_REQUEST, string(body))
 }
+
+// Authenticated reports whether r carries the token (Authorization: Bearer, or ?token=), or
+// given, when not "", is the token (a credential of its own, such as Studio's cookie). With
+// no token set, every request is. halo serve's connection limits count by it.
+func (c *Checker) Authenticated(r *http.Request, given string) bool {
+	g := c.g
+	if !g.hasTok {
+		return true
+	}
+	if given != "" {
+		sum := sha256.Sum256([]byte(given))
+		if subtle.ConstantTimeCompare(sum[:], g.token[:]) == 1 {
+			return true
+		}
+	}
+	return g.tokenOK(r)
+}

@@ -124,6 +124,9 @@ func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 	})
 	mux.HandleFunc("GET /approve/{token}", s.approvePage)
 	mux.HandleFunc("POST /approve/{token}", s.approve)
+	if s.cfg.SlackSecret != "" {
+		mux.HandleFunc("POST /slack/interactions", s.slackInteraction)
+	}
 	if mcp != nil {
 		mux.Handle("/mcp", mcp)
 	}
@@ -132,9 +135,12 @@ func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
+		if c, ok := pages.(Credentialed); ok {
+			s.credential = c.Credential
+		}
 		mux.Handle("/", pages)
 	}
-	return s.logged(mux), nil
+	return s.limited(s.logged(mux)), nil
 }
 
 // logged writes one line per request: never the query, which may hold the token.

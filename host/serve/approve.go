@@ -59,9 +59,8 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	pageTmpl.Execute(w, d)
 }
 
-// linkedRun checks an approval link and returns the paused run it answers.
-func (s *Server) linkedRun(r *http.Request) (link, *runtime.Record, *apiError) {
-	tok := r.PathValue("token")
+// linkedRun checks an approval link's token and returns the paused run it answers.
+func (s *Server) linkedRun(tok string) (link, *runtime.Record, *apiError) {
 	l, aerr := s.links.parse(tok, s.now())
 	if aerr != nil {
 		return l, nil, aerr
@@ -84,7 +83,7 @@ func (s *Server) approvePage(w http.ResponseWriter, r *http.Request) {
 		s.page(w, ref.Status, pageData{Title: "Refused", Error: ref.Message + " [" + ref.Code + "]"})
 		return
 	}
-	_, rec, aerr := s.linkedRun(r)
+	_, rec, aerr := s.linkedRun(r.PathValue("token"))
 	if aerr != nil {
 		s.page(w, aerr.status, pageData{Title: "This link cannot be used", Error: aerr.message + " [" + aerr.code + "]"})
 		return
@@ -103,7 +102,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
 		asJSON = true
 	}
+	read := false
 	fail := func(e *apiError) {
+		if !read {
+			// The body is left unread: the connection closes rather than wait for it.
+			w.Header().Set("Connection", "close")
+		}
 		if asJSON {
 			writeError(w, e)
 			return
@@ -114,42 +118,23 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		fail(&apiError{ref.Status, ref.Code, ref.Message})
 		return
 	}
+	// The link is checked before a byte of the body is read: a stranger's POST to a link
+	// this server did not sign, or whose pause is over, costs no read.
+	tok := r.PathValue("token")
+	l, rec, aerr := s.linkedRun(tok)
+	if aerr != nil {
+		fail(aerr)
+		return
+	}
 	decision, reason, aerr := s.decision(w, r, asJSON)
+	read = true
 	if aerr != nil {
 		fail(aerr)
-		return
-	}
-	l, rec, aerr := s.linkedRun(r)
-	if aerr != nil {
-		fail(aerr)
-		return
-	}
-	first, err := s.store.UseLink(r.Context(), s.links.id(r.PathValue("token")), l.RunID)
-	if err != nil {
-		fail(errorOf(err))
-		return
-	}
-	if !first {
-		fail(&apiError{http.StatusConflict, CodeLinkUsed, "this link was used already"})
 		return
 	}
 	approved := decision == "approve"
-	payload := map[string]any{"approved": approved, "action": decision}
-	if reason != "" {
-		payload["text"] = reason
-	}
-	sig := runstore.Signal{Channel: l.Channel, Payload: payload, Via: "link"}
-	sw := &capture{header: http.Header{}}
-	if err := s.continueRun(sw, r, 0, rec.RunID, sig); err != nil {
-		fail(errorOf(err))
-		return
-	}
-	if sw.status/100 != 2 {
-		var body struct {
-			Error struct{ Code, Message string }
-		}
-		json.Unmarshal(sw.body, &body)
-		fail(&apiError{sw.status, body.Error.Code, body.Error.Message})
+	if aerr := s.answerLink(r, tok, l, rec, approved, reason, "link"); aerr != nil {
+		fail(aerr)
 		return
 	}
 	if asJSON {
@@ -161,6 +146,40 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		title = "Declined"
 	}
 	s.page(w, http.StatusOK, pageData{Title: title, RunID: rec.RunID, Pipeline: rec.Pipeline, Channel: l.Channel, Question: "The run goes on with your answer. You can close this page."})
+}
+
+// answerLink answers the pause that the link tok (l, for run rec) stands for, once: the run
+// continues on the link's channel with {approved, action, text}, text only when a reason
+// was given. via says how the answer came ("link", "slack").
+func (s *Server) answerLink(r *http.Request, tok string, l link, rec *runtime.Record, approved bool, reason, via string) *apiError {
+	first, err := s.store.UseLink(r.Context(), s.links.id(tok), l.RunID)
+	if err != nil {
+		return errorOf(err)
+	}
+	if !first {
+		return &apiError{http.StatusConflict, CodeLinkUsed, "this link was used already"}
+	}
+	action := "decline"
+	if approved {
+		action = "approve"
+	}
+	payload := map[string]any{"approved": approved, "action": action}
+	if reason != "" {
+		payload["text"] = reason
+	}
+	sig := runstore.Signal{Channel: l.Channel, Payload: payload, Via: via}
+	sw := &capture{header: http.Header{}}
+	if err := s.continueRun(sw, r, 0, rec.RunID, sig); err != nil {
+		return errorOf(err)
+	}
+	if sw.status/100 != 2 {
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		json.Unmarshal(sw.body, &body)
+		return &apiError{sw.status, body.Error.Code, body.Error.Message}
+	}
+	return nil
 }
 
 // decision reads the POST's decision (approve or decline) and reason.

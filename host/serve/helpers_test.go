@@ -71,6 +71,11 @@ type opts struct {
 	interval time.Duration
 	// env is the runtime's environment: model API keys and base URLs (a fake provider).
 	env map[string]string
+	// slackSecret and slackResponse are Config's SlackSecret and SlackResponseURL.
+	slackSecret, slackResponse string
+	// maxUnauth, bodyTimeout and unauthTimeout are Config's limits.
+	maxUnauth                  int
+	bodyTimeout, unauthTimeout time.Duration
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -146,7 +151,8 @@ func newEnv(t *testing.T, o opts) *env {
 		Program: program(t, o.src), Store: o.store, Token: o.token, PublicURL: o.public, LinkTTL: o.ttl,
 		Webhook: o.webhook, Addr: e.http.Listener.Addr().String(), Now: o.now, MaxBody: o.maxBody,
 		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo", Env: o.env}, Interval: o.interval,
-		MCP: !o.noMCP, Version: "test",
+		MCP: !o.noMCP, Version: "test", SlackSecret: o.slackSecret, SlackResponseURL: o.slackResponse,
+		MaxUnauthenticated: o.maxUnauth, BodyTimeout: o.bodyTimeout, UnauthenticatedBodyTimeout: o.unauthTimeout,
 	}
 	if o.log != nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: o.log, Level: hclog.Info})

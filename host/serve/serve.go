@@ -63,6 +63,13 @@ type Config struct {
 	LinkTTL time.Duration
 	// Webhook, when set, gets a POST of every approval link (halo.json's notify.webhook).
 	Webhook string
+	// SlackSecret is the Slack app's signing secret (HALO_SLACK_SIGNING_SECRET): with it,
+	// the webhook's message has Approve and Decline buttons, and POST /slack/interactions
+	// takes their presses, each verified with it. "" means no buttons and no such route.
+	SlackSecret string
+	// SlackResponseURL is what a button press's response_url must start with to be posted
+	// the answered message; "" means DefaultSlackResponseURL.
+	SlackResponseURL string
 	// HTTPClient posts to the webhook; nil means a client with a 10 s timeout.
 	HTTPClient *http.Client
 	// MCP mounts the pipelines as MCP tools at /mcp (host/mcpserver's stateless HTTP, behind
@@ -79,6 +86,16 @@ type Config struct {
 	MaxBody int64
 	// MaxRuns caps the runs this process runs at once; 0 means DefaultMaxRuns.
 	MaxRuns int
+	// MaxConns caps the connections Serve keeps open at once; 0 means DefaultMaxConns. It
+	// is lowered to leave file descriptors for the rest of the process.
+	MaxConns int
+	// MaxUnauthenticated caps the requests without the token handled at once; 0 means
+	// DefaultMaxUnauthenticated.
+	MaxUnauthenticated int
+	// HeaderTimeout, BodyTimeout and UnauthenticatedBodyTimeout bound how long a request's
+	// headers, and its body with and without the token, may take to arrive; 0 means the
+	// constants of those names.
+	HeaderTimeout, BodyTimeout, UnauthenticatedBodyTimeout time.Duration
 	// Interval is how often leases are renewed and lost runs looked for; 0 means
 	// DefaultInterval (a third of a PostgreSQL store's default lease).
 	Interval time.Duration
@@ -126,6 +143,13 @@ type Server struct {
 	// changes (poll; tests change it).
 	listPoll time.Duration
 
+	// conns are Serve's connections; unauth holds a place for each request without the
+	// token being handled; credential reads the pages' own (Credentialed); hs is Serve's.
+	conns      *conns
+	unauth     chan struct{}
+	credential func(*http.Request) string
+	hs         *http.Server
+
 	// runs counts the goroutines running runs the API started; bg the server's own.
 	runs sync.WaitGroup
 	bg   sync.WaitGroup
@@ -150,6 +174,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
+	if cfg.MaxUnauthenticated <= 0 {
+		cfg.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = HeaderTimeout
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = BodyTimeout
+	}
+	if cfg.UnauthenticatedBodyTimeout <= 0 {
+		cfg.UnauthenticatedBodyTimeout = UnauthenticatedBodyTimeout
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -162,6 +198,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		recheck:  make(chan struct{}, 1),
 		pokes:    pokes{m: map[string]chan struct{}{}},
 		listPoll: poll,
+		conns:    &conns{cap: connCap(cfg.MaxConns)},
+		unauth:   make(chan struct{}, cfg.MaxUnauthenticated),
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()

@@ -130,6 +130,10 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
+// Credential is the token r's cookie holds ("" for none): halo serve counts a request with
+// the right one as authenticated in its connection limits (serve.Credentialed).
+func (s *Studio) Credential(r *http.Request) string { return s.caller(r).token }
+
 // caller is the API as the person behind r reaches it.
 func (s *Studio) caller(r *http.Request) caller {
 	c := caller{api: s.cfg.API, r: r}

@@ -36,6 +36,9 @@ type Config struct {
 	PinMCP bool
 	// SandboxMCP starts every stdio MCP server sandboxed (default false).
 	SandboxMCP bool
+	// MaxConns and MaxUnauthenticated are halo serve's limits ("serve": {"maxConnections",
+	// "maxUnauthenticated"}); 0 means its defaults.
+	MaxConns, MaxUnauthenticated int
 }
 
 // maxBytes is the largest halo.json Read reads: a repository's may be anything (a named pipe,
@@ -59,7 +62,7 @@ func Read(dir string) (Config, error) {
 		}
 		return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: not a JSON object: %v", FileName, err)
 	}
-	var notify map[string]json.RawMessage
+	var notify, serve map[string]json.RawMessage
 	for _, k := range []struct {
 		key  string
 		dest any
@@ -69,6 +72,7 @@ func Read(dir string) (Config, error) {
 		{"registry", &cfg.Registry, "a string"},
 		{"publicUrl", &cfg.PublicURL, "a string"},
 		{"notify", &notify, `an object, such as {"webhook": "https://..."}`},
+		{"serve", &serve, `an object, such as {"maxConnections": 4096}`},
 		{"mcp", &cfg.MCP, "true or false (false turns /mcp off)"},
 		{"pinMcp", &cfg.PinMCP, "true or false (false turns pinning MCP tools off)"},
 		{"sandboxMcp", &cfg.SandboxMCP, "true or false (true sandboxes every stdio MCP server)"},
@@ -87,6 +91,24 @@ func Read(dir string) (Config, error) {
 		}
 		if !strings.HasPrefix(cfg.Webhook, "https://") && !strings.HasPrefix(cfg.Webhook, "http://") {
 			return cfg, errcode.New(CodeProjectConfig, "%s: notify.webhook %q: want an http:// or https:// URL", FileName, cfg.Webhook)
+		}
+	}
+	for _, k := range []struct {
+		key  string
+		dest *int
+	}{
+		{"maxConnections", &cfg.MaxConns},
+		{"maxUnauthenticated", &cfg.MaxUnauthenticated},
+	} {
+		v, ok := serve[k.key]
+		if !ok {
+			continue
+		}
+		if err := decode(v, k.dest); err != nil || *k.dest < 1 {
+			if err == nil {
+				err = errors.New("not positive")
+			}
+			return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: serve.%s is %s: want a whole number above 0", FileName, k.key, shorten(v))
 		}
 	}
 	return cfg, nil

@@ -224,6 +224,8 @@ func serveRun(ctx context.Context, opts *Options) error {
 	srv, err := hserve.New(ctx, hserve.Config{
 		Program: prog, Runtime: rc, Store: store, Token: token, PublicURL: pcfg.PublicURL, Addr: actual,
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
+		SlackSecret: f.Env.Get("HALO_SLACK_SIGNING_SECRET"),
+		MaxConns:    pcfg.MaxConns, MaxUnauthenticated: pcfg.MaxUnauthenticated,
 		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
 			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,
@@ -234,8 +236,6 @@ func serveRun(ctx context.Context, opts *Options) error {
 		return withCode(err)
 	}
 	srv.Start()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
 	host, _, _ := net.SplitHostPort(actual)
 	loopback := net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
 	log.Info("listening", "url", "http://"+actual, "pipelines", len(srv.Runtime().Pipelines()), "store", where)
@@ -246,7 +246,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		log.Warn("no HALO_SERVE_TOKEN, and --addr listens beyond this machine: anyone who can reach the port can run the pipelines; set HALO_SERVE_TOKEN")
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err = <-served:
 	case <-ctx.Done():
@@ -254,7 +254,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		closed := make(chan struct{})
 		go func() { srv.Close(opts.Grace); close(closed) }()
 		sctx, cancel := context.WithTimeout(context.Background(), opts.Grace+10*time.Second)
-		hs.Shutdown(sctx)
+		srv.Shutdown(sctx)
 		cancel()
 		<-closed
 		<-served

@@ -235,6 +235,26 @@ func TestServeAndStop(t *testing.T) {
 	}
 }
 
+// The Slack signing secret comes from HALO_SLACK_SIGNING_SECRET: with it, halo serve takes
+// Slack's interactions, and refuses one that is not signed with it.
+func TestSlackSigningSecret(t *testing.T) {
+	dir := project(t)
+	p := startServe(t, dir, []string{"HALO_SLACK_SIGNING_SECRET=8f742231b10e8888abcd99yyyzzz85a5"})
+	req, _ := http.NewRequest("POST", p.url+"/slack/interactions", strings.NewReader("payload=%7B%7D"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(time.Now().Unix(), 10))
+	req.Header.Set("X-Slack-Signature", "v0="+strings.Repeat("ab", 32))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), "SLACK_SIGNATURE") {
+		t.Errorf("an unsigned interaction: %d %s", resp.StatusCode, b)
+	}
+}
+
 // Two halo serve processes on one PostgreSQL database: a run paused on A, signalled on A
 // and B at once, continues exactly once; B reads and lists A's runs.
 func TestReplicasSignalOnce(t *testing.T) {

@@ -1,0 +1,133 @@
+package serve_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowPost starts a POST whose body is sent as far as sent and then waits (a stranger
+// trickling it); the answer arrives on the channel. close(hold) ends the body.
+func slowPost(t *testing.T, url, contentType, token, sent string) (<-chan *http.Response, chan struct{}) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	hold := make(chan struct{})
+	go func() {
+		pw.Write([]byte(sent))
+		<-hold
+		pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", url, pr)
+	req.ContentLength = 1000
+	req.Header.Set("Content-Type", contentType)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	got := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			got <- &http.Response{StatusCode: 0, Body: io.NopCloser(strings.NewReader(err.Error()))}
+			return
+		}
+		got <- resp
+	}()
+	return got, hold
+}
+
+func within(t *testing.T, what string, got <-chan *http.Response, d time.Duration) (int, string) {
+	t.Helper()
+	select {
+	case resp := <-got:
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	case <-time.After(d):
+		t.Fatalf("%s: no answer in %v", what, d)
+	}
+	return 0, ""
+}
+
+// TestLinkBeforeBody is issue 27 item 5's first attack: POST /approve/<anything> read the
+// body before it checked the link, and without a deadline. A link this server did not sign
+// is now refused at once, whatever the body does.
+func TestLinkBeforeBody(t *testing.T) {
+	e := newEnv(t, opts{token: "tok"})
+	got, hold := slowPost(t, e.http.URL+"/approve/AAAA.BBBB", "application/x-www-form-urlencoded", "", "decision=approve&reason=")
+	defer close(hold)
+	if st, body := within(t, "a forged link", got, 3*time.Second); st != http.StatusForbidden || !strings.Contains(body, "LINK_FORGED") {
+		t.Errorf("a forged link with a trickled body: %d %s", st, body)
+	}
+}
+
+// TestBodyDeadlines: a body that stops coming is cut off at the deadline, with or without
+// the token (the link's is shorter), and the run it was to answer is left as it was.
+func TestBodyDeadlines(t *testing.T) {
+	e := newEnv(t, opts{token: "tok", bodyTimeout: 400 * time.Millisecond, unauthTimeout: 200 * time.Millisecond})
+	got, hold := slowPost(t, e.http.URL+"/api/runs", "application/json", "tok", `{"pipeline": "Thr`)
+	defer close(hold)
+	if st, _ := within(t, "a trickled API body", got, 5*time.Second); st != http.StatusBadRequest && st != http.StatusRequestTimeout && st != 0 {
+		t.Errorf("a trickled API body: %d", st)
+	}
+	id, link := e.pausedAsk()
+	got, hold2 := slowPost(t, link, "application/x-www-form-urlencoded", "", "decision=appr")
+	defer close(hold2)
+	if st, _ := within(t, "a trickled approval", got, 5*time.Second); st == http.StatusOK {
+		t.Errorf("a trickled approval was taken")
+	}
+	if m := e.do("GET", "/api/runs/"+id, nil, 200); m["status"] != "paused" {
+		t.Errorf("the run is %v", m["status"])
+	}
+}
+
+// TestUnauthenticatedCap: requests without the token take one of a few places; when they are
+// all held, another such request is answered 503 at once, while requests with the token and
+// /healthz are answered as ever.
+func TestUnauthenticatedCap(t *testing.T) {
+	e := newEnv(t, opts{token: "tok", maxUnauth: 2, unauthTimeout: 30 * time.Second})
+	_, link := e.pausedAsk()
+	var holds []chan struct{}
+	var answers []<-chan *http.Response
+	for range 2 {
+		got, hold := slowPost(t, link, "application/x-www-form-urlencoded", "", "decision=appr")
+		holds, answers = append(holds, hold), append(answers, got)
+	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			for _, h := range holds {
+				close(h)
+			}
+		})
+	}
+	defer release()
+	// The two are being handled (their bodies read) once a third is refused.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body, _ := e.page("GET", link, nil)
+		if status == http.StatusServiceUnavailable {
+			if !strings.Contains(body, "TOO_MANY_REQUESTS") {
+				t.Errorf("503 without the code: %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a third request without the token: %d", status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.do("GET", "/api/runs", nil, 200)
+	if resp := e.req("GET", "/healthz", nil); resp.StatusCode != 200 {
+		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+	release()
+	for _, got := range answers {
+		within(t, "a held approval", got, 5*time.Second)
+	}
+	if status, _, _ := e.page("GET", link, nil); status == http.StatusServiceUnavailable {
+		t.Errorf("places are not given back")
+	}
+}
