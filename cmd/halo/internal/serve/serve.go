@@ -77,8 +77,11 @@ HALO_SERVE_TOKEN sets the API token (Authorization: Bearer, or ?token=). Without
 anything that can reach the port can run the pipelines: halo serve then listens on
 127.0.0.1 unless --addr is given, and says so. HALO_SERVE_SECRET keys approval links;
 without it a key is made once and kept in .halo/serve.key (or in the PostgreSQL store).
-halo.json may set publicUrl (where people reach the server: links start with it) and
-notify.webhook (a URL every approval link is POSTed to, as Slack takes it).
+halo.json may set publicUrl (where people reach the server: links start with it),
+notify.webhook (a URL every approval link is POSTed to, as a Slack message) and
+serve.maxConnections and serve.maxUnauthenticated (the connection limits).
+HALO_SLACK_SIGNING_SECRET, your Slack app's signing secret, adds Approve and Decline
+buttons to the Slack message, answered at /slack/interactions.
 
 Runs are kept in .halo/runs, for one server; --store postgres://... (or HALO_STORE) keeps
 them in PostgreSQL, where several halo serve replicas behind a load balancer share them.
