@@ -111,11 +111,11 @@ type checker struct {
 }
 
 func (c *checker) errorf(pos lang.Pos, code, format string, args ...any) {
-	c.diags.Add(pos, lang.Error, code, format, args...)
+	c.report(pos, lang.Error, code, format, args...)
 }
 
 func (c *checker) warn(pos lang.Pos, code, format string, args ...any) {
-	c.diags.Add(pos, lang.Warning, code, format, args...)
+	c.report(pos, lang.Warning, code, format, args...)
 }
 
 // declare records every declaration; a second one of a name is a DUPLICATE.
@@ -156,23 +156,33 @@ func (c *checker) namesOf(kind string) []string {
 
 // undeclared reports a name that is not a declared kind, suggesting the nearest one.
 func (c *checker) undeclared(pos lang.Pos, kind, name string) {
+	c.undeclaredIn(pos, kind, name, false)
+}
+
+// undeclaredIn is undeclared for a name that is only part of the token at pos (the tool of
+// a "Tool.method" pattern): the suggestion is then said, not offered as a replacement.
+func (c *checker) undeclaredIn(pos lang.Pos, kind, name string, part bool) {
 	if other := c.kindOf(name); other != "" {
 		c.errorf(pos, CodeUndeclared, "%s is %s, not %s", name, article(other), article(kind))
 		return
 	}
-	c.errorf(pos, CodeUndeclared, "undeclared %s %s%s", kind, name, suggest(name, c.namesOf(kind)))
+	h := suggest(name, c.namesOf(kind))
+	if part {
+		h = h.textOnly()
+	}
+	c.errorf(pos, CodeUndeclared, "undeclared %s %s%s", kind, name, h)
 }
 
 func (c *checker) checkTool(d *lang.ToolDecl) {
 	p := d.Provider.Name
 	if c.cfg.IsProvider != nil && !c.cfg.IsProvider(p) {
 		hint := suggest(p, c.cfg.Providers)
-		if hint == "" {
+		if hint.help == "" {
 			names := append([]string(nil), c.cfg.Providers...)
 			sort.Strings(names)
-			hint = "; install a package that provides it (halo add)"
+			hint.help = "install a package that provides it (halo add)"
 			if len(names) > 0 {
-				hint += " or use one of " + strings.Join(names, ", ")
+				hint.help += " or use one of " + strings.Join(names, ", ")
 			}
 		}
 		c.errorf(d.Provider.Pos, CodeUnknownProvider, "unknown provider %s%s", p, hint)
@@ -250,7 +260,11 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 		}
 		switch {
 		case !known:
-			c.errorf(m.Pos, CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, suggestOr(m.Provider, c.cfg.ModelProviders))
+			hint := suggestOr(m.Provider, c.cfg.ModelProviders)
+			if hint.replacement != "" && m.Name != "" {
+				hint.replacement += "/" + m.Name // the span is the whole id
+			}
+			c.errorf(m.Pos, CodeUnknownProvider, "unknown model provider %q in %s%s", m.Provider, m, hint)
 		case m.Name == "":
 			c.errorf(m.Pos, CodeArguments, "model id %q needs a model after the provider, such as %s/<model>", m, m.Provider)
 		}
@@ -331,7 +345,13 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 				continue
 			}
 			if !equips(a, id.Name) {
-				c.errorf(id.Pos, CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, equipNames(a), "; add it to the agent's equips"))
+				resolved, unresolved := c.equipsByResolution(a)
+				if suggest(id.Name, unresolved).help != "" {
+					// The agent equips a near name that did not resolve (equips Doc, tools:
+					// [Docs]): that name's error is the one to fix, and this would cite it.
+					continue
+				}
+				c.errorf(id.Pos, CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, resolved, "add it to the agent's equips"))
 			}
 		}
 	default:
@@ -351,20 +371,24 @@ func providerTitle(p string) string {
 	return strings.ToUpper(p[:1]) + p[1:]
 }
 
-func equipNames(a *lang.AgentDecl) []string {
-	out := make([]string, len(a.Equips))
-	for i, id := range a.Equips {
-		out[i] = id.Name
+// equipsByResolution splits the names agent a equips into declared tools and the others.
+func (c *checker) equipsByResolution(a *lang.AgentDecl) (resolved, unresolved []string) {
+	for _, id := range a.Equips {
+		if c.kindOf(id.Name) == "tool" {
+			resolved = append(resolved, id.Name)
+		} else {
+			unresolved = append(unresolved, id.Name)
+		}
 	}
-	return out
+	return resolved, unresolved
 }
 
-// suggestOr2 is suggest, or otherwise when nothing is near.
-func suggestOr2(name string, candidates []string, otherwise string) string {
-	if s := suggest(name, candidates); s != "" {
+// suggestOr2 is suggest, or otherwise (help without a replacement) when nothing is near.
+func suggestOr2(name string, candidates []string, otherwise string) hint {
+	if s := suggest(name, candidates); s.help != "" {
 		return s
 	}
-	return otherwise
+	return hint{help: otherwise}
 }
 
 func equips(a *lang.AgentDecl, tool string) bool {
@@ -414,8 +438,9 @@ func (c *checker) checkType(t *lang.TypeRef) {
 	c.errorf(t.Pos, CodeBadType, "unknown type %s%s", t.Name, suggest(t.Name, names))
 }
 
-// suggest returns `; did you mean "X"?` for the candidate nearest to name, or "".
-func suggest(name string, candidates []string) string {
+// suggest returns the hint `did you mean X?` for the candidate nearest to name, replacing
+// name with X, or no hint when none is near.
+func suggest(name string, candidates []string) hint {
 	best, bestDist := "", 0
 	limit := max(1, len(name)/4)
 	lower := strings.ToLower(name)
@@ -429,20 +454,20 @@ func suggest(name string, candidates []string) string {
 		}
 	}
 	if best == "" {
-		return ""
+		return hint{}
 	}
-	return fmt.Sprintf("; did you mean %s?", best)
+	return hint{help: fmt.Sprintf("did you mean %s?", best), replacement: best}
 }
 
 // suggestOr is suggest, or the whole list when nothing is near.
-func suggestOr(name string, candidates []string) string {
-	if s := suggest(name, candidates); s != "" {
+func suggestOr(name string, candidates []string) hint {
+	if s := suggest(name, candidates); s.help != "" {
 		return s
 	}
 	if len(candidates) == 0 {
-		return ""
+		return hint{}
 	}
-	return "; known: " + strings.Join(candidates, ", ")
+	return hint{help: "known: " + strings.Join(candidates, ", ")}
 }
 
 // distance is the optimal-string-alignment distance between a and b, in bytes (names are

@@ -143,3 +143,63 @@ func TestSeedSnippets(t *testing.T) {
 		}
 	}
 }
+
+// A name that did not resolve is reported once: `equips Doc` is the error, and `tools:
+// [Docs]` on a call, which would say the agent does not equip Docs and suggest the typo, is
+// not reported. The suggestion is the replacement an editor offers, apart from the message.
+func TestUnresolvedNameReportedOnce(t *testing.T) {
+	src := `tool Docs : Workspace(root: ".")
+agent Librarian [openai/gpt-4o]
+  equips Doc
+pipeline P(q: String) -> String:
+  q
+    |> Librarian.answer(q, tools: [Docs])
+`
+	f, diags := lang.Parse("a.halo", []byte(src))
+	diags = append(diags, Check(&lang.Program{Files: []*lang.File{f}}, testConfig(nil))...)
+	if len(diags) != 1 {
+		t.Fatalf("want one diagnostic, got %d:\n%v", len(diags), diags)
+	}
+	d := diags[0]
+	if d.Message != "undeclared tool Doc" || d.Help != "did you mean Docs?" || len(d.Suggestions) != 1 || d.Suggestions[0].Replacement != "Docs" {
+		t.Fatalf("got %+v", d)
+	}
+	if d.String() != "a.halo:3:10: error: undeclared tool Doc; did you mean Docs? [UNDECLARED]" {
+		t.Errorf("one-line form: %s", d)
+	}
+	diags.Locate(func(string) ([]byte, bool) { return []byte(src), true })
+	off := strings.Index(src, "Doc\n")
+	if d := diags[0]; d.Start == nil || d.Start.Offset != off || d.End.Offset != off+3 || d.End.Column != 13 ||
+		d.Suggestions[0].Start.Offset != off || d.Suggestions[0].End.Offset != off+3 {
+		t.Errorf("span: %+v %+v; suggestion %+v", d.Start, d.End, d.Suggestions[0])
+	}
+}
+
+// A suggestion replaces the diagnostic's span only when the span is the name: a template
+// inside a string says the near name without offering a replacement of the whole string,
+// and a model provider's replacement is the whole id.
+func TestSuggestionsFitTheirSpan(t *testing.T) {
+	src := `agent W [opnai/gpt-4o]
+pipeline P(topic: String) -> String:
+  topic
+    |> W.write("about {{topc}}")
+`
+	f, diags := lang.Parse("a.halo", []byte(src))
+	diags = append(diags, Check(&lang.Program{Files: []*lang.File{f}}, testConfig(nil))...)
+	diags.Locate(func(string) ([]byte, bool) { return []byte(src), true })
+	var model, tmpl *lang.Diagnostic
+	for i, d := range diags {
+		switch d.Code {
+		case CodeUnknownProvider:
+			model = &diags[i]
+		case CodeUndeclared:
+			tmpl = &diags[i]
+		}
+	}
+	if model == nil || len(model.Suggestions) != 1 || model.Suggestions[0].Replacement != "openai/gpt-4o" || src[model.Start.Offset:model.End.Offset] != "opnai/gpt-4o" {
+		t.Errorf("model: %+v", model)
+	}
+	if tmpl == nil || tmpl.Help != "did you mean topic?" || len(tmpl.Suggestions) != 0 {
+		t.Errorf("template: %+v", tmpl)
+	}
+}

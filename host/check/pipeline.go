@@ -166,7 +166,7 @@ func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
 	}
 	for _, n := range names {
 		if n != "context" && !sc.names[n] {
-			c.warn(s.Pos, CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()))
+			c.warn(s.Pos, CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()).textOnly())
 		}
 	}
 }
@@ -381,7 +381,7 @@ func (c *checker) checkValue(v lang.Expr, sc *scope) {
 		for _, t := range x.Templates() {
 			root, _, _ := strings.Cut(t, ".")
 			if root != "context" && !sc.names[root] {
-				c.warn(x.Pos, CodeUndeclared, "template {{%s}} names no parameter or earlier stage result%s", t, suggest(root, sc.list()))
+				c.warn(x.Pos, CodeUndeclared, "template {{%s}} names no parameter or earlier stage result%s", t, suggest(root, sc.list()).textOnly())
 			}
 		}
 	case *lang.ListLit:

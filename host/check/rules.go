@@ -47,15 +47,18 @@ func (c *checker) checkPolicy(d *lang.PolicyDecl) {
 			if pd.Arg > 0 && pd.Arg <= len(r.Args) {
 				pos = r.Args[pd.Arg-1].Pos
 			}
-			msg := pd.Message
+			var h hint
 			if pd.Word != "" {
-				msg += suggest(pd.Word, pd.Known)
+				h = suggest(pd.Word, pd.Known)
+				if pd.Arg < 1 || pd.Arg > len(r.Args) || text(r.Args[pd.Arg-1].Value) != pd.Word {
+					h = h.textOnly() // the word is part of the argument (a category in a string)
+				}
 			}
 			sev := lang.Error
 			if pd.Warning {
 				sev = lang.Warning
 			}
-			c.diags.Add(pos, sev, pd.Code, "%s", msg)
+			c.report(pos, sev, pd.Code, "%s%s", pd.Message, h)
 		}
 		if len(diags) == 0 {
 			c.checkPatternTools(r)
@@ -79,7 +82,7 @@ func (c *checker) checkPatternTools(r *lang.Rule) {
 			continue
 		}
 		if c.kindOf(toolPart) != "tool" {
-			c.undeclared(a.Value.Position(), "tool", toolPart)
+			c.undeclaredIn(a.Value.Position(), "tool", toolPart, toolPart != text(a.Value))
 			continue
 		}
 		c.checkPatternMethod(a, text(a.Value), toolPart)

@@ -124,6 +124,18 @@ type File struct {
 	// Decls are the top-level declarations in source order. A declaration with a syntax
 	// error is left out (its diagnostics say why).
 	Decls []Decl
+	// Src is the text the file was parsed from, which diagnostics quote.
+	Src []byte
+}
+
+// Source returns the text of the file called name, for Diagnostics.Locate.
+func (p *Program) Source(name string) ([]byte, bool) {
+	for _, f := range p.Files {
+		if f.Name == name {
+			return f.Src, true
+		}
+	}
+	return nil, false
 }
 
 // A Decl is a top-level declaration: *PolicyDecl, *ToolDecl, *AgentDecl, *SchemaDecl or

@@ -30,11 +30,37 @@ type Diagnostic struct {
 	Severity Severity `json:"severity"`
 	Code     string   `json:"code"`
 	Message  string   `json:"message"`
+	// Help says how to fix it, when something fits ("did you mean Docs?"); "" when nothing
+	// does.
+	Help string `json:"help,omitempty"`
+	// Suggestions are the fixes a tool can apply: each replaces the diagnostic's span.
+	Suggestions []Suggestion `json:"suggestions,omitempty"`
+	// Start and End are the span in the file's text (End just after its last character),
+	// filled in by Locate from the source; nil when the file's text is not known.
+	Start *Location `json:"start,omitempty"`
+	End   *Location `json:"end,omitempty"`
 }
 
-// String formats d as `file:line:col: error|warning: message [CODE]`.
+// A Suggestion is one machine-applicable fix: put Replacement where Start to End is.
+// Locate fills the range with the diagnostic's span.
+type Suggestion struct {
+	Replacement string    `json:"replacement"`
+	Start       *Location `json:"start,omitempty"`
+	End         *Location `json:"end,omitempty"`
+}
+
+// String formats d as `file:line:col: error|warning: message[; help] [CODE]`.
 func (d Diagnostic) String() string {
-	return fmt.Sprintf("%s: %s: %s [%s]", d.Pos, d.Severity, d.Message, d.Code)
+	return fmt.Sprintf("%s: %s: %s [%s]", d.Pos, d.Severity, d.Text(), d.Code)
+}
+
+// Text is the message with its help, as one sentence: "undeclared tool Doc; did you mean
+// Docs?".
+func (d Diagnostic) Text() string {
+	if d.Help == "" {
+		return d.Message
+	}
+	return d.Message + "; " + d.Help
 }
 
 // Diagnostics is a list of problems, reported all at once.
@@ -106,4 +132,38 @@ func (ds *Diagnostics) errorf(pos Pos, code, format string, args ...any) {
 // Add appends a diagnostic; host/check reports through it.
 func (ds *Diagnostics) Add(pos Pos, sev Severity, code, format string, args ...any) {
 	*ds = append(*ds, Diagnostic{Pos: pos, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// Locate fills in every diagnostic's Start and End (and its suggestions' ranges) from the
+// text of its file, which src returns (false when it is not known: the diagnostic then keeps
+// only its line and column). The span is the token that starts at the diagnostic's
+// position: the name, string, number or model id it is about.
+func (ds Diagnostics) Locate(src func(file string) ([]byte, bool)) {
+	var file string
+	var text []byte
+	var idx *LineIndex
+	for i := range ds {
+		d := &ds[i]
+		if !d.IsValid() {
+			continue
+		}
+		if idx == nil || d.File != file {
+			b, ok := src(d.File)
+			if !ok {
+				continue
+			}
+			file, text, idx = d.File, b, NewLineIndex(b)
+		}
+		start, end, ok := idx.TokenSpan(text, d.Line, d.Col)
+		if !ok {
+			continue
+		}
+		d.Start, d.End = &start, &end
+		for j := range d.Suggestions {
+			s := &d.Suggestions[j]
+			if s.Start == nil {
+				s.Start, s.End = &start, &end
+			}
+		}
+	}
 }

@@ -16,7 +16,7 @@ import (
 // problem in a file is reported at once.
 func Parse(filename string, src []byte) (*File, Diagnostics) {
 	var diags Diagnostics
-	f := &File{Name: filename}
+	f := &File{Name: filename, Src: src}
 	ar := &arena{}
 	var starts []int
 	scan(filename, src, &diags, func(toks []token) {

@@ -190,6 +190,15 @@ func scan(file string, src []byte, diags *Diagnostics, flush func([]token)) {
 		s.off = 3 // a UTF-8 byte order mark is not a column
 	}
 	for s.off < len(s.src) {
+		s.step()
+	}
+	s.bol = true
+	s.emit(tEOF, "", s.pos())
+}
+
+// step reads what starts at s.off: a line break, a space, a comment or one token.
+func (s *scanner) step() {
+	{
 		c := s.src[s.off]
 		switch {
 		case c == '\n':
@@ -220,8 +229,6 @@ func scan(file string, src []byte, diags *Diagnostics, flush func([]token)) {
 			s.scanPunct(c)
 		}
 	}
-	s.bol = true
-	s.emit(tEOF, "", s.pos())
 }
 
 func (s *scanner) peek(i int) byte {

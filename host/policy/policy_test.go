@@ -142,3 +142,25 @@ func TestCheckRule(t *testing.T) {
 		}
 	}
 }
+
+// The hint about doubling backslashes is given only for a pattern whose escape does not
+// parse; an unclosed '(' gets the regex's own message alone.
+func TestBadRegexHintOnlyForEscapes(t *testing.T) {
+	for _, tt := range []struct {
+		pattern string
+		hint    bool
+	}{
+		{`ab\`, true},
+		{`\p{L`, true},
+		{`(abc`, false},
+		{`[a-`, false},
+	} {
+		diags := CheckRule(RuleSpec{Name: "DenyArgs", Args: []any{"Bash.run", tt.pattern}})
+		if len(diags) != 1 || diags[0].Code != CodeBadRegex {
+			t.Fatalf("%q: %+v", tt.pattern, diags)
+		}
+		if got := strings.Contains(diags[0].Message, "backslash"); got != tt.hint {
+			t.Errorf("%q: hint %v, want %v: %s", tt.pattern, got, tt.hint, diags[0].Message)
+		}
+	}
+}

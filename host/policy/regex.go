@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
+	"github.com/dlclark/regexp2/v2/syntax"
 )
 
 // MatchTimeout bounds one regular-expression match, so a hostile pattern (or a hostile
@@ -24,10 +25,25 @@ const MatchTimeout = 200 * time.Millisecond
 func compileRegex(src string, opts regexp2.RegexOptions) (*regexp2.Regexp, error) {
 	re, err := regexp2.Compile(src, opts|regexp2.RE2)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a valid regular expression: %v", src, err)
+		return nil, fmt.Errorf("%q is not a valid regular expression: %w", src, err)
 	}
 	re.MatchTimeout = MatchTimeout
 	return re, nil
+}
+
+// isEscapeError reports whether err is a pattern's backslash escape that does not parse, the
+// one kind of regex error that doubling a backslash in a Halo string can be the fix for.
+func isEscapeError(err error) bool {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case syntax.ErrIllegalEndEscape, syntax.ErrUnrecognizedEscape, syntax.ErrMalformedSlashP, syntax.ErrIncompleteSlashP,
+		syntax.ErrMissingControl, syntax.ErrUnrecognizedControl, syntax.ErrTooFewHex, syntax.ErrMalformedNameRef:
+		return true
+	}
+	return false
 }
 
 // errTimeout marks a match that ran out of time.

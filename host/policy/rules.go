@@ -288,7 +288,11 @@ func (c *compiler) regex(n int, opts regexp2.RegexOptions) (*regexp2.Regexp, boo
 	src := c.spec.Args[n-1].(string)
 	re, err := compileRegex(src, opts)
 	if err != nil {
-		c.report(Diagnostic{Code: CodeBadRegex, Arg: n, Message: fmt.Sprintf("%s: %v (in a Halo string a regex backslash is written \\\\)", c.spec.Name, err)})
+		msg := fmt.Sprintf("%s: %v", c.spec.Name, err)
+		if isEscapeError(err) {
+			msg += " (in a Halo string a regex backslash is written \\\\)"
+		}
+		c.report(Diagnostic{Code: CodeBadRegex, Arg: n, Message: msg})
 		return nil, false
 	}
 	return re, true

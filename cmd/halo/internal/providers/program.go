@@ -1,11 +1,10 @@
 package providers
 
 import (
-	"fmt"
 	"strings"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
-	"halolang.dev/halo/cmd/halo/internal/termsafe"
+	"halolang.dev/halo/cmd/halo/internal/diagtext"
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/runtime"
@@ -36,7 +35,7 @@ func Registry(f *cmdutil.Factory, build RegistryFunc) (*tool.Registry, error) {
 func LoadProgram(f *cmdutil.Factory, paths []string, build RegistryFunc) (*lang.Program, *tool.Registry, error) {
 	prog, diags := lang.Load(f.Dir, paths)
 	if diags.HasErrors() {
-		PrintDiagnostics(f, diags)
+		diagtext.Print(f, diags, prog.Source)
 		return nil, nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	if len(prog.Files) == 0 {
@@ -47,16 +46,8 @@ func LoadProgram(f *cmdutil.Factory, paths []string, build RegistryFunc) (*lang.
 		return nil, nil, err
 	}
 	if diags := runtime.Validate(prog, reg); diags.HasErrors() {
-		PrintDiagnostics(f, diags)
+		diagtext.Print(f, diags, prog.Source)
 		return nil, nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	return prog, reg, nil
-}
-
-// PrintDiagnostics writes diags to stderr, one a line. They quote the files' text, which may
-// come from a cloned repository, so control characters are shown, not sent to the terminal.
-func PrintDiagnostics(f *cmdutil.Factory, diags lang.Diagnostics) {
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, termsafe.String(d.String()))
-	}
 }

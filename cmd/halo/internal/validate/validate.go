@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/diagtext"
 	"halolang.dev/halo/cmd/halo/internal/providers"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/errcode"
@@ -40,8 +41,11 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 		Use:   "validate [file or folder ...]",
 		Short: "Check .halo files and report every problem",
 		Long: `Parse and check the .halo files named (a folder means its .halo files; the default is
-the current folder) as one program. Every problem is printed, as
-file:line:col: error|warning: message [CODE]. The exit status is 1 when any is an error.
+the current folder) as one program. Every problem is printed: at a terminal with the
+source line, the span underlined and a help line (in colour unless NO_COLOR is set),
+otherwise one a line, as file:line:col: error|warning: message [CODE]. With --json each
+diagnostic has its start and end (line, column, byte offset) and its suggested
+replacements. The exit status is 1 when any is an error.
 The program is checked as halo run checks it, against the built-in providers, MCP and the
 provider names halo.lock lists (in the current folder and in each folder named); no package
 is loaded, so packages need not be installed.`,
@@ -98,6 +102,7 @@ func validateRun(opts *Options) error {
 	}
 	diags = append(diags, runtime.Validate(prog, reg)...)
 	diags.Sort()
+	diags.Locate(prog.Source)
 
 	res := Result{Files: []string{}, Diagnostics: diags}
 	if res.Diagnostics == nil {
@@ -128,9 +133,7 @@ func validateRun(opts *Options) error {
 			return err
 		}
 	} else {
-		for _, d := range res.Diagnostics {
-			fmt.Fprintln(opts.IO.ErrOut, termsafe.String(d.String())) // quotes the files' text
-		}
+		diagtext.Write(opts.IO.ErrOut, res.Diagnostics, prog.Source, diagtext.StyleFor(opts.F))
 		if res.Valid {
 			fmt.Fprintf(opts.IO.Out, "ok: %d %s valid%s\n", len(res.Files), plural(len(res.Files), "file"), warnText(res.Warnings))
 		} else {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/pkgmgr"
 )
 
@@ -108,6 +110,42 @@ func TestValidateRunJSON(t *testing.T) {
 	}
 	if errOut.Len() != 0 {
 		t.Errorf("--json wrote to stderr: %s", errOut.String())
+	}
+	// The span is the provider's name, "Nope" at byte 9, and the suggestion-less help says
+	// what to do.
+	d := res.Diagnostics[0]
+	if d.Start == nil || *d.Start != (lang.Location{Line: 1, Column: 10, Offset: 9}) || *d.End != (lang.Location{Line: 1, Column: 14, Offset: 13}) || !strings.Contains(d.Help, "halo add") {
+		t.Errorf("span %+v %+v, help %q", d.Start, d.End, d.Help)
+	}
+}
+
+// A suggestion is in --json as the replacement of the diagnostic's range.
+func TestValidateJSONSuggestion(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.halo"), []byte("tool Docs : Workspace(root: \".\")\nagent A [openai/gpt-4o]\n  equips Dosc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir, Env: cmdutil.Env{}}
+	validateRun(&Options{F: f, IO: f.IO, Dir: dir, JSON: true})
+	var res struct {
+		Diagnostics []struct {
+			Message, Help string
+			Suggestions   []struct {
+				Replacement string
+				Start, End  lang.Location
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err, out.String())
+	}
+	if len(res.Diagnostics) != 1 || len(res.Diagnostics[0].Suggestions) != 1 {
+		t.Fatalf("%s", out.String())
+	}
+	s := res.Diagnostics[0].Suggestions[0]
+	if s.Replacement != "Docs" || s.Start != (lang.Location{Line: 3, Column: 10, Offset: 66}) || s.End.Offset != 70 || res.Diagnostics[0].Message != "undeclared tool Dosc" {
+		t.Errorf("%s", out.String())
 	}
 }
 
