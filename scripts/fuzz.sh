@@ -7,6 +7,7 @@ t=${1:-10s}
 targets=(
   "./plugins/workspace FuzzClean"
   "./host/lang FuzzParse"
+  "./host/lang FuzzFormat"
   "./host/check FuzzCheck"
   "./pkgmgr FuzzParseManifest"
   "./pkgmgr FuzzReadPackage"

@@ -42,3 +42,36 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFormat: formatting never changes what a file parses to (Format checks it, and says so
+// instead of returning other text) and formatting twice changes nothing; a file that does
+// not parse is refused.
+func FuzzFormat(f *testing.F) {
+	for _, glob := range []string{"../../examples/*.halo", "testdata/*/*.halo"} {
+		files, _ := filepath.Glob(glob)
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("# doc\npipeline P(x: List) -> Result: x |* each u: A.b(u, # c\n  [1, 2,]) @limit(2) |? B.c()\n    |> branch { \"u > 1\": |> branch { else: C.d() }, else: |! yield(\"q\") } as z\n"))
+	f.Add([]byte("schema S {\n a: String\n\n\n    b: Array<String> }\npolicy P : A() && B(\"x\")\n# end"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		_, pdiags := Parse("f.halo", src)
+		out, diags := Format("f.halo", src)
+		if pdiags.HasErrors() {
+			if out != nil || !diags.HasErrors() {
+				t.Fatalf("a file that does not parse was formatted")
+			}
+			return
+		}
+		if diags != nil {
+			t.Fatalf("%v\n%q", diags, src)
+		}
+		again, diags := Format("f.halo", out)
+		if diags != nil || !bytes.Equal(again, out) {
+			t.Fatalf("formatting twice changed it:\n%q\n%q\n%v", out, again, diags)
+		}
+	})
+}

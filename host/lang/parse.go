@@ -67,13 +67,13 @@ func Load(dir string, paths []string) (*Program, Diagnostics) {
 	var diags Diagnostics
 	seen := map[string]bool{}
 	for _, p := range paths {
-		files, err := expand(dir, p)
+		files, err := Expand(dir, p)
 		if err != nil {
 			diags.errorf(Pos{File: p}, CodeIO, "%v", err)
 			continue
 		}
 		for _, name := range files {
-			full := filepath.Clean(resolve(dir, name))
+			full := filepath.Clean(Resolve(dir, name))
 			if seen[full] {
 				continue // named twice (a file and its folder): read it once
 			}
@@ -94,22 +94,26 @@ func Load(dir string, paths []string) (*Program, Diagnostics) {
 // anything (a named pipe, which is refused too, is read without waiting).
 const MaxSourceBytes = 16 << 20
 
-func resolve(dir, p string) string {
+// Resolve is p read from dir: p itself when dir is "" or p is absolute.
+func Resolve(dir, p string) string {
 	if dir == "" || filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(dir, p)
 }
 
-func expand(dir, p string) ([]string, error) {
-	st, err := os.Stat(resolve(dir, p))
+// Expand lists the .halo files path p names, as Load reads them: p itself, or the *.halo
+// files of the folder p (not of its subfolders), in name order, each as p joined with its
+// name. Relative paths are read from dir.
+func Expand(dir, p string) ([]string, error) {
+	st, err := os.Stat(Resolve(dir, p))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, unwrapPathError(err))
 	}
 	if !st.IsDir() {
 		return []string{p}, nil
 	}
-	entries, err := os.ReadDir(resolve(dir, p))
+	entries, err := os.ReadDir(Resolve(dir, p))
 	if err != nil {
 		return nil, fmt.Errorf("read folder %s: %w", p, unwrapPathError(err))
 	}

@@ -88,6 +88,9 @@ type scanner struct {
 	diags *Diagnostics
 	// names interns identifiers: a program repeats its names many times.
 	names map[string]string
+	// comment, when not nil, is told of each comment: where it starts, and its bytes
+	// src[start:end] (the formatter keeps them; the parser does not need them).
+	comment func(pos Pos, start, end int)
 }
 
 func (s *scanner) intern(b []byte) string {
@@ -185,8 +188,13 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // slice passed to flush is reused afterwards.
 func scan(file string, src []byte, diags *Diagnostics, flush func([]token)) {
 	s := &scanner{file: file, src: src, line: 1, col: 1, bol: true, diags: diags, flush: flush}
+	s.run()
+}
+
+// run reads the whole source.
+func (s *scanner) run() {
 	s.toks = make([]token, 0, 256)
-	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+	if len(s.src) >= 3 && s.src[0] == 0xEF && s.src[1] == 0xBB && s.src[2] == 0xBF {
 		s.off = 3 // a UTF-8 byte order mark is not a column
 	}
 	for s.off < len(s.src) {
@@ -214,8 +222,12 @@ func (s *scanner) step() {
 			s.off++
 			s.col++
 		case c == '#' || c == '/' && s.peek(1) == '/':
+			pos, start := s.pos(), s.off
 			for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
 				s.advance(1)
+			}
+			if s.comment != nil {
+				s.comment(pos, start, s.off)
 			}
 		case c == '"':
 			s.scanString()

@@ -69,7 +69,8 @@ type Config struct {
 // ExampleFile is the example pipeline's file name.
 const ExampleFile = "hello.halo"
 
-// Example is the example pipeline init writes. It must validate clean (tested).
+// Example is the example pipeline init writes. It must validate clean and be formatted as
+// halo fmt formats it (tested).
 const Example = `// An example pipeline. Check it with: halo validate
 // Test it with halo test (hello.test.json answers the agent with a mock: no key needed).
 // Run it with halo run; the agent needs OPENAI_API_KEY.
@@ -81,7 +82,8 @@ agent Greeter [openai/gpt-4o-mini, temp: 0.2]
   requires Polite
 
 pipeline Hello(name: String) -> Result:
-  name |> Greeter.greet("Say hello to {{name}}.")
+  name
+    |> Greeter.greet("Say hello to {{name}}.")
 `
 
 // ExampleTestFile is the example test case's file name: halo test finds *.test.json files,

@@ -21,6 +21,14 @@ func TestExampleValidates(t *testing.T) {
 	}
 }
 
+// The files halo init writes are as halo fmt would write them.
+func TestExampleIsFormatted(t *testing.T) {
+	out, diags := lang.Format(ExampleFile, []byte(Example))
+	if diags != nil || string(out) != Example {
+		t.Errorf("halo fmt would change %s (%v):\n%s", ExampleFile, diags, out)
+	}
+}
+
 func TestInitRefusesAndChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.halo"), []byte("mine"), 0o644); err != nil {

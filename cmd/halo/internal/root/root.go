@@ -18,6 +18,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/add"
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/fmtcmd"
 	"halolang.dev/halo/cmd/halo/internal/initcmd"
 	"halolang.dev/halo/cmd/halo/internal/install"
 	"halolang.dev/halo/cmd/halo/internal/keygen"
@@ -189,6 +190,7 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return resume.NewCmdResume(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return replay.NewCmdReplay(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return fmtcmd.NewCmdFmt(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return initcmd.NewCmdInit(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pluginserve.NewCmdPlugin(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return sandboxwrap.NewCmdSandbox(f, nil) },
