@@ -38,6 +38,7 @@ var importRules = []struct {
 	{"host/runstore/...", []string{"host/runstore/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/serve/...", []string{"host/serve/...", "host/runstore/...", "host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/studio/...", []string{"host/studio/..."}}, // pages over the API only; serve mounts it without importing it (serve.Config.Pages)
+	{"host/lsp/...", []string{"host/lsp/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}}, // the language server checks as halo validate does (runtime.Validate), beside serve and studio
 	{"host/telemetry/...", []string{"host/telemetry/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"registry/...", []string{"registry/...", "pkgmgr/..."}},
 	{"cmd/halo/...", []string{"..."}},

@@ -69,14 +69,7 @@ func (c *checker) checkPolicy(d *lang.PolicyDecl) {
 // checkPatternTools checks that the tool part of each tool pattern of r names a declared
 // tool. A glob in it ("*", "Gi*") stands for whichever tools it matches.
 func (c *checker) checkPatternTools(r *lang.Rule) {
-	var pats []*lang.Arg
-	switch r.Name.Name {
-	case "AllowTools", "DenyTools", "ApproveTools":
-		pats = r.Args
-	case "DenyArgs":
-		pats = r.Args[:1]
-	}
-	for _, a := range pats {
+	for _, a := range PatternArgs(r) {
 		toolPart, err := policy.ParsePattern(text(a.Value))
 		if err != nil || strings.Contains(toolPart, "*") {
 			continue
@@ -87,6 +80,20 @@ func (c *checker) checkPatternTools(r *lang.Rule) {
 		}
 		c.checkPatternMethod(a, text(a.Value), toolPart)
 	}
+}
+
+// PatternArgs returns the arguments of r that are tool patterns ("Tool.method", "Git.*"):
+// all of AllowTools', DenyTools' and ApproveTools', DenyArgs' first, none of another rule's.
+func PatternArgs(r *lang.Rule) []*lang.Arg {
+	switch r.Name.Name {
+	case "AllowTools", "DenyTools", "ApproveTools":
+		return r.Args
+	case "DenyArgs":
+		if len(r.Args) > 0 {
+			return r.Args[:1]
+		}
+	}
+	return nil
 }
 
 // text returns the string or name an argument holds.

@@ -164,3 +164,16 @@ func TestBadRegexHintOnlyForEscapes(t *testing.T) {
 		}
 	}
 }
+
+// Every rule has a sentence saying what it checks, and no sentence is left for a rule that
+// is gone.
+func TestEveryRuleHasADoc(t *testing.T) {
+	for _, name := range RuleNames() {
+		if RuleDoc(name) == "" {
+			t.Errorf("rule %s has no RuleDoc", name)
+		}
+	}
+	if len(ruleDocs) != len(RuleNames()) {
+		t.Errorf("%d rule docs for %d rules", len(ruleDocs), len(RuleNames()))
+	}
+}

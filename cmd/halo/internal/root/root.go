@@ -23,6 +23,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/install"
 	"halolang.dev/halo/cmd/halo/internal/keygen"
 	"halolang.dev/halo/cmd/halo/internal/lock"
+	"halolang.dev/halo/cmd/halo/internal/lspcmd"
 	"halolang.dev/halo/cmd/halo/internal/mcp"
 	"halolang.dev/halo/cmd/halo/internal/pack"
 	"halolang.dev/halo/cmd/halo/internal/plan"
@@ -191,6 +192,7 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return replay.NewCmdReplay(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return fmtcmd.NewCmdFmt(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return lspcmd.NewCmdLSP(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return initcmd.NewCmdInit(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pluginserve.NewCmdPlugin(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return sandboxwrap.NewCmdSandbox(f, nil) },

@@ -20,6 +20,7 @@ import (
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/pkgmgr"
 )
 
@@ -87,18 +88,7 @@ func validateRun(opts *Options) error {
 		return err
 	}
 	for _, folder := range lockFolders(opts.Dir, paths) {
-		// halo.json is checked as the commands that read it check it.
-		if _, err := projconf.Read(abs(opts.Dir, folder)); err != nil {
-			diags.Add(lang.Pos{File: filepath.Join(folder, projconf.FileName)}, lang.Error, errcode.Code(err), "%s", strings.TrimPrefix(err.Error(), projconf.FileName+": "))
-		}
-		if err := providers.AddDeclared(reg, abs(opts.Dir, folder)); err != nil {
-			lock := filepath.Join(folder, pkgmgr.LockFile)
-			code := errcode.Code(err)
-			if code == "" {
-				code = lang.CodeIO
-			}
-			diags.Add(lang.Pos{File: lock}, lang.Error, code, "%v", err)
-		}
+		diags = append(diags, AddFolder(reg, opts.Dir, folder)...)
 	}
 	diags = append(diags, runtime.Validate(prog, reg)...)
 	diags.Sort()
@@ -144,6 +134,26 @@ func validateRun(opts *Options) error {
 		return cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	return nil
+}
+
+// AddFolder adds to reg the providers folder's halo.lock names (folder read from dir) and
+// returns the problems of the project's files there, each at its file: a halo.json or a
+// halo.lock that the commands that read them would refuse.
+func AddFolder(reg *tool.Registry, dir, folder string) lang.Diagnostics {
+	var diags lang.Diagnostics
+	// halo.json is checked as the commands that read it check it.
+	if _, err := projconf.Read(abs(dir, folder)); err != nil {
+		diags.Add(lang.Pos{File: filepath.Join(folder, projconf.FileName)}, lang.Error, errcode.Code(err), "%s", strings.TrimPrefix(err.Error(), projconf.FileName+": "))
+	}
+	if err := providers.AddDeclared(reg, abs(dir, folder)); err != nil {
+		lock := filepath.Join(folder, pkgmgr.LockFile)
+		code := errcode.Code(err)
+		if code == "" {
+			code = lang.CodeIO
+		}
+		diags.Add(lang.Pos{File: lock}, lang.Error, code, "%v", err)
+	}
+	return diags
 }
 
 func plural(n int, word string) string {
