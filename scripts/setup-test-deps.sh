@@ -35,11 +35,14 @@ fi
 #   the tests run as root, on a Unix socket only);
 # - minisign: package signatures from halo publish --sign must verify with the minisign tool
 #   (cmd/halo/testdata/trustscript/sign_*.txtar);
-# - chromium: Studio (host/studio) is tested in headless Chromium, driven by chromedp.
+# - chromium: Studio (host/studio) is tested in headless Chromium, driven by chromedp;
+# - neovim: halo lsp is tested end to end in headless Neovim, a real editor showing the
+#   diagnostic the server sent (cmd/halo/internal/lspcmd).
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing+=(postgresql)
 command -v minisign >/dev/null || missing+=(minisign)
 command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || missing+=(chromium)
+command -v nvim >/dev/null || missing+=(neovim)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     echo "setup-test-deps: the tests need ${missing[*]}: run this script as root on Debian, or install them (apt-get install -y ${missing[*]})" >&2
