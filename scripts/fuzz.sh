@@ -8,6 +8,7 @@ targets=(
   "./plugins/workspace FuzzClean"
   "./host/lang FuzzParse"
   "./host/lang FuzzFormat"
+  "./host/lsp FuzzServer"
   "./host/check FuzzCheck"
   "./pkgmgr FuzzParseManifest"
   "./pkgmgr FuzzReadPackage"
