@@ -22,11 +22,14 @@ fi
 # - @modelcontextprotocol/sdk, the official TypeScript SDK, whose client the MCP server tests
 #   (cmd/halo/internal/mcp) run against halo mcp and /mcp, and whose server the benchmarks;
 # - @bufbuild/buf, prebuilt, for the protobuf regeneration check (scripts/proto.sh), which
-#   would otherwise compile buf from source for minutes.
+#   would otherwise compile buf from source for minutes;
+# - vscode-tmgrammar-test, which tests the VS Code extension's TextMate grammar on its scope
+#   assertions and the examples (editors_test.go).
 # (redact-pii, the peer of a policy benchmark, is installed by scripts/bench-redact.sh.)
 ./scripts/npm-ci.sh host/tool/mcp/testdata/npm .cache/npm/mcp @modelcontextprotocol/server-everything/package.json
 ./scripts/npm-ci.sh cmd/halo/internal/mcp/testdata/npm .cache/npm/mcpserver @modelcontextprotocol/sdk/package.json
 ./scripts/npm-ci.sh scripts/npm/buf .cache/npm/buf .bin/buf
+./scripts/npm-ci.sh scripts/npm/tmgrammar .cache/npm/tmgrammar vscode-tmgrammar-test/package.json
 
 # Debian packages some tests run for real, installed when missing (one apt-get update, one
 # install; CI runs this as root):
