@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"halolang.dev/halo/docs"
 )
 
 // codePattern is what a stable error code looks like: UPPER_SNAKE.
@@ -245,6 +247,41 @@ func TestErrorCodesDocumented(t *testing.T) {
 	for code := range index {
 		if _, ok := codes[code]; !ok {
 			t.Errorf("docs/errors.md lists code %s, which no constant defines", code)
+		}
+	}
+}
+
+// Every error code has an entry in docs/errors.md (the one halo explain prints, embedded by
+// package docs) that says what it means, shows an example in a code block, and says how to
+// fix it; and no entry is left for a code that is gone.
+func TestEveryCodeHasAnExplanation(t *testing.T) {
+	codes := codeConstants(t)
+	entries := map[string]docs.Entry{}
+	for _, e := range docs.Entries() {
+		if _, dup := entries[e.Code]; dup {
+			t.Errorf("docs/errors.md has two entries for %s", e.Code)
+		}
+		entries[e.Code] = e
+		if _, ok := codes[e.Code]; !ok {
+			t.Errorf("docs/errors.md has an entry for %s, which no constant defines", e.Code)
+		}
+	}
+	var all []string
+	for code := range codes {
+		all = append(all, code)
+	}
+	sort.Strings(all)
+	for _, code := range all {
+		e, ok := entries[code]
+		if !ok {
+			t.Errorf("code %s has no entry in docs/errors.md: add a ### `%s` section with what it means, Example: (a code block) and Fix:", code, code)
+			continue
+		}
+		ex := strings.Index(e.Text, "Example:")
+		fence := strings.Index(e.Text, "```")
+		fix := strings.Index(e.Text, "\nFix: ")
+		if ex <= 0 || fence < ex || fix < fence || len(strings.TrimSpace(e.Text[fix+6:])) < 10 {
+			t.Errorf("the entry of %s in docs/errors.md needs a meaning, then Example: with a code block, then Fix: with how to fix it:\n%s", code, e.Text)
 		}
 	}
 }

@@ -22,6 +22,7 @@ var importRules = []struct {
 	{"proto/...", nil},
 	{"internal/...", nil}, // helpers shared by tests, and linediff (see hostWide): the standard library only
 	{"errcode", nil},      // the coded-error type and Code: see hostWide
+	{"docs", nil},         // the documentation the binary carries (halo explain): the standard library only
 	{"sdk/...", []string{"proto/...", "sdk/..."}},
 	{"plugins/...", []string{"sdk/...", "plugins/..."}},
 	{"pkgmgr/...", []string{"pkgmgr/..."}},

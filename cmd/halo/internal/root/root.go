@@ -18,6 +18,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/add"
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/explain"
 	"halolang.dev/halo/cmd/halo/internal/fmtcmd"
 	"halolang.dev/halo/cmd/halo/internal/initcmd"
 	"halolang.dev/halo/cmd/halo/internal/install"
@@ -193,6 +194,7 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return fmtcmd.NewCmdFmt(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return lspcmd.NewCmdLSP(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return explain.NewCmdExplain(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return initcmd.NewCmdInit(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return pluginserve.NewCmdPlugin(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return sandboxwrap.NewCmdSandbox(f, nil) },
