@@ -116,7 +116,9 @@ func (s *server) handler() *protocol.Handler {
 		s.mu.Lock()
 		s.notify = ctx.Notify
 		s.mu.Unlock()
-		kind := protocol.TextDocumentSyncKindFull
+		// Incremental: an edit sends only what changed, not the whole text again (decoding a
+		// large file's text at each keystroke would cost more than checking it).
+		kind := protocol.TextDocumentSyncKindIncremental
 		version := s.cfg.Version
 		return protocol.InitializeResult{
 			Capabilities: protocol.ServerCapabilities{
@@ -266,8 +268,7 @@ func (s *server) open(uri protocol.DocumentUri, version protocol.Integer, text [
 	s.mu.Unlock()
 }
 
-// edit applies an incremental change (the server asks for whole documents, but a client may
-// send ranges all the same).
+// edit applies an incremental change: the range's text replaced by the change's.
 func (s *server) edit(uri protocol.DocumentUri, version protocol.Integer, c protocol.TextDocumentContentChangeEvent) {
 	s.mu.Lock()
 	d := s.docs[uri]

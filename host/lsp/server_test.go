@@ -150,6 +150,15 @@ func TestDiagnosticsAsYouType(t *testing.T) {
 	if err != nil || len(diags) != 0 {
 		t.Fatalf("after the fix: %+v %v", diags, err)
 	}
+	// An edit of a range, as editors send them: "Files" on the equips line becomes "Fils".
+	at := posOf(t, program, "Files", 1, 3)
+	if err := s.c.Edit(uri, 5, at, protocol.Position{Line: at.Line, Character: at.Character + 1}, ""); err != nil {
+		t.Fatal(err)
+	}
+	diags, err = s.c.Diagnostics(uri, 5, 10*time.Second)
+	if err != nil || len(diags) != 1 || !strings.Contains(diags[0].Message, "undeclared tool Fils") {
+		t.Fatalf("after a range edit: %+v %v", diags, err)
+	}
 }
 
 // A document is checked with the other .halo files of its folder, as halo validate checks

@@ -168,9 +168,24 @@ func decodable(body []byte) error {
 	case hasMethod && (hasResult || hasError), !hasMethod && !hasResult && !hasError:
 		return errors.New("neither a request nor a response")
 	case hasMethod:
-		var r jsonrpc2.Request
-		if err := json.Unmarshal(body, &r); err != nil {
-			return fmt.Errorf("not a valid request: %v", err)
+		// What jsonrpc2.Request's decoding refuses, without decoding the params (a whole
+		// document's text) again: a method that is not a string, an id that is neither a
+		// string nor a whole number.
+		var method string
+		if err := json.Unmarshal(fields["method"], &method); err != nil {
+			return fmt.Errorf("not a valid request: the method is not a string")
+		}
+		if id, ok := fields["id"]; ok && string(id) != "null" {
+			var str string
+			var num json.Number
+			if json.Unmarshal(id, &str) != nil {
+				if json.Unmarshal(id, &num) != nil {
+					return errors.New("not a valid request: the id is neither a string nor a number")
+				}
+				if _, err := num.Int64(); err != nil {
+					return fmt.Errorf("not a valid request: id %s: %v", num, err)
+				}
+			}
 		}
 	default:
 		var r jsonrpc2.Response
@@ -178,7 +193,7 @@ func decodable(body []byte) error {
 			return fmt.Errorf("not a valid response: %v", err)
 		}
 	}
-	if id, ok := fields["id"]; ok && string(id) != "null" {
+	if id, ok := fields["id"]; ok && string(id) != "null" && !hasMethod {
 		var v jsonrpc2.ID
 		if err := json.Unmarshal(id, &v); err != nil {
 			return fmt.Errorf("not a valid id: %v", err)

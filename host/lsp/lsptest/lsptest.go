@@ -116,6 +116,14 @@ func (c *Client) Change(uri protocol.DocumentUri, version int, text string) erro
 		"contentChanges": []map[string]any{{"text": text}}})
 }
 
+// Edit sends didChange replacing the text between start and end (0-based lines, UTF-16
+// columns) with text.
+func (c *Client) Edit(uri protocol.DocumentUri, version int, start, end protocol.Position, text string) error {
+	return c.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": version},
+		"contentChanges": []map[string]any{{"range": protocol.Range{Start: start, End: end}, "text": text}}})
+}
+
 // Diagnostics waits until the server has published diagnostics for uri at version (or
 // later) and returns the last ones; it gives up after timeout.
 func (c *Client) Diagnostics(uri protocol.DocumentUri, version int, timeout time.Duration) ([]Diagnostic, error) {
