@@ -3,7 +3,7 @@ package lang
 import (
 	"bytes"
 	"errors"
-	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -25,18 +25,15 @@ var ErrFormatChanged = errors.New("formatting would change what the file means; 
 // stays at its end. The result is checked to parse to the same program, and formatting it
 // again changes nothing.
 func Format(name string, src []byte) ([]byte, Diagnostics) {
-	before, diags := Parse(name, src)
+	f := &formatter{src: src, idx: NewLineIndex(src)}
+	before, diags := parse(name, src, func(toks []token) {
+		f.chunks = append(f.chunks, append([]token(nil), toks...))
+	}, func(pos Pos, start, end int) {
+		f.comments = append(f.comments, comment{line: pos.Line, col: pos.Col, text: strings.TrimRight(string(src[start:end]), " \t\f\v")})
+	})
 	if diags.HasErrors() {
 		return nil, diags.Errors()
 	}
-	f := &formatter{src: src, idx: NewLineIndex(src)}
-	var none Diagnostics
-	s := &scanner{file: name, src: src, line: 1, col: 1, bol: true, diags: &none}
-	s.flush = func(toks []token) { f.chunks = append(f.chunks, append([]token(nil), toks...)) }
-	s.comment = func(pos Pos, start, end int) {
-		f.comments = append(f.comments, comment{line: pos.Line, col: pos.Col, text: strings.TrimRight(string(src[start:end]), " \t\f\v")})
-	}
-	s.run()
 	out := f.format()
 	after, diags2 := Parse(name, out)
 	if diags2.HasErrors() || !sameProgram(before, after) {
@@ -45,23 +42,55 @@ func Format(name string, src []byte) ([]byte, Diagnostics) {
 	return out, nil
 }
 
-// sameProgram reports whether two parses of a file are the same program: the same tree
-// without positions, and the same doc comments.
+// sameProgram reports whether two parses of a file are the same program: the same
+// declarations, node for node, with the same values and doc comments, wherever they are.
 func sameProgram(a, b *File) bool {
-	return bytes.Equal(shape(a), shape(b))
+	return sameNode(reflect.ValueOf(a.Decls), reflect.ValueOf(b.Decls))
 }
 
-// shape is f's tree as Dump prints it without positions, and each pipeline's doc comment.
-func shape(f *File) []byte {
-	var b bytes.Buffer
-	d := &dumper{w: &b, noPos: true}
-	for _, decl := range f.Decls {
-		d.decl(0, decl)
-		if pd, ok := decl.(*PipelineDecl); ok {
-			fmt.Fprintf(&b, "doc %q\n", pd.Doc)
-		}
+var posType = reflect.TypeOf(Pos{})
+
+// sameNode compares two values of the syntax tree, leaving out every Pos.
+func sameNode(a, b reflect.Value) bool {
+	if a.Type() != b.Type() {
+		return false
 	}
-	return b.Bytes()
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameNode(a.Elem(), b.Elem())
+	case reflect.Slice:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := 0; i < a.Len(); i++ {
+			if !sameNode(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		if a.Type() == posType {
+			return true
+		}
+		for i := 0; i < a.NumField(); i++ {
+			if !sameNode(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Float64:
+		return a.Float() == b.Float() || a.Float() != a.Float() && b.Float() != b.Float()
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	}
+	return false // a kind the tree does not hold: never taken for the same
 }
 
 type comment struct {

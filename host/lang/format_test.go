@@ -69,3 +69,53 @@ func TestFormatLayout(t *testing.T) {
 		t.Errorf("a file that does not parse: %q %v", out, diags)
 	}
 }
+
+// BenchmarkFormatExamples is lang.Format of every example, beside their parse alone.
+func BenchmarkFormatExamples(b *testing.B) {
+	files, _ := filepath.Glob("../../examples/*.halo")
+	var srcs [][]byte
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srcs = append(srcs, src)
+	}
+	b.Run("floor-parse", func(b *testing.B) {
+		for b.Loop() {
+			for _, src := range srcs {
+				Parse("f.halo", src)
+			}
+		}
+	})
+	b.Run("format", func(b *testing.B) {
+		for b.Loop() {
+			for _, src := range srcs {
+				if _, diags := Format("f.halo", src); diags != nil {
+					b.Fatal(diags)
+				}
+			}
+		}
+	})
+}
+
+// sameProgram, the check Format makes before it returns, sees a change of any value, name,
+// kind of node or doc comment, and no change of place.
+func TestSameProgram(t *testing.T) {
+	parse := func(s string) *File { f, _ := Parse("f.halo", []byte(s)); return f }
+	base := "# doc\npipeline P(x: String) -> String:\n  x\n    |> A.b(x, n: 1) as y\n"
+	if !sameProgram(parse(base), parse("\n\n"+base)) {
+		t.Error("moving the file down two lines changed its program")
+	}
+	for _, other := range []string{
+		"# doc\npipeline P(x: String) -> String:\n  x\n    |> A.b(x, n: 2) as y\n",
+		"# doc\npipeline P(x: String) -> String:\n  x\n    |> A.b(x, m: 1) as y\n",
+		"# doc\npipeline P(x: String) -> String:\n  x\n    |? A.b(x, n: 1) as y\n",
+		"# other\npipeline P(x: String) -> String:\n  x\n    |> A.b(x, n: 1) as y\n",
+		"# doc\npipeline P(x: String) -> String:\n  x\n    |> A.b(x, n: \"1\") as y\n",
+	} {
+		if sameProgram(parse(base), parse(other)) {
+			t.Errorf("%q is taken for the same program as %q", other, base)
+		}
+	}
+}

@@ -15,11 +15,21 @@ import (
 // are left out and reported in the diagnostics, one or more per broken declaration, so every
 // problem in a file is reported at once.
 func Parse(filename string, src []byte) (*File, Diagnostics) {
+	return parse(filename, src, nil, nil)
+}
+
+// parse is Parse, also handing each declaration's tokens to each (the formatter keeps them)
+// and each comment to comment, when they are not nil.
+func parse(filename string, src []byte, each func([]token), comment func(pos Pos, start, end int)) (*File, Diagnostics) {
 	var diags Diagnostics
 	f := &File{Name: filename, Src: src}
 	ar := &arena{}
 	var starts []int
-	scan(filename, src, &diags, func(toks []token) {
+	s := &scanner{file: filename, src: src, line: 1, col: 1, bol: true, diags: &diags, comment: comment}
+	s.flush = func(toks []token) {
+		if each != nil {
+			each(toks)
+		}
 		p := newParser(filename, toks, &diags)
 		p.arena = ar
 		if d := p.parseDecl(); d != nil {
@@ -31,7 +41,8 @@ func Parse(filename string, src []byte) (*File, Diagnostics) {
 			}
 			f.Decls = append(f.Decls, d)
 		}
-	})
+	}
+	s.run()
 	diags.Sort()
 	if len(diags) > maxDiags {
 		diags = diags[:maxDiags]

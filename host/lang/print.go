@@ -21,8 +21,6 @@ func Dump(w io.Writer, f *File) error {
 type dumper struct {
 	w   io.Writer
 	err error
-	// noPos leaves out the line:col of each node (the formatter compares trees so).
-	noPos bool
 }
 
 func (d *dumper) line(depth int, pos Pos, format string, args ...any) {
@@ -30,7 +28,7 @@ func (d *dumper) line(depth int, pos Pos, format string, args ...any) {
 		return
 	}
 	at := ""
-	if pos.IsValid() && !d.noPos {
+	if pos.IsValid() {
 		at = fmt.Sprintf("%d:%d ", pos.Line, pos.Col)
 	}
 	_, d.err = fmt.Fprintf(d.w, "%s%s%s\n", strings.Repeat("  ", depth), at, fmt.Sprintf(format, args...))
