@@ -102,5 +102,5 @@ func (c *checker) checkPatternMethod(a *lang.Arg, pattern, toolPart string) {
 		c.warn(a.Value.Position(), CodeUndeclared, "%q matches no method of %s (it has: %s), so the rule never applies", pattern, toolPart, strings.Join(names, ", "))
 		return
 	}
-	c.warn(a.Value.Position(), CodeUndeclared, "%s has no method %s (it has: %s), so the rule never applies to it%s", toolPart, method, strings.Join(names, ", "), suggest(method, names))
+	c.warn(a.Value.Position(), CodeUndeclared, "%s has no method %s (it has: %s), so the rule never applies to it%s", toolPart, method, strings.Join(names, ", "), suggest(method, names).textOnly()) // the method is part of the pattern string
 }
