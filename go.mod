@@ -101,8 +101,6 @@ require (
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
-replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/github.com/santhosh-tekuri/jsonschema/v6
-
 // The plugin contract and the SDK are modules of their own (sdk/go.mod, proto/go.mod), so a
 // plugin author depends on them alone; inside this repository they are built from here.
 replace (
