@@ -226,7 +226,7 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 		return nil, err
 	}
 	ms, err := mcpserver.New(mcpserver.Config{
-		Program: prog, Runtime: rt, Tools: reg, Name: "halo", Version: version.Version, Logger: f.Logger,
+		Program: prog, Runtime: rt, Tools: reg, Name: "halo", Version: version.Current().Version, Logger: f.Logger,
 		Continue: func(runID, waitingFor string, pd *lang.PipelineDecl) string {
 			target := file
 			if target == "" {

@@ -178,6 +178,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		defaultLevel = "warn"
 	}
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", defaultLevel, "log level: trace, debug, info, warn, error, off (env HALO_LOG_LEVEL)")
+	// halo --version prints what halo version prints.
+	cmd.Version = version.Current().String()
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.AddCommand(version.NewCmdVersion(f))
 	for _, add := range commands {
 		cmd.AddCommand(add(f))

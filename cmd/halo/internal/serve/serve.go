@@ -229,7 +229,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
 		SlackSecret: f.Env.Get("HALO_SLACK_SIGNING_SECRET"),
 		MaxConns:    pcfg.MaxConns, MaxUnauthenticated: pcfg.MaxUnauthenticated,
-		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Version,
+		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Current().Version,
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
 			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,
 				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})

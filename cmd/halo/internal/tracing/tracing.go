@@ -56,7 +56,7 @@ func (fl *Flags) Open(ctx context.Context, f *cmdutil.Factory) (*telemetry.Trace
 		cfg.Endpoint, cfg.TracesEndpoint = fl.Endpoint, ""
 	}
 	cfg.Content = cfg.Content || fl.Content
-	cfg.ServiceVersion = version.Version
+	cfg.ServiceVersion = version.Current().Version
 	cfg.Logger = f.Logger
 	t, err := telemetry.Open(ctx, cfg)
 	if err != nil {
