@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,8 +44,10 @@ SPEC is a registry package (stripe, stripe@1.0.0), a package folder (./my-tool),
 file (my-tool-1.0.0.halotool) or an https:// URL of one (plain http:// only on localhost).
 A package that runs code (a module, or an mcp command) needs --trust, which records its
 sha256 for this project folder in your own trust file ($XDG_CONFIG_HOME/halo/trust.json, by
-default ~/.config/halo/trust.json), never in the project. Nothing changes on disk when
-anything fails.`,
+default ~/.config/halo/trust.json), never in the project. A folder or file outside the
+project is recorded by its absolute path, with a warning: halo install elsewhere needs the
+same path (copy it under the project, e.g. vendor/, and add it from there). Nothing changes
+on disk when anything fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec, opts.ctx = args[0], cmd.Context()
@@ -71,6 +75,25 @@ type Result struct {
 	Trusted     bool               `json:"trusted"`
 	// Signature is who signed the package, with which key; none when it is unsigned.
 	Signature *pkgmgr.Signature `json:"signature,omitempty"`
+	// Warning says why the lock may not install elsewhere: a package added from outside the
+	// project is recorded by its absolute path (printed on stderr too).
+	Warning string `json:"warning,omitempty"`
+}
+
+// outsideWarning is the warning for a package recorded by a path outside the project (the
+// lock keeps a file or folder outside it as given, absolute), or "" for any other source.
+func outsideWarning(name, source string) string {
+	if !filepath.IsAbs(source) {
+		return ""
+	}
+	base := filepath.Base(source)
+	vendored := "vendor/" + base
+	cp := "cp "
+	if !strings.HasSuffix(base, ".halotool") {
+		cp = "cp -R "
+	}
+	return fmt.Sprintf("halo.lock records %s by its path outside this project, %s: halo install on another machine (a colleague's, CI) finds it only at that same path, and fails with PACKAGE_NOT_FOUND there. To make the lock travel, keep the package in the project and add it from there:\n    mkdir -p vendor && %s%s %s && halo add %s",
+		name, source, cp, cmdutil.ShellQuote(source), cmdutil.ShellQuote(vendored), cmdutil.ShellQuote(vendored))
 }
 
 func addRun(opts *Options) error {
@@ -113,6 +136,9 @@ func addRun(opts *Options) error {
 		trusted = e.Permissions.NeedsTrust() && t.Trusts(ip.Name, e.SHA256)
 	}
 	res := Result{Name: ip.Name, Version: e.Version, Source: e.Source, SHA256: e.SHA256, Providers: e.Providers, Permissions: e.Permissions, Trusted: trusted, Signature: e.Signature}
+	if res.Warning = outsideWarning(ip.Name, e.Source); res.Warning != "" {
+		fmt.Fprintf(termsafe.Writer(f.IO.ErrOut), "warning: %s\n", res.Warning)
+	}
 	if opts.JSON {
 		return pkgcmd.WriteJSON(f.IO.Out, res)
 	}

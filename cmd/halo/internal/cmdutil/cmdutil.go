@@ -184,3 +184,11 @@ func StatusOf(err error) int {
 	}
 	return ExitFailed
 }
+
+// ShellQuote quotes s for a POSIX shell when it needs it, for a command a message suggests.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
