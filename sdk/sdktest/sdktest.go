@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 	"halolang.dev/halo/sdk"
@@ -37,28 +40,67 @@ type Client struct {
 
 // Start serves providers in this process over a real gRPC connection (a Unix socket) and
 // returns a client. Everything is stopped when the test ends. The providers' log lines go to
-// the test log.
+// the test log, from the level HALO_LOG_LEVEL names (as for halo itself: trace, debug, info,
+// warn, error or off; warn when it is unset).
 func Start(t testing.TB, providers ...sdk.Provider) *Client {
 	t.Helper()
 	p, err := sdk.Plugin(providers...)
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
-	p.(*wire.Plugin).Logger = hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Debug, Output: testWriter{t}})
-	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{pluginv1.PluginName: p})
-	// Closing the client sends go-plugin's Shutdown, which stops the server; stopping it here
-	// as well would race with that.
-	t.Cleanup(func() { _ = client.Close() })
-	raw, err := client.Dispense(pluginv1.PluginName)
+	wp := p.(*wire.Plugin)
+	wp.Logger = testLogger(t, "plugin")
+	// The provider's gRPC service, as sdk.Serve serves it, without go-plugin's process
+	// plumbing (its stdio streams and controller): they belong to a child process, which Exec
+	// starts, and in-process they only log.
+	srv := wire.NewGRPCServer(nil)
+	if err := wp.GRPCServer(nil, srv); err != nil {
+		t.Fatalf("sdktest: %v", err)
+	}
+	// A folder of its own with a short path: a socket's path is limited to about 100 bytes.
+	dir, err := os.MkdirTemp("", "sdktest-")
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
-	return &Client{t: t, rpc: raw.(pluginv1.PluginServiceClient)}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "plugin.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatalf("sdktest: %v", err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		srv.Stop()
+		<-served
+		t.Fatalf("sdktest: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		srv.Stop()
+		<-served
+	})
+	return &Client{t: t, rpc: pluginv1.NewPluginServiceClient(conn)}
+}
+
+// testLogger logs to the test log at the level HALO_LOG_LEVEL names (warn when unset), so
+// go-plugin's own lines (its debug lines about the child's stdio, for one) show only at debug.
+func testLogger(t testing.TB, name string) hclog.Logger {
+	level := hclog.LevelFromString(os.Getenv("HALO_LOG_LEVEL"))
+	if level == hclog.NoLevel {
+		level = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, Output: testWriter{t}})
 }
 
 // Exec starts the plugin executable at path as a child process, with the Halo handshake and a
 // clean environment (PATH, HOME and the "NAME=value" pairs in env), and returns a client. The
-// process is stopped when the test ends; its log lines go to the test log.
+// process is stopped when the test ends; its log lines and go-plugin's go to the test log,
+// from the level HALO_LOG_LEVEL names (warn when unset; go-plugin's own lines are debug).
 func Exec(t testing.TB, path string, env ...string) *Client {
 	t.Helper()
 	cmd := exec.Command(path)
@@ -74,7 +116,7 @@ func Exec(t testing.TB, path string, env ...string) *Client {
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Debug, Output: testWriter{t}}),
+		Logger:           testLogger(t, "host"),
 	})
 	t.Cleanup(client.Kill)
 	rpcClient, err := client.Client()
