@@ -54,13 +54,13 @@ func rawPackage(t testing.TB, manifest string, files []wireFile) []byte {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 func httpManifest(name, version, provider string) string {
-	return `{"name":"` + name + `","version":"` + version + `","description":"The ` + name + ` API","publisher":"Tests",
+	return `{"name":"` + name + `","version":"` + version + `","description":"The ` + name + ` API","publisher":"Tests","files":["README.md"],
 	"providers":{"` + provider + `":{"kind":"http","description":"d","baseUrl":"https://api.` + name + `.example/v1",
 	"auth":{"type":"bearer","env":"` + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + `_KEY"},
 	"methods":[{"name":"get_thing","description":"Get a thing.","effect":"read","http":{"method":"GET","path":"/things/{id}"}}]}}}`
 }
 
 func mcpCommandManifest(name, version, provider string) string {
-	return `{"name":"` + name + `","version":"` + version + `","description":"d",
+	return `{"name":"` + name + `","version":"` + version + `","description":"d","files":["README.md"],
 	"providers":{"` + provider + `":{"kind":"mcp","description":"d","command":"docker run -i --rm img","env":["TOKEN"]}}}`
 }

@@ -32,6 +32,10 @@ type Manifest struct {
 	Homepage    string               `json:"homepage,omitempty"`
 	License     string               `json:"license,omitempty"`
 	Providers   map[string]*Provider `json:"providers"`
+	// Files are the files and folders of the package folder that halo pack packs beside the
+	// manifest and the module executables (a README, an mcp server's script, data a plugin
+	// reads); nothing else of the folder is packed.
+	Files []string `json:"files,omitempty"`
 }
 
 // A Provider is one entry of a manifest's providers: the name declarations use, and what
@@ -284,10 +288,11 @@ func typeName(x any) string {
 }
 
 func (v *validator) manifest(tree any) {
-	obj, ok := v.object("", tree, "name", "version", "description", "publisher", "homepage", "license", "providers")
+	obj, ok := v.object("", tree, "name", "version", "description", "publisher", "homepage", "license", "providers", "files")
 	if !ok {
 		return
 	}
+	v.files(obj)
 	if s, ok := v.str("", obj, "name", true); ok && !reName().MatchString(s) {
 		v.add("name", "%q: use lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters", s)
 	}
@@ -762,6 +767,39 @@ func checkFilePath(p string) error {
 		}
 	}
 	return nil
+}
+
+// files checks the manifest's files: a list of clean relative paths inside the package
+// folder, each named once, none of them the manifest or a dot-file.
+func (v *validator) files(obj map[string]any) {
+	x, ok := obj["files"]
+	if !ok {
+		return
+	}
+	list, ok := x.([]any)
+	if !ok {
+		v.add("files", "want a list of paths, got %s", typeName(x))
+		return
+	}
+	seen := map[string]bool{}
+	for i, e := range list {
+		p := index("files", i)
+		s, ok := e.(string)
+		if !ok {
+			v.add(p, "want a path, got %s", typeName(e))
+			continue
+		}
+		s = strings.TrimSuffix(s, "/")
+		switch err := checkFilePath(s); {
+		case err != nil:
+			v.add(p, "%v", err)
+		case s == ManifestFile || strings.HasSuffix(s, ".halotool") || hasSegment(s, "node_modules"):
+			v.add(p, "%q is never packed", s)
+		case seen[s]:
+			v.add(p, "%q is listed twice", s)
+		}
+		seen[s] = true
+	}
 }
 
 // SplitCommand splits an mcp command into arguments with simple '...' and "..." quoting.

@@ -14,6 +14,7 @@ const acmeManifest = `{
   "publisher": "Acme Inc.",
   "homepage": "https://docs.acme.example",
   "license": "MIT",
+  "files": ["README.md"],
   "providers": {
     "Acme": {
       "kind": "http",
@@ -128,6 +129,13 @@ func TestParseManifestProblems(t *testing.T) {
 			"providers.M.build.go: required", "providers.N.entry: unknown field", "providers.N.executables: required",
 			`providers.O.network[1]: "https://x.example" is not a host name`, "providers.O.network[2]: want a host name",
 			"providers.P.network: want a list of host names", "providers.Q.network:"}},
+		{"files rules", `{"name":"a","version":"1.0.0","description":"d","files":["README.md","../etc","/abs",".env","docs/","docs","halo-tool.json","x.halotool",3],
+			"providers":{"A":{"kind":"mcp","description":"d","url":"https://x.example"}}}`, []string{
+			`files[1]: "../etc": .. is not allowed`, `files[2]: "/abs": an absolute path`, `files[3]: ".env": dot-files are not packed`,
+			`files[5]: "docs" is listed twice`, `files[6]: "halo-tool.json" is never packed`, `files[7]: "x.halotool" is never packed`,
+			"files[8]: want a path, got a number"}},
+		{"files is a list", `{"name":"a","version":"1.0.0","description":"d","files":"README.md",
+			"providers":{"A":{"kind":"mcp","description":"d","url":"https://x.example"}}}`, []string{"files: want a list of paths, got a string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -370,6 +370,9 @@ type PackOptions struct {
 	// Platforms, when not empty, keeps only these platforms of a module's executables (the
 	// manifest in the package says so too): a local build for this machine.
 	Platforms []string
+	// Progress, when not nil, is called before each executable is built: the i-th of n builds
+	// (from 1), for provider and platform.
+	Progress func(i, n int, provider, platform string)
 }
 
 // restrictPlatforms rewrites a manifest so its modules list only the given platforms.
@@ -405,8 +408,11 @@ func restrictPlatforms(mdata []byte, keep []string) ([]byte, error) {
 }
 
 // PackDir packs a package folder: it checks halo-tool.json, builds a module's executables
-// when the manifest says how, and collects every file except dot-files, node_modules and
-// .halotool files. Symlinks and other special files are refused. The folder is not changed.
+// when the manifest says how, and packs the manifest, the module executables and the files
+// and folders the manifest's files names (a folder with everything in it but dot-files,
+// node_modules and .halotool files), and nothing else of the folder: not its sources, tests,
+// go.mod or go.sum. A symlink or other special file among them is refused. The folder is not
+// changed.
 func PackDir(ctx context.Context, dir string, opts PackOptions) (*Package, error) {
 	mdata, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
@@ -427,8 +433,8 @@ func PackDir(ctx context.Context, dir string, opts PackOptions) (*Package, error
 			return nil, err
 		}
 	}
-	execs := executables(m)
-	built := map[string][]byte{}
+	type build struct{ provider, platform string }
+	var builds []build
 	for _, name := range m.ProviderNames() {
 		p := m.Providers[name]
 		if p.Kind != KindModule || p.Build == nil {
@@ -438,67 +444,114 @@ func PackDir(ctx context.Context, dir string, opts PackOptions) (*Package, error
 			return nil, errorf(CodeInvalid, "provider %s has a build entry, but no builder is available", name)
 		}
 		for _, plat := range sortedKeys(p.Executables) {
-			exe, err := opts.Build(ctx, dir, p.Build.Go, plat)
-			if err != nil {
-				return nil, fmt.Errorf("build %s for %s: %w", p.Build.Go, plat, err)
-			}
-			built[p.Executables[plat]] = exe
+			builds = append(builds, build{name, plat})
 		}
 	}
+	built := map[string][]byte{}
+	for i, b := range builds {
+		p := m.Providers[b.provider]
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(builds), b.provider, b.platform)
+		}
+		exe, err := opts.Build(ctx, dir, p.Build.Go, b.platform)
+		if err != nil {
+			return nil, fmt.Errorf("build %s for %s: %w", p.Build.Go, b.platform, err)
+		}
+		built[p.Executables[b.platform]] = exe
+	}
+	root := filepath.Clean(dir)
 	var files []File
 	var problems []Problem
-	root := filepath.Clean(dir)
-	err = filepath.WalkDir(root, func(fp string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if fp == root {
+	seen := map[string]bool{}
+	// read packs one regular file of the folder, found at rel; where names it for a problem.
+	read := func(rel, where string, d fs.DirEntry, executable bool) error {
+		if seen[rel] {
 			return nil
 		}
-		rel := filepath.ToSlash(strings.TrimPrefix(fp, root+string(filepath.Separator)))
-		name := d.Name()
-		if strings.HasPrefix(name, ".") || name == "node_modules" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+		seen[rel] = true
 		if d.Type()&fs.ModeSymlink != 0 {
-			problems = append(problems, Problem{Path: rel, Message: "a symlink cannot be packed"})
-			return nil
-		}
-		if d.IsDir() {
+			problems = append(problems, Problem{Path: where, Message: rel + ": a symlink cannot be packed"})
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			problems = append(problems, Problem{Path: rel, Message: "not a regular file"})
+			problems = append(problems, Problem{Path: where, Message: rel + ": not a regular file"})
 			return nil
 		}
-		if rel == ManifestFile || strings.HasSuffix(name, ".halotool") {
-			return nil
-		}
-		if _, ok := built[rel]; ok {
-			return nil
-		}
-		if err := checkFilePath(rel); err != nil {
-			problems = append(problems, Problem{Path: rel, Message: err.Error()})
-			return nil
-		}
-		data, err := os.ReadFile(fp)
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			return err
 		}
-		files = append(files, File{Path: rel, Data: data, Executable: execs[rel]})
+		files = append(files, File{Path: rel, Data: data, Executable: executable})
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read package folder: %w", err)
+	}
+	// lstat is the entry at rel, or a problem when there is none.
+	lstat := func(rel, where string) fs.DirEntry {
+		info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			problems = append(problems, Problem{Path: where, Message: rel + ": no such file in " + dir})
+			return nil
+		}
+		return fs.FileInfoToDirEntry(info)
+	}
+	for rel, data := range built {
+		seen[rel] = true
+		files = append(files, File{Path: rel, Data: data, Executable: true})
+	}
+	for _, name := range m.ProviderNames() {
+		p := m.Providers[name]
+		for _, plat := range sortedKeys(p.Executables) {
+			rel := p.Executables[plat]
+			where := join(join(join("providers", name), "executables"), plat)
+			if seen[rel] {
+				continue
+			}
+			if d := lstat(rel, where); d != nil {
+				if err := read(rel, where, d, true); err != nil {
+					return nil, fmt.Errorf("read package folder: %w", err)
+				}
+			}
+		}
+	}
+	execs := executables(m)
+	for i, named := range m.Files {
+		rel, where := strings.TrimSuffix(named, "/"), index("files", i)
+		d := lstat(rel, where)
+		if d == nil {
+			continue
+		}
+		if !d.IsDir() {
+			if err := read(rel, where, d, execs[rel]); err != nil {
+				return nil, fmt.Errorf("read package folder: %w", err)
+			}
+			continue
+		}
+		top := filepath.Join(root, filepath.FromSlash(rel))
+		err := filepath.WalkDir(top, func(fp string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if fp == top {
+				return nil
+			}
+			name := d.Name()
+			if strings.HasPrefix(name, ".") || name == "node_modules" || strings.HasSuffix(name, ".halotool") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			frel := filepath.ToSlash(strings.TrimPrefix(fp, root+string(filepath.Separator)))
+			return read(frel, where, d, execs[frel])
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read package folder: %w", err)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%s cannot be packed", dir), Problems: problems}
-	}
-	for rel, data := range built {
-		files = append(files, File{Path: rel, Data: data, Executable: true})
 	}
 	b, err := Encode(mdata, files)
 	if err != nil {

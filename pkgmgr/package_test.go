@@ -4,25 +4,38 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
+// halo pack packs the manifest and what it names: here README.md and the docs folder, without
+// the dot-files, node_modules and packed files inside it; the folder's other files (sources,
+// tests, go.mod, a secret) stay out.
 func TestPackDirCollectsFilesAndIsReproducible(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
-		ManifestFile:               acmeManifest,
-		"README.md":                "# Acme\n",
-		"docs/usage.md":            "use it\n",
-		".env":                     "SECRET=1",
-		".git/config":              "x",
-		"node_modules/x/index.js":  "x",
-		"acme-0.9.0.halotool":      "old",
-		"docs/.hidden":             "x",
-		"sub/node_modules/y/a.txt": "x",
+		ManifestFile:                strings.Replace(acmeManifest, `"files": ["README.md"]`, `"files": ["README.md", "docs/"]`, 1),
+		"README.md":                 "# Acme\n",
+		"docs/usage.md":             "use it\n",
+		"docs/.hidden":              "x",
+		"docs/node_modules/y/a.txt": "x",
+		"docs/old-0.9.0.halotool":   "old",
+		"main.go":                   "package main",
+		"main_test.go":              "package main",
+		"go.mod":                    "module example.com/acme",
+		"go.sum":                    "",
+		".env":                      "SECRET=1",
+		".git/config":               "x",
+		"node_modules/x/index.js":   "x",
+		"acme-0.9.0.halotool":       "old",
+		"secret.txt":                "x",
 	})
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd")); err != nil {
+		t.Fatal(err) // not named, so never looked at
+	}
 	p1, err := PackDir(context.Background(), dir, PackOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,20 +84,28 @@ func mustRead(t *testing.T, p string) []byte {
 
 func TestPackDirRefusesSymlinksAndBadManifests(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{ManifestFile: acmeManifest})
+	writeTree(t, dir, map[string]string{ManifestFile: strings.Replace(acmeManifest, `"README.md"`, `"passwd", "docs"`, 1), "docs/a.md": "a"})
 	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "docs", "b.md")); err != nil {
+		t.Fatal(err)
+	}
 	_, err := PackDir(context.Background(), dir, PackOptions{})
-	if Code(err) != CodeInvalid || !strings.Contains(err.Error(), "passwd: a symlink cannot be packed") {
-		t.Fatalf("want the symlink refused, got %v", err)
+	if Code(err) != CodeInvalid || !strings.Contains(err.Error(), "passwd: a symlink cannot be packed") || !strings.Contains(err.Error(), "docs/b.md: a symlink cannot be packed") {
+		t.Fatalf("want the symlinks refused, got %v", err)
+	}
+	missing := t.TempDir()
+	writeTree(t, missing, map[string]string{ManifestFile: acmeManifest})
+	if _, err := PackDir(context.Background(), missing, PackOptions{}); Code(err) != CodeInvalid || !strings.Contains(err.Error(), "files[0]: README.md: no such file") {
+		t.Fatalf("a named file that is not there: %v", err)
 	}
 	empty := t.TempDir()
 	if _, err := PackDir(context.Background(), empty, PackOptions{}); Code(err) != CodeInvalid {
 		t.Fatalf("a folder without a manifest: %v", err)
 	}
 	big := t.TempDir()
-	writeTree(t, big, map[string]string{ManifestFile: acmeManifest, "big.bin": strings.Repeat("x", MaxPlainSize+1)})
+	writeTree(t, big, map[string]string{ManifestFile: strings.Replace(acmeManifest, `"README.md"`, `"big.bin"`, 1), "big.bin": strings.Repeat("x", MaxPlainSize+1)})
 	if _, err := PackDir(context.Background(), big, PackOptions{}); Code(err) != CodeInvalid || !strings.Contains(err.Error(), "MiB limit") {
 		t.Fatalf("an oversize package: %v", err)
 	}
@@ -99,12 +120,19 @@ func TestModulePackBuildsAndCompresses(t *testing.T) {
 		calls = append(calls, goPkg+" "+platform)
 		return bytes.Repeat([]byte(platform), 1000), nil
 	}
-	pkg, err := PackDir(context.Background(), dir, PackOptions{Build: build})
+	var progress []string
+	report := func(i, n int, provider, platform string) {
+		progress = append(progress, fmt.Sprintf("[%d/%d] %s %s", i, n, provider, platform))
+	}
+	pkg, err := PackDir(context.Background(), dir, PackOptions{Build: build, Progress: report})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(calls, ",") != "./cmd/clock darwin/arm64,./cmd/clock linux/amd64" {
 		t.Fatalf("builds %q", calls)
+	}
+	if got := strings.Join(progress, ","); got != "[1/2] Clock darwin/arm64,[2/2] Clock linux/amd64" {
+		t.Fatalf("progress %q", got)
 	}
 	f, ok := pkg.File("bin/linux-amd64/clock")
 	if !ok || !f.Executable || len(f.Data) != 11000 {

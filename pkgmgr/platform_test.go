@@ -81,7 +81,7 @@ func TestDescription(t *testing.T) {
 func TestDescriptionSurvivesLoad(t *testing.T) {
 	proj := t.TempDir()
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{ManifestFile: httpManifest("acme", "1.0.0", "Acme")})
+	writeTree(t, src, map[string]string{ManifestFile: httpManifest("acme", "1.0.0", "Acme"), "README.md": "readme"})
 	pr := &Project{Dir: proj}
 	ip, err := pr.Add(context.Background(), src, AddOptions{})
 	if err != nil {
@@ -115,7 +115,7 @@ func TestDescriptionSurvivesLoad(t *testing.T) {
 func TestAddCheck(t *testing.T) {
 	proj := t.TempDir()
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{ManifestFile: mcpCommandManifest("runner", "1.0.0", "Runner")})
+	writeTree(t, src, map[string]string{ManifestFile: mcpCommandManifest("runner", "1.0.0", "Runner"), "README.md": "readme"})
 	pr := &Project{Dir: proj}
 	called := 0
 	check := func(context.Context, *Package) error { called++; return errorf(CodeInvalid, "no") }

@@ -281,7 +281,7 @@ func TestAddSpecForms(t *testing.T) {
 	ctx := context.Background()
 	pr := newProject(t, "")
 	// A folder inside the project is recorded relative to it.
-	writeTree(t, filepath.Join(pr.Dir, "tools", "acme"), map[string]string{ManifestFile: httpManifest("acme", "1.0.0", "Acme")})
+	writeTree(t, filepath.Join(pr.Dir, "tools", "acme"), map[string]string{ManifestFile: httpManifest("acme", "1.0.0", "Acme"), "README.md": "readme"})
 	got, err := pr.Add(ctx, "./tools/acme", AddOptions{})
 	if err != nil || got.Entry.Source != "tools/acme" {
 		t.Fatalf("folder: %+v %v", got, err)
@@ -316,8 +316,14 @@ func TestAddSpecForms(t *testing.T) {
 	if err != nil || len(rep.Fetched) != 3 {
 		t.Fatalf("install: %+v %v", rep, err)
 	}
-	// A folder that changed since it was added no longer matches the lock.
+	// A folder that changed since it was added no longer matches the lock; a file the
+	// manifest does not name is not packed, so it changes nothing.
 	writeTree(t, filepath.Join(pr.Dir, "tools", "acme"), map[string]string{"new.txt": "x"})
+	must(t, os.RemoveAll(filepath.Join(pr.Dir, ".halo")))
+	if _, err := pr.Install(ctx, InstallOptions{}); err != nil {
+		t.Fatalf("a file the manifest does not name: %v", err)
+	}
+	writeTree(t, filepath.Join(pr.Dir, "tools", "acme"), map[string]string{"README.md": "changed"})
 	must(t, os.RemoveAll(filepath.Join(pr.Dir, ".halo")))
 	if _, err := pr.Install(ctx, InstallOptions{}); Code(err) != CodeIntegrity {
 		t.Fatalf("changed folder: %v", err)

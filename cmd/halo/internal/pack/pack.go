@@ -35,11 +35,13 @@ func NewCmdPack(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Use:   "pack DIR",
 		Short: "Pack a tool package folder into a .halotool file",
 		Long: `Check DIR's halo-tool.json (every problem is listed, with its JSON path) and write
-<name>-<version>.halotool: the manifest and every file of the folder except dot-files,
-node_modules and other .halotool files. A module whose manifest has a build entry has its
-Go plugin built for each listed platform (CGO_ENABLED=0, -trimpath, -ldflags="-s -w") and
-stored gzip-compressed; --platform keeps only the platforms named (the packed manifest lists
-only those). A module must have an executable for this machine's platform, and its plugin is
+<name>-<version>.halotool: the manifest, a module's plugin executables, and the files and
+folders the manifest's "files" names (a README, an mcp server's script), nothing else of the
+folder: not its sources, tests, go.mod or go.sum. A module whose manifest has a build entry
+has its Go plugin built for each listed platform, stripped (CGO_ENABLED=0, -trimpath,
+-ldflags="-s -w"), one line a platform on stderr as it builds ([2/4] linux/arm64), and stored
+gzip-compressed; --platform keeps only the platforms named (the packed manifest lists only
+those). A module must have an executable for this machine's platform, and its plugin is
 started (sandboxed) to check that it serves every provider the manifest names. Prints the
 file's sha256 and what the package can reach.`,
 		Args: cobra.ExactArgs(1),
@@ -70,7 +72,12 @@ type Result struct {
 
 func packRun(opts *Options) error {
 	f := opts.Factory
-	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List()), Platforms: opts.Platforms})
+	// One line a build, on stderr (stdout holds the result): a plugin takes seconds to build
+	// for each platform.
+	progress := func(i, n int, provider, platform string) {
+		fmt.Fprintf(f.IO.ErrOut, "[%d/%d] %s (%s)\n", i, n, platform, provider)
+	}
+	pkg, err := pkgmgr.PackDir(opts.ctx, f.Abs(opts.Dir), pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", f.Env.List()), Platforms: opts.Platforms, Progress: progress})
 	if err != nil {
 		return err
 	}
