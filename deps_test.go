@@ -43,6 +43,7 @@ var importRules = []struct {
 	{"host/telemetry/...", []string{"host/telemetry/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"registry/...", []string{"registry/...", "pkgmgr/..."}},
 	{"cmd/halo/...", []string{"..."}},
+	{"scripts/...", []string{"pkgmgr/..."}}, // scripts/release: the release's module proxy tree and signatures
 	{".", nil},
 }
 

@@ -7,8 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-./scripts/build-local-registry.sh # world-time, embedded in halo (docs/packages.md)
+# Only what the demo runs: halo for this machine (no plugin for other platforms).
+started=$SECONDS
+echo "-- build bin/halo for $(go env GOOS)/$(go env GOARCH) (the first build compiles every dependency: a few minutes on 2 cores; later ones take seconds)"
 go build -o bin/halo ./cmd/halo
+echo "-- built in $((SECONDS - started)) s"
 halo=$root/bin/halo
 ex=$root/examples
 work=$(mktemp -d)

@@ -36,6 +36,9 @@ go test -count=1 -run '^TestLoad$' -v ./host/serve/ -args -load
 step "generated protobuf code matches plugin.proto (regenerates with the pinned buf)"
 (cd proto && HALO_PROTO_REGEN=1 HALO_BUF="$PWD/../.cache/npm/buf/node_modules/.bin/buf" go test -count=1 -run '^TestGeneratedCodeIsFresh$' ./...)
 
+step "a release, used from outside the repository: go install, a plugin author's project, install.sh"
+go test -count=1 -timeout 20m -run '^TestReleaseFromOutside$' ./scripts/release/ -args -release
+
 step "short fuzz runs"
 ./scripts/fuzz.sh 10s
 echo "== done (last step: $((SECONDS - last)) s; all: $SECONDS s)"

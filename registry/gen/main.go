@@ -4,6 +4,7 @@
 //	go run ./registry/gen -local   # local/ (not committed): module packages, built for every platform they list
 //	go run ./registry/gen -local -platform linux/amd64   # only some platforms (a quicker local build)
 //	go run ./registry/gen -sign KEY  # index.json and packages/, every package signed with the project's key
+//	go run ./registry/gen -local -out DIR -url BASE [-sign KEY]  # a release's: files named by URL under BASE
 //
 // Run it from the repository root after changing a package under registry/src; the test in
 // registry/ fails while the committed files are stale.
@@ -28,6 +29,8 @@ func main() {
 	only := flag.String("platform", "", "with -local: build only these platforms (comma-separated GOOS/GOARCH); the package then differs from the released one")
 	root := flag.String("root", "registry", "the registry folder")
 	signWith := flag.String("sign", "", "sign every package with the project's secret key `FILE` (password in HALO_SIGN_PASSWORD when it is encrypted)")
+	out := flag.String("out", "", "with -local: the folder to write into (default: ROOT/local)")
+	baseURL := flag.String("url", "", "with -local: name each package file in the index by its URL under `BASE`, where a release publishes it")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -44,32 +47,45 @@ func main() {
 		}
 		now = time.Unix(sec, 0)
 	}
+	var key *pkgmgr.SignKey
 	var err error
-	if *local {
-		// Packages built here are signed with a key made for this build, whose public half
-		// (local/build.pub) the halo binary embeds beside the project's key; its secret half
-		// is never written, so nothing else can be signed with it.
-		var key *pkgmgr.SignKey
-		if key, err = pkgmgr.GenerateSignKey(); err == nil {
+	if *signWith != "" {
+		var text []byte
+		if text, err = os.ReadFile(*signWith); err == nil {
+			key, err = pkgmgr.NewSignKey(text, func() (string, error) { return os.Getenv("HALO_SIGN_PASSWORD"), nil })
+		}
+	}
+	if err == nil && *local {
+		dir := *out
+		if dir == "" {
+			dir = *root + "/local"
+		}
+		// Without -sign, packages built here are signed with a key made for this build, whose
+		// public half (build.pub) the halo binary embeds beside the project's key; its secret
+		// half is never written, so nothing else can be signed with it.
+		ephemeral := key == nil
+		if ephemeral {
+			key, err = pkgmgr.GenerateSignKey()
+		}
+		if err == nil {
 			opts := pkgmgr.PackOptions{Build: pkgmgr.GoBuilder("go", os.Environ())}
 			if *only != "" {
 				opts.Platforms = strings.Split(*only, ",")
 			}
-			if err = generate.GenerateLocal(ctx, src, *root+"/local", now, opts, key); err == nil {
-				err = os.WriteFile(*root+"/local/build.pub", key.PublicKeyFile(), 0o644)
+			opts.Progress = func(i, n int, provider, platform string) {
+				fmt.Fprintf(os.Stderr, "   [%d/%d] %s (%s)\n", i, n, platform, provider)
+			}
+			if err = generate.GenerateLocal(ctx, src, dir, now, opts, key, *baseURL); err == nil {
+				pub := dir + "/build.pub"
+				if ephemeral {
+					err = os.WriteFile(pub, key.PublicKeyFile(), 0o644)
+				} else if rmErr := os.Remove(pub); rmErr != nil && !os.IsNotExist(rmErr) {
+					err = rmErr
+				}
 			}
 		}
-	} else {
-		var key *pkgmgr.SignKey
-		if *signWith != "" {
-			var text []byte
-			if text, err = os.ReadFile(*signWith); err == nil {
-				key, err = pkgmgr.NewSignKey(text, func() (string, error) { return os.Getenv("HALO_SIGN_PASSWORD"), nil })
-			}
-		}
-		if err == nil {
-			err = generate.Generate(ctx, src, *root, now, key)
-		}
+	} else if err == nil {
+		err = generate.Generate(ctx, src, *root, now, key)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"halolang.dev/halo/pkgmgr"
@@ -32,16 +33,19 @@ func IsLocal(m *pkgmgr.Manifest) bool {
 // project's key: see keys.go); without it a changed package is left unsigned, which
 // TestCommittedRegistryIsSigned refuses.
 func Generate(ctx context.Context, srcDir, outDir string, now time.Time, sign *pkgmgr.SignKey) error {
-	return generate(ctx, srcDir, outDir, now, false, pkgmgr.PackOptions{}, sign)
+	return generate(ctx, srcDir, outDir, now, false, pkgmgr.PackOptions{}, sign, "")
 }
 
 // GenerateLocal builds the module packages of srcDir for the given platforms into outDir
 // (registry/local), with opts.Build compiling their plugins, and signs them with sign.
-func GenerateLocal(ctx context.Context, srcDir, outDir string, now time.Time, opts pkgmgr.PackOptions, sign *pkgmgr.SignKey) error {
-	return generate(ctx, srcDir, outDir, now, true, opts, sign)
+// baseURL, when not empty, is where a release publishes the package files: the index then
+// names each by its absolute URL (baseURL/name-version.halotool), so a halo that embeds the
+// index without the files (a release's) downloads them, held to the sha256 it lists.
+func GenerateLocal(ctx context.Context, srcDir, outDir string, now time.Time, opts pkgmgr.PackOptions, sign *pkgmgr.SignKey, baseURL string) error {
+	return generate(ctx, srcDir, outDir, now, true, opts, sign, baseURL)
 }
 
-func generate(ctx context.Context, srcDir, outDir string, now time.Time, local bool, opts pkgmgr.PackOptions, sign *pkgmgr.SignKey) error {
+func generate(ctx context.Context, srcDir, outDir string, now time.Time, local bool, opts pkgmgr.PackOptions, sign *pkgmgr.SignKey, baseURL string) error {
 	prev := &pkgmgr.Index{Packages: map[string]*pkgmgr.IndexPackage{}}
 	if b, err := os.ReadFile(filepath.Join(outDir, "index.json")); err == nil {
 		if p, err := pkgmgr.ParseIndex(b); err == nil {
@@ -90,10 +94,14 @@ func generate(ctx context.Context, srcDir, outDir string, now time.Time, local b
 				return fmt.Errorf("%s: %w", e.Name(), err)
 			}
 		}
+		file := rel
+		if baseURL != "" {
+			file = strings.TrimSuffix(baseURL, "/") + "/" + pkg.FileName()
+		}
 		idx.Packages[m.Name] = &pkgmgr.IndexPackage{
 			Description: m.Description, Publisher: m.Publisher, Latest: m.Version,
 			Versions: map[string]*pkgmgr.IndexVersion{m.Version: {
-				File: rel, SHA256: pkg.SHA256, Providers: m.ProviderNames(),
+				File: file, SHA256: pkg.SHA256, Providers: m.ProviderNames(),
 				Permissions: pkg.Permissions(), PublishedAt: published, Signature: sig,
 			}},
 		}

@@ -239,11 +239,20 @@ func initRun(opts *InitOptions) error {
 	w := f.IO.Out
 	fmt.Fprintf(w, "✓ created %s: provider %s in module %s (%s)\n", folder, d.Provider, d.Module, strings.Join(out.Files, ", "))
 	fmt.Fprintf(w, "    sdk: %s\n", sdkRef)
+	file := opts.Name + "-0.1.0.halotool"
 	fmt.Fprintf(w, "Next:\n")
-	fmt.Fprintf(w, "    cd %s\n", folder)
+	fmt.Fprintf(w, "    cd %s\n", cmdutil.ShellQuote(folder))
 	fmt.Fprintf(w, "    go mod tidy      # fetches the SDK and writes go.sum\n")
-	fmt.Fprintf(w, "    go test ./...\n")
-	fmt.Fprintf(w, "    halo pack .      # builds the plugin for %s and packs %s-0.1.0.halotool\n", strings.Join(Platforms, ", "), opts.Name)
+	fmt.Fprintf(w, "    go test ./...    # calls the provider through the real gRPC path\n")
+	fmt.Fprintf(w, "    halo pack .      # builds the plugin for %s and packs %s\n", strings.Join(Platforms, ", "), file)
+	fmt.Fprintf(w, "Then add it to a project (under vendor/, so halo install finds it on other machines too):\n")
+	fmt.Fprintf(w, "    mkdir -p ../app/vendor && cp %s ../app/vendor/ && cd ../app\n", file)
+	fmt.Fprintf(w, "    halo add vendor/%s --trust\n", file)
+	fmt.Fprintf(w, "and call it from a pipeline, in app/greet.halo:\n")
+	fmt.Fprintf(w, "    tool Greeting : %s()\n\n", d.Provider)
+	fmt.Fprintf(w, "    pipeline Hello(who: String) -> JSON:\n")
+	fmt.Fprintf(w, "      who |> Greeting.greet(name: who)\n")
+	fmt.Fprintf(w, "then: halo run greet.halo Hello --input who=Ada (docs/plugins.md has the whole way)\n")
 	return nil
 }
 
