@@ -2,6 +2,7 @@ package registry
 
 import (
 	"io/fs"
+	"slices"
 
 	"halolang.dev/halo/pkgmgr"
 )
@@ -16,16 +17,25 @@ const Publisher = "Halo"
 const PublicKey = "RWTWi/C7XM2SSKUvL4CAr2f1WICrFYdGX24jFyPyFcp4i04/1cdla3PN"
 
 // BuiltInKeys returns the publisher keys this binary trusts without asking: the project's,
-// and the key that signed the packages built on this machine (local/build.pub), whose
-// secret half was thrown away once they were signed.
+// and the keys that signed the packages built on this machine (local/build.pub) and those of
+// the latest release (released/build.pub), whose secret halves were thrown away once they
+// were signed.
 func BuiltInKeys() []pkgmgr.PublisherKey {
+	return builtInKeys(files)
+}
+
+func builtInKeys(fsys fs.FS) []pkgmgr.PublisherKey {
 	k, err := pkgmgr.NewPublisherKey(Publisher, PublicKey)
 	if err != nil {
 		panic("registry: the project's public key does not parse: " + err.Error())
 	}
 	keys := []pkgmgr.PublisherKey{k}
-	if b, err := fs.ReadFile(files, "local/build.pub"); err == nil {
-		if lk, err := pkgmgr.NewPublisherKey(Publisher, string(b)); err == nil && lk.KeyID != k.KeyID {
+	for _, file := range []string{"local/build.pub", "released/build.pub"} {
+		b, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			continue
+		}
+		if lk, err := pkgmgr.NewPublisherKey(Publisher, string(b)); err == nil && !slices.ContainsFunc(keys, func(have pkgmgr.PublisherKey) bool { return have.KeyID == lk.KeyID }) {
 			keys = append(keys, lk)
 		}
 	}

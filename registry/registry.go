@@ -1,8 +1,9 @@
 // Package registry is the default tool registry that ships inside the halo binary: index.json
 // and packages/ (generated from src/ and committed), plus local/, where set-up builds the
 // packages whose plugin executables are compiled for this machine rather than committed
-// (world-time). Default merges the two into one halo-registry/1 registry; Generate and
-// GenerateLocal rebuild them from src/ (see gen/, and docs/packages.md).
+// (world-time), and released/, the latest release's record of those packages by URL.
+// Default merges them into one halo-registry/1 registry; Generate and GenerateLocal rebuild
+// them from src/ (see gen/, and docs/packages.md).
 package registry
 
 import (
@@ -17,11 +18,13 @@ import (
 	"halolang.dev/halo/pkgmgr"
 )
 
-//go:embed index.json packages all:local
+//go:embed index.json packages all:local all:released
 var files embed.FS
 
-// Default returns the registry that ships with Halo: the committed index with the packages
-// built locally (local/index.json) merged in, their files resolved under local/.
+// Default returns the registry that ships with Halo: the committed index with the module
+// packages merged in, those built on this machine (local/index.json, their files under
+// local/) before those of the latest release (released/index.json, whose files are URLs in
+// the release folder).
 func Default() (fs.FS, error) {
 	return Merge(files)
 }
@@ -36,18 +39,22 @@ func Merge(fsys fs.FS) (fs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lb, err := fs.ReadFile(fsys, "local/index.json"); err == nil {
-		local, err := pkgmgr.ParseIndex(lb)
+	for _, dir := range []string{"local", "released"} {
+		lb, err := fs.ReadFile(fsys, dir+"/index.json")
 		if err != nil {
-			return nil, fmt.Errorf("local/index.json: %w", err)
+			continue
 		}
-		for name, p := range local.Packages {
+		more, err := pkgmgr.ParseIndex(lb)
+		if err != nil {
+			return nil, fmt.Errorf("%s/index.json: %w", dir, err)
+		}
+		for name, p := range more.Packages {
 			if _, clash := idx.Packages[name]; clash {
 				continue
 			}
 			for _, v := range p.Versions {
 				if !strings.Contains(v.File, "://") {
-					v.File = path.Join("local", v.File)
+					v.File = path.Join(dir, v.File)
 				}
 			}
 			idx.Packages[name] = p

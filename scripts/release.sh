@@ -17,6 +17,8 @@
 #                                  halolang.dev/halo/sdk and .../proto at their own versions
 #   site/                          the go-import pages the domain serves (docs/plugins.md,
 #                                  "Publishing Halo's modules")
+#   released/                      the index entry (and key) of world-time that halo embeds:
+#                                  commit it as registry/released/ once the release is uploaded
 #   SHA256SUMS                     of the binaries, world-time and install.sh
 #   SHA256SUMS.minisig             when HALO_SIGN_KEY names a minisign secret key (its password
 #                                  in HALO_SIGN_PASSWORD); install.sh then requires it
@@ -101,8 +103,17 @@ if [ -n "$key" ] && [ "$(release pubkey -key "$key")" = "$project_key" ]; then
 fi
 go run ./registry/gen -local -out "$stage/wt" -url "$base" "${sign[@]}"
 mv "$stage"/wt/packages/*.halotool "$stage/out/"
-cp "$stage/wt/index.json" "$stage/src/registry/local/index.json"
-if [ -f "$stage/wt/build.pub" ]; then cp "$stage/wt/build.pub" "$stage/src/registry/local/build.pub"; fi
+# The record halo embeds (registry/released/), in the copy it is built from and in OUTDIR, to
+# be committed once the release is uploaded, so plain builds of the repository offer it too.
+mkdir -p "$stage/out/released"
+for f in index.json build.pub; do
+  if [ -f "$stage/wt/$f" ]; then
+    cp "$stage/wt/$f" "$stage/src/registry/released/$f"
+    cp "$stage/wt/$f" "$stage/out/released/$f"
+  else
+    rm -f "$stage/src/registry/released/$f"
+  fi
+done
 
 echo "-- the Go module proxy tree (go.mod without replace directives) and the go-import pages"
 release modules -src "$stage/src" -version "$version" -commit "$commit" -time "$SOURCE_DATE_EPOCH" \
@@ -135,7 +146,7 @@ chmod +x "$stage/out/install.sh"
 
 echo "-- SHA256SUMS"
 sha256() { if command -v sha256sum >/dev/null; then sha256sum "$@"; else shasum -a 256 "$@"; fi; }
-(cd "$stage/out" && find . -type f ! -path './goproxy/*' ! -path './site/*' ! -name 'SHA256SUMS*' | LC_ALL=C sort |
+(cd "$stage/out" && find . -type f ! -path './goproxy/*' ! -path './site/*' ! -path './released/*' ! -name 'SHA256SUMS*' | LC_ALL=C sort |
   while IFS= read -r f; do sha256 "$f"; done >SHA256SUMS)
 if [ -n "$key" ]; then
   release sign -key "$key" "$stage/out/SHA256SUMS"
