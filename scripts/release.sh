@@ -120,11 +120,21 @@ release modules -src "$stage/src" -version "$version" -commit "$commit" -time "$
   -goproxy "$stage/out/goproxy" -site "$stage/out/site" -proxy "$proxy"
 
 # halo is built from that tree as `go install halolang.dev/halo/cmd/halo@vVERSION` builds it,
-# in a module cache of its own (a version once in a module cache is never read again), with
-# the machine's module cache as a second proxy so nothing is downloaded twice.
+# with the machine's module cache for its dependencies. A version once in a module cache is
+# never read again, so the versions this release publishes are taken out of the cache before
+# the build and after it: the cache never keeps a release other than the one uploaded.
 modcache=$(go env GOMODCACHE)
-export GOPATH="$stage/gopath" GOFLAGS=-modcacherw GOBIN= CGO_ENABLED=0
-export GOPROXY="file://$stage/out/goproxy,file://$modcache/cache/download,$(go env GOPROXY)"
+forget() {
+  for m in "halolang.dev/halo@v$version" "halolang.dev/halo/sdk@v$sdk" "halolang.dev/halo/proto@$proto_v"; do
+    if [ -e "$modcache/$m" ]; then chmod -R u+w "$modcache/$m" && rm -rf "${modcache:?}/$m"; fi
+    path=${m%@*} v=${m#*@}
+    rm -f "$modcache/cache/download/$path/@v/$v".* "$modcache/cache/download/$path/@v/list"
+  done
+}
+trap 'forget; cleanup' EXIT
+forget
+export GOPATH="$stage/gopath" GOMODCACHE="$modcache" GOFLAGS=-modcacherw GOBIN= CGO_ENABLED=0
+export GOPROXY="file://$stage/out/goproxy,$(go env GOPROXY)"
 export GONOSUMDB=halolang.dev/halo
 for p in $platforms; do
   os=${p%/*} arch=${p#*/}

@@ -72,7 +72,8 @@ func NewCmdInit(f *cmdutil.Factory, runF func(*InitOptions) error) *cobra.Comman
                   (amd64, arm64), built from the folder by halo pack
   .gitignore      keeps built executables and packed files out of version control
 
-Then: go mod tidy (fetches the SDK), go test ./..., halo pack . (builds and packs it).
+Then: go mod tidy (fetches the SDK), go test ./..., halo pack . (builds and packs it), and
+halo add --trust in a project whose pipeline calls it; init prints these steps.
 With --sdk DIR, go.mod uses the SDK and the plugin contract of the Halo checkout at DIR
 instead of the released ones (replace directives). Nothing is written if the folder exists.`,
 		Example: `  halo plugin init hello-tool
