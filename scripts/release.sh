@@ -122,7 +122,10 @@ release modules -src "$stage/src" -version "$version" -commit "$commit" -time "$
 # halo is built from that tree as `go install halolang.dev/halo/cmd/halo@vVERSION` builds it,
 # with the machine's module cache for its dependencies. A version once in a module cache is
 # never read again, so the versions this release publishes are taken out of the cache before
-# the build and after it: the cache never keeps a release other than the one uploaded.
+# the build and after it: the cache never keeps a release other than the one uploaded. The go
+# command also keeps an index of each module in the module cache, in the build cache, as if
+# its files could never change: GODEBUG=goindex=0 reads the files instead, so a version
+# released again here with other files is built from them.
 modcache=$(go env GOMODCACHE)
 forget() {
   for m in "halolang.dev/halo@v$version" "halolang.dev/halo/sdk@v$sdk" "halolang.dev/halo/proto@$proto_v"; do
@@ -133,7 +136,7 @@ forget() {
 }
 trap 'forget; cleanup' EXIT
 forget
-export GOPATH="$stage/gopath" GOMODCACHE="$modcache" GOFLAGS=-modcacherw GOBIN= CGO_ENABLED=0
+export GOPATH="$stage/gopath" GOMODCACHE="$modcache" GOFLAGS=-modcacherw GOBIN= CGO_ENABLED=0 GODEBUG=goindex=0
 export GOPROXY="file://$stage/out/goproxy,$(go env GOPROXY)"
 export GONOSUMDB=halolang.dev/halo
 for p in $platforms; do
