@@ -8,7 +8,6 @@ import (
 	"os"
 	"syscall"
 
-	"halolang.dev/halo/host/runtime"
 )
 
 const noFollow = syscall.O_NOFOLLOW
@@ -24,7 +23,7 @@ func lockFolder(root *os.Root, dir string) (func(), error) {
 	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		fd.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, Errorf(CodeBusy, "another process (a halo serve) uses the run store %s; one folder serves one process: stop it, or share runs through PostgreSQL (--store postgres://...)", dir)
+			return nil, Errorf(CodeBusy, "another halo serve uses the run store %s; one folder serves one server: stop it, or share runs through PostgreSQL (--store postgres://...)", dir)
 		}
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store lock %s: %v", path, err), Err: err}
 	}
@@ -34,7 +33,7 @@ func lockFolder(root *os.Root, dir string) (func(), error) {
 // FolderInUse reports whether a process (a halo serve) has the folder store in dir open. A
 // missing folder is not in use.
 func FolderInUse(dir string) (bool, error) {
-	root, err := runtime.OpenRunsFolder(dir, false)
+	root, err := openRunsFolder(dir, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -58,4 +57,13 @@ func FolderInUse(dir string) (bool, error) {
 	}
 	syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
 	return false, nil
+}
+
+// nonBlock opens a file without waiting on it (a named pipe in a record's place).
+const nonBlock = syscall.O_NONBLOCK
+
+// ownFile reports whether fi is a file as halo writes records: this user's, mode 0600.
+func ownFile(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid() && fi.Mode().Perm() == 0o600
 }

@@ -27,6 +27,8 @@ const (
 	// CodeHostLost: the process running a run stopped answering (its lease ran out); the run
 	// was marked failed by another.
 	CodeHostLost = "HOST_LOST"
+	// CodeRunning: a run that is running cannot be removed.
+	CodeRunning = "RUN_RUNNING"
 )
 
 // An Error is a store failure with a stable code.
@@ -49,20 +51,6 @@ type Signal struct {
 	Via string
 }
 
-// A Query selects runs for List.
-type Query struct {
-	// Status and Pipeline, when set, keep only runs with that status or pipeline.
-	Status   runtime.Status
-	Pipeline string
-	// Limit is the most runs one page holds; 0 means 50. Stores cap it at 500.
-	Limit int
-	// Cursor is the Next of the page before; "" is the first page.
-	Cursor string
-}
-
-// MaxLimit is the most runs one page holds.
-const MaxLimit = 500
-
 // A Page is one page of runs, newest first (by start time, then id).
 type Page struct {
 	Runs []Summary `json:"runs"`
@@ -73,6 +61,7 @@ type Page struct {
 // A Summary is a run as a list shows it.
 type Summary struct {
 	RunID    string             `json:"runId"`
+	File     string             `json:"file,omitempty"`
 	Pipeline string             `json:"pipeline"`
 	Status   runtime.Status     `json:"status"`
 	Started  time.Time          `json:"started"`
@@ -87,7 +76,7 @@ type Summary struct {
 
 // SummaryOf returns rec's summary.
 func SummaryOf(rec *runtime.Record) Summary {
-	s := Summary{RunID: rec.RunID, Pipeline: rec.Pipeline, Status: rec.Status, Started: rec.Started, Updated: rec.Updated, Error: rec.Error,
+	s := Summary{RunID: rec.RunID, File: rec.File, Pipeline: rec.Pipeline, Status: rec.Status, Started: rec.Started, Updated: rec.Updated, Error: rec.Error,
 		Cost: rec.Meta.Cost, Violations: len(rec.Meta.Violations)}
 	if rec.Status == runtime.Paused && rec.Meta.Paused != nil {
 		s.Waiting = rec.Meta.Paused.WaitingFor
@@ -129,8 +118,14 @@ type Store interface {
 	AppendEvent(ctx context.Context, runID string, seq int, e runtime.Event) error
 	// Events returns the events of run id after number after, and the run's status.
 	Events(ctx context.Context, id string, after int) ([]runtime.Event, runtime.Status, error)
-	// List returns one page of runs, newest first.
+	// List returns one page of the runs q selects, newest first.
 	List(ctx context.Context, q Query) (Page, error)
+	// Delete removes the records of runs ids (with their events, signals and links) and
+	// returns the ids it removed; a running run is refused (CodeRunning) and nothing is
+	// removed. An unknown id is passed over.
+	Delete(ctx context.Context, ids []string) ([]string, error)
+	// Prune removes the finished runs p selects and returns how many.
+	Prune(ctx context.Context, p Prune) (int, error)
 	// Keep renews the hold of this process on the runs it runs, and returns the ids of those
 	// someone asked to cancel.
 	Keep(ctx context.Context) (cancel []string, err error)
@@ -150,4 +145,19 @@ type Store interface {
 	Secret(ctx context.Context, gen func() ([]byte, error)) ([]byte, error)
 	// Close releases the store.
 	Close() error
+}
+
+// LoseRecord makes rec the record of a run whose process was lost: failed with
+// CodeHostLost, its events so far kept.
+func LoseRecord(rec *runtime.Record, now time.Time, why string) {
+	rec.Status = runtime.Failed
+	rec.Error = &runtime.ErrorInfo{Code: CodeHostLost, Message: why}
+	rec.Resume = nil
+	rec.Meta.Paused = nil
+	rec.Updated = now.UTC()
+	rec.Events = append(rec.Events, runtime.Event{Type: "run", Time: rec.Updated, RunID: rec.RunID, Status: runtime.Failed, Error: rec.Error})
+}
+
+func storeErr(what string, err error) error {
+	return &Error{Code: CodeStore, Message: what + ": " + err.Error(), Err: err}
 }

@@ -176,6 +176,14 @@ func (rn *run) save(res *Result) error {
 	rec.Mocks = rn.r.cfg.Mocks.cursors()
 	rec.Recording = rn.tools.rec.recording()
 	rec.Updated = rn.r.cfg.Now().UTC()
+	rec.Seal = nil
+	if rec.Status == Paused {
+		key, err := rn.r.sealKey()
+		if err != nil {
+			return fmt.Errorf("run %s: seal its record: %w", rec.RunID, err)
+		}
+		SealRecord(rec, key)
+	}
 	return rn.r.cfg.Store.Save(rec)
 }
 

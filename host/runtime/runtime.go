@@ -43,8 +43,8 @@ type Config struct {
 	// MockAgents makes every agent call that no mock answers return a fixed text without
 	// calling a model (halo run --mock).
 	MockAgents bool
-	// Store saves run records (a *Store keeps them in a folder); nil means runs are not
-	// saved (and cannot be resumed). A store that is also a Tracker is told as runs start
+	// Store saves run records (host/runstore's stores); nil means runs are not saved (and
+	// cannot be resumed). A store that is also a Tracker is told as runs start
 	// and continue.
 	Store RunStore
 	// OnEvent receives every event as it happens (halo run --events). It is called from
@@ -84,15 +84,29 @@ type Runtime struct {
 	// do not change, and every run asks.
 	mocksChecked sync.Once
 	mocksErr     error
+	// key is the store's seal key, once asked for (sealKey).
+	keyMu sync.Mutex
+	key   []byte
+}
+
+// sealKey returns the store's key for sealing paused records, asking the store once.
+func (r *Runtime) sealKey() ([]byte, error) {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	if r.key == nil {
+		key, err := r.cfg.Store.SealKey()
+		if err != nil {
+			return nil, err
+		}
+		r.key = key
+	}
+	return r.key, nil
 }
 
 // New prepares prog to run. prog must have passed host/check; New compiles its policies.
 func New(prog *lang.Program, cfg Config) (*Runtime, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if s, ok := cfg.Store.(*Store); ok && s == nil {
-		cfg.Store = nil
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = newID
@@ -302,6 +316,16 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 	rec, err := r.cfg.Store.Load(id)
 	if err != nil {
 		return nil, err
+	}
+	if rec.Status == Paused {
+		// What the record says is what the run paused with, or it does not go on.
+		key, err := r.sealKey()
+		if err != nil {
+			return nil, err
+		}
+		if err := CheckSeal(rec, key); err != nil {
+			return nil, err
+		}
 	}
 	pd, in, err := r.resumable(rec, channel)
 	if err != nil {

@@ -152,6 +152,7 @@ var _ runtime.Tracker = (*tracker)(nil)
 
 func (t *tracker) Load(id string) (*runtime.Record, error) { return t.s.store.Load(id) }
 func (t *tracker) Latest() (string, error)                 { return t.s.store.Latest() }
+func (t *tracker) SealKey() ([]byte, error)                { return t.s.store.SealKey() }
 
 // Begin holds the run in the store (a new run is started; a paused one claimed, which
 // only one signal wins) and makes it live here.

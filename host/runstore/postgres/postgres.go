@@ -128,22 +128,6 @@ func trunc(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// columns are what halo_runs keeps beside the record, for lists and conditions.
-type columns struct {
-	status, waiting, errCode, errMsg string
-}
-
-func columnsOf(rec *runtime.Record) columns {
-	c := columns{status: string(rec.Status)}
-	if rec.Meta.Paused != nil && rec.Status == runtime.Paused {
-		c.waiting = rec.Meta.Paused.WaitingFor
-	}
-	if rec.Error != nil {
-		c.errCode, c.errMsg = rec.Error.Code, rec.Error.Message
-	}
-	return c
-}
-
 // Load reads run id's record.
 func (s *Store) Load(id string) (*runtime.Record, error) {
 	ctx, cancel := bg()
@@ -178,22 +162,22 @@ func (s *Store) load(ctx context.Context, q querier, id string) (*runtime.Record
 func (s *Store) Save(rec *runtime.Record) error {
 	ctx, cancel := bg()
 	defer cancel()
-	raw, err := runtime.MarshalRecord(rec)
+	raw, err := runstore.MarshalRecord(rec)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
-	c := columnsOf(rec)
+	c := runstore.ColumnsOf(rec)
 	var owner any
 	if rec.Status == runtime.Running {
 		owner = s.owner
 	}
 	tag, err := s.pool.Exec(ctx, `
 WITH up AS (
-  INSERT INTO halo_runs AS r (id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner, lease_until, cost, violations)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::text IS NULL THEN NULL ELSE now() + $11::interval END, $13, $14)
+  INSERT INTO halo_runs AS r (id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner, lease_until, cost, violations, file, search)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::text IS NULL THEN NULL ELSE now() + $11::interval END, $13, $14, $15, $16)
   ON CONFLICT (id) DO UPDATE SET pipeline = EXCLUDED.pipeline, status = EXCLUDED.status,
     waiting_for = EXCLUDED.waiting_for, error_code = EXCLUDED.error_code, error_message = EXCLUDED.error_message,
-    cost = EXCLUDED.cost, violations = EXCLUDED.violations,
+    cost = EXCLUDED.cost, violations = EXCLUDED.violations, file = EXCLUDED.file, search = EXCLUDED.search,
     updated = EXCLUDED.updated, record = EXCLUDED.record, owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
     cancel_requested = r.cancel_requested AND EXCLUDED.status = 'running'
   WHERE r.owner = $12
@@ -202,8 +186,8 @@ WITH up AS (
   DELETE FROM halo_events e USING up WHERE e.run_id = up.id AND up.status IN ('completed', 'failed')
 )
 SELECT pg_notify('`+channel+`', up.id || ' saved') FROM up`,
-		rec.RunID, rec.Pipeline, c.status, c.waiting, c.errCode, c.errMsg, rec.Started, rec.Updated, string(raw), owner, s.lease.String(), s.owner,
-		rec.Meta.Cost, len(rec.Meta.Violations))
+		rec.RunID, rec.Pipeline, c.Status, c.Waiting, c.ErrCode, c.ErrMsg, rec.Started, rec.Updated, string(raw), owner, s.lease.String(), s.owner,
+		rec.Meta.Cost, len(rec.Meta.Violations), c.File, c.Search)
 	if err != nil {
 		return storeErr("run "+rec.RunID+": save record", err)
 	}
@@ -230,14 +214,14 @@ func (s *Store) Latest() (string, error) {
 
 // Start saves the record of a run that starts, held by this replica.
 func (s *Store) Start(ctx context.Context, rec *runtime.Record) error {
-	raw, err := runtime.MarshalRecord(rec)
+	raw, err := runstore.MarshalRecord(rec)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO halo_runs (id, pipeline, status, started, updated, record, owner, lease_until, cost, violations)
-VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9) ON CONFLICT (id) DO NOTHING`,
-		rec.RunID, rec.Pipeline, rec.Started, rec.Updated, string(raw), s.owner, s.lease.String(), rec.Meta.Cost, len(rec.Meta.Violations))
+INSERT INTO halo_runs (id, pipeline, status, started, updated, record, owner, lease_until, cost, violations, file, search)
+VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+		rec.RunID, rec.Pipeline, rec.Started, rec.Updated, string(raw), s.owner, s.lease.String(), rec.Meta.Cost, len(rec.Meta.Violations), rec.File, runstore.SearchText(rec))
 	if err != nil {
 		return storeErr("run "+rec.RunID+": start", err)
 	}
@@ -253,7 +237,7 @@ VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9) ON CONF
 func (s *Store) Claim(ctx context.Context, rec *runtime.Record, sig runstore.Signal) error {
 	running := *rec
 	running.Status = runtime.Running
-	raw, err := runtime.MarshalRecord(&running)
+	raw, err := runstore.MarshalRecord(&running)
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
@@ -345,58 +329,96 @@ func (s *Store) Events(ctx context.Context, id string, after int) ([]runtime.Eve
 	return rec.Events[after:], rec.Status, nil
 }
 
-// List returns a page of runs, newest first.
+// List returns a page of the runs q selects, newest first.
 func (s *Store) List(ctx context.Context, q runstore.Query) (runstore.Page, error) {
-	cur, err := runstore.DecodeCursor(q.Cursor)
+	sql, args, err := runstore.PostgresDialect.ListSQL(q, func(t time.Time) any { return t })
 	if err != nil {
 		return runstore.Page{}, err
 	}
-	n := runstore.LimitOf(q)
-	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	if q.Status != "" {
-		where = append(where, "status = "+arg(string(q.Status)))
-	}
-	if q.Pipeline != "" {
-		where = append(where, "pipeline = "+arg(q.Pipeline))
-	}
-	if cur.RunID != "" {
-		where = append(where, fmt.Sprintf("(started, id) < (%s, %s)", arg(cur.Started), arg(cur.RunID)))
-	}
-	sql := `SELECT id, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations FROM halo_runs`
-	if len(where) > 0 {
-		sql += " WHERE " + strings.Join(where, " AND ")
-	}
-	sql += " ORDER BY started DESC, id DESC LIMIT " + arg(n+1)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return runstore.Page{}, storeErr("list runs", err)
 	}
 	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Summary, error) {
-		var r runstore.Summary
-		var status, code, msg string
-		err := row.Scan(&r.RunID, &r.Pipeline, &status, &r.Waiting, &code, &msg, &r.Started, &r.Updated, &r.Cost, &r.Violations)
-		r.Status = runtime.Status(status)
-		r.Started, r.Updated = r.Started.UTC(), r.Updated.UTC()
-		if code != "" {
-			r.Error = &runtime.ErrorInfo{Code: code, Message: msg}
-		}
-		return r, err
+		var c runstore.Columns
+		err := row.Scan(&c.ID, &c.File, &c.Pipeline, &c.Status, &c.Waiting, &c.ErrCode, &c.ErrMsg, &c.Started, &c.Updated, &c.Cost, &c.Violations)
+		return c.Summary(), err
 	})
 	if err != nil {
 		return runstore.Page{}, storeErr("list runs", err)
 	}
-	p := runstore.Page{Runs: runs}
-	if len(runs) > n {
-		p.Runs = runs[:n]
-		last := p.Runs[n-1]
-		p.Next = runstore.Cursor{Started: last.Started, RunID: last.RunID}.Encode()
+	return runstore.PageOf(q, runs), nil
+}
+
+// Delete removes the runs ids and what the store keeps of them, in one transaction.
+func (s *Store) Delete(ctx context.Context, ids []string) ([]string, error) {
+	var gone []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		gone = nil
+		for _, id := range ids {
+			var status string
+			err := tx.QueryRow(ctx, `SELECT status FROM halo_runs WHERE id = $1 FOR UPDATE`, id).Scan(&status)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if status == string(runtime.Running) {
+				return runstore.Errorf(runstore.CodeRunning, "run %s is running: it can be removed once it stops (nothing was removed)", id)
+			}
+			for _, st := range runstore.DeleteRun {
+				if _, err := tx.Exec(ctx, st, id); err != nil {
+					return err
+				}
+			}
+			gone = append(gone, id)
+		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := err.(*runstore.Error); ok {
+			return nil, err
+		}
+		return nil, storeErr("remove runs", err)
 	}
-	if p.Runs == nil {
-		p.Runs = []runstore.Summary{}
+	return gone, nil
+}
+
+// Prune removes the finished runs p selects, 500 to a transaction.
+func (s *Store) Prune(ctx context.Context, p runstore.Prune) (int, error) {
+	sql, args := runstore.PruneSQL(runstore.PostgresDialect, p, func(t time.Time) any { return t })
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, storeErr("prune runs", err)
 	}
-	return p, nil
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, storeErr("prune runs", err)
+	}
+	gone := 0
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		done, err := s.Delete(ctx, ids[:n])
+		gone += len(done)
+		if err != nil {
+			return gone, err
+		}
+		ids = ids[n:]
+	}
+	return gone, nil
+}
+
+// SealKey returns the key paused records are sealed with, derived from the key every
+// replica shares.
+func (s *Store) SealKey() ([]byte, error) {
+	ctx, cancel := bg()
+	defer cancel()
+	key, err := s.Secret(ctx, runstore.NewKey)
+	if err != nil {
+		return nil, err
+	}
+	return runstore.DeriveSealKey(key), nil
 }
 
 // Keep renews this replica's leases and returns the runs someone asked to cancel.
@@ -468,13 +490,13 @@ ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED`)
 				rec.Events = live
 			}
 			runstore.LoseRecord(rec, s.now(), fmt.Sprintf("the replica running it (%s) stopped renewing its lease of %s", g.owner, s.lease))
-			raw, err := runtime.MarshalRecord(rec)
+			raw, err := runstore.MarshalRecord(rec)
 			if err != nil {
 				return err
 			}
-			c := columnsOf(rec)
+			c := runstore.ColumnsOf(rec)
 			if _, err := tx.Exec(ctx, `UPDATE halo_runs SET status = $2, error_code = $3, error_message = $4, updated = $5, record = $6,
-owner = NULL, lease_until = NULL, cancel_requested = false WHERE id = $1`, g.id, c.status, c.errCode, c.errMsg, rec.Updated, string(raw)); err != nil {
+owner = NULL, lease_until = NULL, cancel_requested = false, search = $7 WHERE id = $1`, g.id, c.Status, c.ErrCode, c.ErrMsg, rec.Updated, string(raw), c.Search); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM halo_events WHERE run_id = $1`, g.id); err != nil {

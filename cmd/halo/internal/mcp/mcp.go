@@ -24,6 +24,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/version"
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/telemetry"
 	"halolang.dev/halo/host/tool"
@@ -125,7 +126,7 @@ func mcpRun(ctx context.Context, opts *Options) error {
 // A Server is the MCP server of the pipelines, with the run store it saves their runs in.
 type Server struct {
 	*mcpserver.Server
-	store *runtime.Store
+	store *runstore.SQLite
 }
 
 // ServeStdio serves MCP on in and out until in ends or ctx is cancelled. A pipe or socket
@@ -143,9 +144,7 @@ func (s *Server) Close() error {
 	if s.store == nil {
 		return nil
 	}
-	err := s.store.Close()
-	s.store.Root.Close()
-	return err
+	return s.store.Close()
 }
 
 // Open loads and validates the files of opts and makes the MCP server of their pipelines:
@@ -193,32 +192,29 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 	if len(paths) == 1 {
 		file = paths[0]
 	}
-	store := &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs"), GroupCommit: true, Log: true}
-	if opts.NoRecords {
-		store = nil
-	} else if store.Root, err = runtime.OpenRunsFolder(store.Dir, true); err != nil {
-		// Opened (and made) once, not at every commit. A .halo or .halo/runs that is a
-		// symbolic link is refused now (STATE_DIR_UNSAFE) rather than at every call; desktop
-		// clients start servers in a folder of their own, often not writable: say so now
-		// rather than fail every call.
-		var unsafe *statedir.Error
-		if errors.As(err, &unsafe) {
-			return nil, fmt.Errorf("cannot save runs in %s: %w", store.Dir, err)
+	var store *runstore.SQLite
+	var rs runtime.RunStore
+	if !opts.NoRecords {
+		// Opened once, at start: a .halo or .halo/runs that is a symbolic link is refused now
+		// (STATE_DIR_UNSAFE) rather than at every call; desktop clients start servers in a
+		// folder of their own, often not writable: say so now rather than fail every call.
+		if store, err = f.OpenRuns(runstore.SQLiteOptions{GroupCommit: true}); err != nil {
+			var unsafe *statedir.Error
+			if errors.As(err, &unsafe) {
+				return nil, fmt.Errorf("cannot save runs in %s: %w", f.RunsDir(), err)
+			}
+			return nil, fmt.Errorf("cannot save runs in %s: %w: start halo mcp in the project folder, or name it with --dir", f.RunsDir(), err)
 		}
-		return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", store.Dir, unwrapPath(err))
-	} else {
+		rs = store
 		defer func() {
 			if srv == nil {
-				store.Root.Close()
+				store.Close()
 			}
 		}()
-		if err := store.RemoveLeftovers(); err != nil {
-			f.Logger.Warn("removing the temporary files a stopped process left", "error", err)
-		}
 	}
 	cfg := runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
-		Store: store, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
+		Store: rs, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
 	}
 	opts.Tracer.Install(&cfg)
 	rt, err := runtime.New(prog, cfg)

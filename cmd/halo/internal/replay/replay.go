@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +69,7 @@ func replayRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer s.Close()
-	store := &runtime.Store{Dir: filepath.Join(opts.F.Dir, ".halo", "runs")}
+	store := s.Store
 	id := opts.RunID
 	if id == "last" {
 		if id, err = store.Newest(); err != nil {

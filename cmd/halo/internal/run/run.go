@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/cmd/halo/internal/tracing"
 	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/telemetry"
 	"halolang.dev/halo/host/tool"
@@ -158,6 +158,8 @@ type Session struct {
 	AutoApprove bool
 	Registry    func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	Runtime     *runtime.Runtime
+	// Store is the run store the runtime saves in (.halo/runs); Close closes it.
+	Store       *runstore.SQLite
 	closeEvents func() error
 	spinner     *spinner
 
@@ -171,10 +173,17 @@ func (s *Session) Close() error {
 		s.spinner.close()
 	}
 	tracing.Close(s.Tracer)
-	if s.closeEvents != nil {
-		return s.closeEvents()
+	var err error
+	if s.Store != nil {
+		err = s.Store.Close()
+		s.Store = nil
 	}
-	return nil
+	if s.closeEvents != nil {
+		if cerr := s.closeEvents(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // Open loads and validates s.File and makes its runtime: the tool registry, mocks, the
@@ -194,9 +203,15 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			return nil, fmt.Errorf("--mocks %s: %w", s.Mocks, err)
 		}
 	}
+	// Every record is committed before Save returns, so before anything is printed.
+	store, err := f.OpenRuns(runstore.SQLiteOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s.Store = store
 	cfg := runtime.Config{
 		Tools: reg, Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockAgents: s.Mock,
-		Store: &runtime.Store{Dir: filepath.Join(f.Dir, ".halo", "runs")}, Now: f.Now, Logger: f.Logger,
+		Store: store, Now: f.Now, Logger: f.Logger,
 	}
 	var ask *prompter
 	switch {
@@ -209,6 +224,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	if s.Events != "" {
 		w, err := os.Create(f.Abs(s.Events))
 		if err != nil {
+			s.Close()
 			return nil, fmt.Errorf("--events: %w", err)
 		}
 		var mu sync.Mutex

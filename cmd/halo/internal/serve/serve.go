@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -156,8 +155,11 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore.Store, string, error) {
 	switch {
 	case opts.Store == "":
-		s, err := runstore.OpenFolder(filepath.Join(f.Dir, ".halo", "runs"), runstore.FolderOptions{Now: f.Now})
-		return s, ".halo/runs", err
+		s, err := f.OpenRuns(runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+		if err != nil {
+			return nil, ".halo/runs", err
+		}
+		return s, ".halo/runs", nil
 	case strings.HasPrefix(opts.Store, "postgres://"), strings.HasPrefix(opts.Store, "postgresql://"):
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()

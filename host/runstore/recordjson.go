@@ -1,4 +1,4 @@
-package runtime
+package runstore
 
 import (
 	"encoding/json"
@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/tool"
 )
 
 // The run record's JSON, written by hand: json.Marshal (reflection) was a tenth of halo mcp's
 // processor time per call. appendRecord gives exactly the bytes json.Marshal gives, for every
-// record: the types every run has (Record, Meta, Event, Recording and the ones they hold) are
+// record: the types every run has (runtime.Record, runtime.Meta, runtime.Event, runtime.Recording and the ones they hold) are
 // encoded here, field by field in declaration order with the same tags; a rare, deep field
 // (Resume) and any value of a type not handled here go through json.Marshal on their own.
 // Whatever encoding/json would refuse (a NaN, a time outside years 0-9999, invalid raw JSON,
@@ -23,10 +24,10 @@ import (
 
 // MarshalRecord returns rec's JSON, the bytes json.Marshal(rec) gives, written by hand: run
 // stores other than Store (PostgreSQL) save records with it.
-func MarshalRecord(rec *Record) ([]byte, error) { return appendRecord(nil, rec) }
+func MarshalRecord(rec *runtime.Record) ([]byte, error) { return appendRecord(nil, rec) }
 
 // appendRecord appends rec's JSON, as json.Marshal(rec) gives it, to dst.
-func appendRecord(dst []byte, rec *Record) ([]byte, error) {
+func appendRecord(dst []byte, rec *runtime.Record) ([]byte, error) {
 	if b, ok := (encoder{}).record(dst, rec); ok {
 		return b, nil
 	}
@@ -41,7 +42,7 @@ func appendRecord(dst []byte, rec *Record) ([]byte, error) {
 // the encoder is not sure), and the caller then leaves the whole record to json.Marshal.
 type encoder struct{}
 
-func (e encoder) record(b []byte, r *Record) ([]byte, bool) {
+func (e encoder) record(b []byte, r *runtime.Record) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"runId":`...)
 	b = appendString(b, r.RunID)
@@ -114,10 +115,16 @@ func (e encoder) record(b []byte, r *Record) ([]byte, bool) {
 			return b, false
 		}
 	}
+	if r.Seal != nil { // a paused record's: rare
+		b = append(b, `,"seal":`...)
+		if b, ok = jsonMarshal(b, r.Seal); !ok {
+			return b, false
+		}
+	}
 	return append(b, '}'), true
 }
 
-func (e encoder) meta(b []byte, m *Meta) ([]byte, bool) {
+func (e encoder) meta(b []byte, m *runtime.Meta) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"runId":`...)
 	b = appendString(b, m.RunID)
@@ -162,7 +169,7 @@ func (e encoder) meta(b []byte, m *Meta) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func jsonCall(b []byte, c *CallInfo) ([]byte, bool) {
+func jsonCall(b []byte, c *runtime.CallInfo) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"kind":`...)
 	b = appendString(b, c.Kind)
@@ -198,7 +205,7 @@ func jsonCall(b []byte, c *CallInfo) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func jsonViolation(b []byte, v *ViolationInfo) []byte {
+func jsonViolation(b []byte, v *runtime.ViolationInfo) []byte {
 	b = append(b, `{"policy":`...)
 	b = appendString(b, v.Policy)
 	b = append(b, `,"rule":`...)
@@ -218,7 +225,7 @@ func jsonViolation(b []byte, v *ViolationInfo) []byte {
 	return append(b, '}')
 }
 
-func (e encoder) pauseInfo(b []byte, p *PauseInfo) ([]byte, bool) {
+func (e encoder) pauseInfo(b []byte, p *runtime.PauseInfo) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"waitingFor":`...)
 	b = appendString(b, p.WaitingFor)
@@ -235,7 +242,7 @@ func (e encoder) pauseInfo(b []byte, p *PauseInfo) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func jsonErrorInfo(b []byte, x *ErrorInfo) ([]byte, bool) {
+func jsonErrorInfo(b []byte, x *runtime.ErrorInfo) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"code":`...)
 	b = appendString(b, x.Code)
@@ -288,7 +295,7 @@ func optString(b []byte, name, s string) []byte {
 	return appendString(b, s)
 }
 
-func (e encoder) event(b []byte, ev *Event) ([]byte, bool) {
+func (e encoder) event(b []byte, ev *runtime.Event) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"type":`...)
 	b = appendString(b, ev.Type)
@@ -373,7 +380,7 @@ func (e encoder) event(b []byte, ev *Event) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func (e encoder) recording(b []byte, r *Recording) ([]byte, bool) {
+func (e encoder) recording(b []byte, r *runtime.Recording) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"calls":`...)
 	if r.Calls == nil {
@@ -443,7 +450,7 @@ func jsonMethod(b []byte, m *tool.Method) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func (e encoder) recorded(b []byte, c *Recorded) ([]byte, bool) {
+func (e encoder) recorded(b []byte, c *runtime.Recorded) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"kind":`...)
 	b = appendString(b, c.Kind)
@@ -497,7 +504,7 @@ func (e encoder) recorded(b []byte, c *Recorded) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func jsonRecordedError(b []byte, x *RecordedError) ([]byte, bool) {
+func jsonRecordedError(b []byte, x *runtime.RecordedError) ([]byte, bool) {
 	ok := true
 	b = append(b, '{')
 	if x.Code != "" {

@@ -1,0 +1,454 @@
+package runstore
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"halolang.dev/halo/host/runtime"
+)
+
+// The group commit of the embedded store. Saves are queued, by run id (a run saved again
+// before a commit is written once: its newest record), and one goroutine commits the queue
+// in one transaction at most every commitEvery, or at once when someone waits for a commit
+// (a paused record, a claim, a store without GroupCommit, a list, Sync, Close). SQLite then
+// syncs the write-ahead log once for the whole batch.
+
+// commitEvery is the least time from the start of one commit to the next, unless someone
+// waits for one or many records are waiting: a commit then takes in the records of a while
+// (a run's start and end often fall in one, and it is written once), and the disk syncs
+// less often. What a crash can lose is the records of those 20 ms, and no answer waits for
+// them (a paused record is committed at once). The run logs this store replaced measured
+// it: at 5 ms, halo mcp with 16 clients had 0.91 to 1.71 times the TypeScript SDK's p50 on
+// the 2-core development machine, at 20 ms 0.74 to 1.08.
+const commitEvery = 20 * time.Millisecond
+
+// maxPending and maxPendingBytes bound the records waiting for a commit, in number and in
+// bytes: a save past either waits for the commit under way.
+const (
+	maxPending      = 4096
+	maxPendingBytes = 64 << 20
+)
+
+// maxRecordGuess bounds the buffer the next record is encoded into.
+const maxRecordGuess = 64 << 10
+
+// What a queued record is.
+type putKind int
+
+const (
+	putSave  putKind = iota // written whatever is there (an upsert)
+	putStart                // a run that starts: written only if there is none of that id
+	putClaim                // a paused run taken: written only while still paused as it was
+)
+
+// errClaimLost says a claim's commit found the run no longer paused as the claim saw it:
+// another process took it.
+var errClaimLost = errors.New("the run changed in the database")
+
+// A pending record is one save waiting for its commit.
+type pending struct {
+	kind putKind
+	id   string
+	// once encodes rec into data and cols (a run that starts is encoded only if a commit,
+	// or a reader, needs it: most stop first).
+	once sync.Once
+	rec  *runtime.Record
+	data []byte
+	cols Columns
+	// was is, for a claim, when the paused record it takes was updated.
+	was time.Time
+	// next is the save of the same run that replaced this one before it was committed; the
+	// commit of the last one settles them all.
+	next     *pending
+	finished bool
+	err      error
+}
+
+// encode makes data and cols from rec, once.
+func (p *pending) encode(size *atomic.Int64) {
+	p.once.Do(func() {
+		if p.data != nil {
+			return
+		}
+		p.data, p.err = appendRecord(make([]byte, 0, size.Load()), p.rec)
+		if p.err != nil {
+			p.err = fmt.Errorf("run %s: encode record: %w", p.id, p.err)
+			return
+		}
+		size.Store(int64(min(len(p.data)+len(p.data)/8, maxRecordGuess)))
+		p.cols = ColumnsOf(p.rec)
+		p.rec = nil
+	})
+}
+
+// commits is the store's queue and its commit goroutine.
+type commits struct {
+	s    *SQLite
+	mu   sync.Mutex
+	cond *sync.Cond
+	// dirty holds, by run id, the newest record not yet taken by a commit; inflight the
+	// records of the commit under way; failed those whose commit failed, tried again with
+	// the next commit. Load reads them before the database.
+	dirty, inflight, failed map[string]*pending
+	dirtyBytes              int
+	// seq counts saves; done is the seq of the last save a finished commit took.
+	seq, done uint64
+	// urgent counts those waiting for a commit, whom pace does not keep waiting; wake ends
+	// pace's wait; last is when the last commit began.
+	urgent int
+	wake   chan struct{}
+	last   time.Time
+	// err is the first error of a commit since the last Sync; failing is the last
+	// commit's, while commits fail (a full disk): every save then waits for its own.
+	err, failing error
+	closed       bool
+	loop         sync.WaitGroup
+	size         atomic.Int64
+	upsert       *sql.Stmt
+}
+
+// init starts the commit goroutine.
+func (c *commits) init(s *SQLite) {
+	c.s = s
+	c.cond = sync.NewCond(&c.mu)
+	c.dirty = map[string]*pending{}
+	c.wake = make(chan struct{}, 1)
+	c.size.Store(4 << 10)
+	c.loop.Add(1)
+	go c.run()
+}
+
+// close commits everything queued and ends the goroutine; later saves are refused.
+func (c *commits) close() error {
+	if c.cond == nil {
+		return nil
+	}
+	c.mu.Lock()
+	err := c.settle()
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.loop.Wait()
+	if c.upsert != nil {
+		c.upsert.Close()
+	}
+	return err
+}
+
+// put queues rec.
+func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
+	p := &pending{kind: kind, id: rec.RunID}
+	switch kind {
+	case putStart:
+		// What the record holds as a run starts; the runtime goes on changing its own.
+		cp := &runtime.Record{RunID: rec.RunID, File: rec.File, Pipeline: rec.Pipeline, Status: rec.Status, Inputs: rec.Inputs,
+			Meta: rec.Meta, Data: rec.Data, Events: append([]runtime.Event(nil), rec.Events...), Started: rec.Started, Updated: rec.Updated}
+		cp.Meta.Calls = append([]runtime.CallInfo{}, rec.Meta.Calls...)
+		cp.Meta.Violations = append([]runtime.ViolationInfo{}, rec.Meta.Violations...)
+		p.rec = cp
+	default:
+		p.rec = rec
+		p.encode(&c.size)
+		if p.err != nil {
+			return nil, p.err
+		}
+		if kind == putClaim {
+			p.was = rec.Updated
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.cond == nil {
+		return nil, Errorf(CodeStore, "run %s: the run store is closed", rec.RunID)
+	}
+	for (len(c.dirty) >= maxPending || c.dirtyBytes >= maxPendingBytes) && c.dirty[rec.RunID] == nil {
+		c.hurry()
+		c.cond.Wait()
+	}
+	c.seq++
+	if old := c.dirty[p.id]; old != nil {
+		old.next = p
+		c.dirtyBytes -= len(old.data)
+	} else if old := c.inflight[p.id]; old != nil {
+		old.next = p
+	}
+	c.dirty[p.id] = p
+	c.dirtyBytes += len(p.data)
+	c.cond.Broadcast()
+	return p, nil
+}
+
+// newest returns the newest queued record of run id, or nil.
+func (c *commits) newest(id string) *pending {
+	if c.cond == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range []map[string]*pending{c.dirty, c.inflight, c.failed} {
+		if p := m[id]; p != nil {
+			for p.next != nil {
+				p = p.next
+			}
+			return p
+		}
+	}
+	return nil
+}
+
+// unsaved returns the newest record of run id not yet committed.
+func (c *commits) unsaved(id string) (*runtime.Record, bool) {
+	p := c.newest(id)
+	if p == nil {
+		return nil, false
+	}
+	p.encode(&c.size)
+	if p.data == nil {
+		return nil, false
+	}
+	rec, err := decodeRecord(id, p.data)
+	return rec, err == nil
+}
+
+// unsavedSummary returns the list row of run id's newest record not yet committed.
+func (c *commits) unsavedSummary(id string) (Summary, bool) {
+	p := c.newest(id)
+	if p == nil {
+		return Summary{}, false
+	}
+	p.encode(&c.size)
+	if p.data == nil {
+		return Summary{}, false
+	}
+	return p.cols.Summary(), true
+}
+
+// wait returns once p, or the save that replaced it, is committed.
+func (c *commits) wait(p *pending) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		last := p
+		for last.next != nil {
+			last = last.next
+		}
+		if last.finished {
+			return last.err
+		}
+		c.urgent++
+		c.hurry()
+		c.cond.Wait()
+		c.urgent--
+	}
+}
+
+// mustWait reports whether a save that GroupCommit lets return at once waits for its commit
+// all the same: while commits fail, so that its run is reported failed.
+func (c *commits) mustWait() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failing != nil
+}
+
+// Sync returns once every record saved so far is committed, with the first error a commit
+// met since the last Sync.
+func (s *SQLite) Sync() error {
+	c := &s.commits
+	if c.cond == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.settle()
+}
+
+// settle waits, c.mu held, until every save so far is committed.
+func (c *commits) settle() error {
+	target := c.seq
+	for c.done < target {
+		c.urgent++
+		c.hurry()
+		c.cond.Wait()
+		c.urgent--
+	}
+	err := c.err
+	c.err = nil
+	return err
+}
+
+// hurry, c.mu held, ends the wait of pace.
+func (c *commits) hurry() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run commits while the store is open.
+func (c *commits) run() {
+	defer c.loop.Done()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for len(c.dirty) == 0 && !c.closed {
+			c.cond.Wait()
+		}
+		if len(c.dirty) == 0 {
+			return
+		}
+		c.pace()
+		c.commitOnce()
+	}
+}
+
+// pace waits, c.mu held (and let go meanwhile), until commitEvery has passed since the last
+// commit began, unless someone waits for a commit, many records wait, or the store closes.
+func (c *commits) pace() {
+	wait := commitEvery - time.Since(c.last)
+	if wait <= 0 || c.urgent > 0 || c.closed || len(c.dirty) >= maxPending/2 || c.dirtyBytes >= maxPendingBytes/2 {
+		return
+	}
+	select { // a wake left from before
+	case <-c.wake:
+	default:
+	}
+	c.mu.Unlock()
+	t := time.NewTimer(wait)
+	select {
+	case <-t.C:
+	case <-c.wake:
+		t.Stop()
+	}
+	c.mu.Lock()
+}
+
+// commitOnce commits the records queued so far, c.mu held (and let go while it writes).
+func (c *commits) commitOnce() {
+	c.last = time.Now()
+	batch, upTo := c.dirty, c.seq
+	for id, p := range c.failed { // tried again, unless saved again since
+		if batch[id] == nil {
+			batch[id] = &pending{kind: p.kind, id: id, data: p.data, cols: p.cols, was: p.was, rec: p.rec}
+		}
+	}
+	c.failed = nil
+	c.dirty, c.inflight, c.dirtyBytes = map[string]*pending{}, batch, 0
+	c.cond.Broadcast() // room for saves waiting past maxPending
+	c.mu.Unlock()
+	c.write(batch)
+	c.mu.Lock()
+	c.failing = nil
+	for id, p := range batch {
+		p.finished = true
+		if p.err != nil && !errors.Is(p.err, errClaimLost) {
+			if c.err == nil {
+				c.err = p.err
+			}
+			c.failing = p.err
+			if p.next == nil {
+				if c.failed == nil {
+					c.failed = map[string]*pending{}
+				}
+				c.failed[id] = p
+			}
+		}
+	}
+	c.inflight = nil
+	c.done = upTo
+	c.cond.Broadcast()
+}
+
+// upsertSQL writes a run's row whatever is there.
+const upsertSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+ON CONFLICT (id) DO UPDATE SET file = excluded.file, pipeline = excluded.pipeline, status = excluded.status,
+  waiting_for = excluded.waiting_for, error_code = excluded.error_code, error_message = excluded.error_message,
+  started = excluded.started, updated = excluded.updated, cost = excluded.cost, violations = excluded.violations,
+  search = excluded.search, record = excluded.record`
+
+// startSQL writes the row of a run that starts, unless one is there.
+const startSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (id) DO NOTHING`
+
+// claimSQL takes a paused run's row while it is as the claim saw it (?14: when it was
+// updated).
+const claimSQL = `UPDATE halo_runs SET status = ?4, waiting_for = ?5, error_code = ?6, error_message = ?7, updated = ?9,
+  cost = ?10, violations = ?11, search = ?12, record = ?13
+WHERE id = ?1 AND status = 'paused' AND updated = ?14`
+
+// write commits batch in one transaction and sets each record's err. A record that cannot
+// be encoded fails alone; a failing statement or commit fails the whole batch, and nothing
+// of it is written.
+func (c *commits) write(batch map[string]*pending) {
+	fail := func(err error) {
+		for _, p := range batch {
+			if p.err == nil {
+				p.err = err
+			}
+		}
+	}
+	s := c.s
+	var err error
+	if c.upsert == nil { // before the transaction, which holds the one connection
+		if c.upsert, err = s.w.Prepare(upsertSQL); err != nil {
+			fail(s.dbErr("save records", err))
+			return
+		}
+	}
+	tx, err := s.w.Begin()
+	if err != nil {
+		fail(s.dbErr("save records", err))
+		return
+	}
+	upsert := tx.Stmt(c.upsert)
+	for _, p := range batch {
+		p.encode(&c.size)
+		if p.err != nil {
+			continue
+		}
+		k := &p.cols
+		args := []any{p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, p.data}
+		var res sql.Result
+		switch p.kind {
+		case putStart:
+			res, err = tx.Exec(startSQL, args...)
+		case putClaim:
+			res, err = tx.Exec(claimSQL, append(args, p.was.UnixNano())...)
+			if err == nil {
+				if n, _ := res.RowsAffected(); n == 0 {
+					p.err = errClaimLost
+				}
+			}
+		default:
+			res, err = upsert.Exec(args...)
+		}
+		if err != nil {
+			tx.Rollback()
+			fail(s.dbErr("save records", err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(s.dbErr("save records", err))
+	}
+}
+
+// unsaved and friends, on the store.
+func (s *SQLite) put(rec *runtime.Record, kind putKind) (*pending, error) {
+	return s.commits.put(rec, kind)
+}
+
+func (s *SQLite) wait(p *pending) error {
+	err := s.commits.wait(p)
+	if err != nil && !errors.Is(err, errClaimLost) {
+		return fmt.Errorf("run %s: the record could not be saved: %w", p.id, err)
+	}
+	return err
+}
+
+func (s *SQLite) unsaved(id string) (*runtime.Record, bool)   { return s.commits.unsaved(id) }
+func (s *SQLite) unsavedSummary(id string) (Summary, bool) { return s.commits.unsavedSummary(id) }

@@ -1,0 +1,123 @@
+package runstore
+
+import "strings"
+
+// A Dialect is the SQL one store speaks: what the shared schema and queries write
+// differently for SQLite and for PostgreSQL.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// Time, Bytes, Serial and Now replace {time}, {bytes}, {serial} and {now} in the schema.
+	Time, Bytes, Serial, Now string
+}
+
+// The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
+// cursors compare exactly; PostgreSQL as timestamptz.
+var (
+	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))"}
+	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()"}
+)
+
+// Param is the n-th (from 1) query parameter: ?n for SQLite, $n for PostgreSQL.
+func (d Dialect) Param(n int) string {
+	if d.Name == "sqlite" {
+		return "?" + itoa(n)
+	}
+	return "$" + itoa(n)
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// migrations are the run stores' one schema, a step a version, written once for both
+// dialects ({time}, {bytes}, {serial}, {now} differ). Never change what a step does once it
+// has shipped; add one. Records and events are JSON text: PostgreSQL's jsonb refuses the
+// \u0000 escape a model's answer may hold.
+var migrations = []string{
+	`CREATE TABLE halo_runs (
+  id text PRIMARY KEY,
+  pipeline text NOT NULL,
+  status text NOT NULL,
+  waiting_for text NOT NULL DEFAULT '',
+  error_code text NOT NULL DEFAULT '',
+  error_message text NOT NULL DEFAULT '',
+  started {time} NOT NULL,
+  updated {time} NOT NULL,
+  record text NOT NULL,
+  owner text,
+  lease_until {time},
+  cancel_requested boolean NOT NULL DEFAULT false
+);
+CREATE INDEX halo_runs_newest ON halo_runs (started DESC, id DESC);
+CREATE INDEX halo_runs_running ON halo_runs (lease_until) WHERE status = 'running';
+CREATE INDEX halo_runs_owner ON halo_runs (owner) WHERE owner IS NOT NULL;
+CREATE TABLE halo_events (
+  run_id text NOT NULL,
+  seq integer NOT NULL,
+  event text NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE halo_signals (
+  id {serial},
+  run_id text NOT NULL,
+  channel text NOT NULL,
+  payload text NOT NULL,
+  via text NOT NULL,
+  owner text NOT NULL,
+  at {time} NOT NULL DEFAULT {now}
+);
+CREATE TABLE halo_links (
+  id text PRIMARY KEY,
+  run_id text NOT NULL,
+  used {time} NOT NULL DEFAULT {now}
+);
+CREATE TABLE halo_secrets (
+  name text PRIMARY KEY,
+  value {bytes} NOT NULL
+);`,
+	// 2: what a list shows of each run beside its status (Studio, GET /api/runs).
+	`ALTER TABLE halo_runs ADD COLUMN cost double precision NOT NULL DEFAULT 0;
+ALTER TABLE halo_runs ADD COLUMN violations integer NOT NULL DEFAULT 0;`,
+	// 3: what halo runs and Studio filter and search on: the file a run came from, the text
+	// a search looks in (see SearchText), and indexes for the newest runs of one status or
+	// pipeline, and of those with violations.
+	`ALTER TABLE halo_runs ADD COLUMN file text NOT NULL DEFAULT '';
+ALTER TABLE halo_runs ADD COLUMN search text NOT NULL DEFAULT '';
+CREATE INDEX halo_runs_status ON halo_runs (status, started DESC, id DESC);
+CREATE INDEX halo_runs_pipeline ON halo_runs (pipeline, started DESC, id DESC);
+CREATE INDEX halo_runs_violations ON halo_runs (started DESC, id DESC) WHERE violations > 0;
+UPDATE halo_runs SET search = lower(substr(record, 1, 8192));`,
+}
+
+// SchemaVersion is the newest schema this halo knows.
+var SchemaVersion = len(migrations)
+
+// Migration returns step v (from 1) of the schema in d's SQL, as statements to run in order.
+func (d Dialect) Migration(v int) []string {
+	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now).Replace(migrations[v-1])
+	var out []string
+	for _, st := range strings.Split(s, ";") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// SchemaTable is the table that says which steps a store has: one row a version.
+const SchemaTable = `CREATE TABLE IF NOT EXISTS halo_schema (version integer PRIMARY KEY, applied {time} NOT NULL DEFAULT {now})`
+
+// SchemaTableSQL returns SchemaTable in d's SQL.
+func (d Dialect) SchemaTableSQL() string {
+	return strings.NewReplacer("{time}", d.Time, "{now}", d.Now).Replace(SchemaTable)
+}
