@@ -468,7 +468,7 @@ pipeline Ask(x: Any) -> Result:
 		if tc.pipeline == "Each" {
 			in = map[string]any{"xs": tc.in}
 		}
-		rt := load(t, src, runtime.Config{Store: &runtime.Store{Dir: t.TempDir()}})
+		rt := load(t, src, runtime.Config{Store: newStore()})
 		res := run(t, rt, tc.pipeline, in)
 		if res.Status != runtime.Failed || res.Error.Code != runtime.CodeNotPausable || !strings.Contains(res.Error.Message, tc.where) {
 			t.Errorf("%s: %s %+v", tc.pipeline, res.Status, res.Error)

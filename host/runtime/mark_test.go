@@ -64,7 +64,7 @@ pipeline Q(y: String) -> Result:
 	rt = load(t, `
 pipeline Ask(x: String) -> Result:
   x |! yield("Go on?") |> System.Value("done")
-`, runtime.Config{Store: &runtime.Store{Dir: t.TempDir()}, OnMark: func(ctx context.Context, m runtime.Mark) {
+`, runtime.Config{Store: newStore(), OnMark: func(ctx context.Context, m runtime.Mark) {
 		if m.Kind == "run" && !m.End {
 			resumed = append(resumed, m.Resumed)
 		}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +33,7 @@ func TestOnInterruptAnswersYield(t *testing.T) {
 		reqs []runtime.Interrupt
 		evs  []runtime.Event
 	)
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	rt := load(t, askSrc, runtime.Config{
 		Store: store, MockAgents: true,
 		OnInterrupt: func(ctx context.Context, in runtime.Interrupt) (any, bool, error) {
@@ -81,7 +79,7 @@ func TestOnInterruptAnswersYield(t *testing.T) {
 // TestOnInterruptNoAnswerPauses: a handler that gives no answer leaves the run to pause as
 // it does without one; resuming it does not ask again.
 func TestOnInterruptNoAnswerPauses(t *testing.T) {
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	asked := 0
 	cfg := runtime.Config{Store: store, MockAgents: true,
 		OnInterrupt: func(context.Context, runtime.Interrupt) (any, bool, error) { asked++; return nil, false, nil }}
@@ -156,14 +154,14 @@ pipeline Nested(id: String) -> Result:
 // channel continues it with the payload as the stage's value, and a signal on another
 // channel is refused with the record untouched.
 func TestListenAndSignal(t *testing.T) {
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	rt := load(t, listenSrc, runtime.Config{Store: store})
 	res := run(t, rt, "Order", map[string]any{"id": "o1"})
 	if res.Status != runtime.Paused || res.Meta.Paused == nil || res.Meta.Paused.WaitingFor != "payment" || res.Meta.Paused.Question != nil {
 		t.Fatalf("%s %+v", res.Status, res.Meta.Paused)
 	}
 	ctx := context.Background()
-	before := recordBytes(t, store, res.RunID)
+	before := store.bytes(t, res.RunID)
 	for _, ch := range []string{"yield", "approval", "paymnet"} {
 		_, err := rt.Signal(ctx, res.RunID, ch, "x")
 		if errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), `waits on channel "payment", not "`+ch+`"`) {
@@ -173,7 +171,7 @@ func TestListenAndSignal(t *testing.T) {
 	if _, err := rt.Signal(ctx, res.RunID, "", "x"); errcode.Code(err) != runtime.CodeRun {
 		t.Errorf("signal without a channel: %v", err)
 	}
-	if after := recordBytes(t, store, res.RunID); after != before {
+	if after := store.bytes(t, res.RunID); after != before {
 		t.Fatalf("a refused signal changed the record")
 	}
 	res, err := rt.Signal(ctx, res.RunID, "payment", map[string]any{"amount": 12.0})
@@ -195,11 +193,11 @@ func TestListenAndSignal(t *testing.T) {
 	if string(got) != `{"ok":"yes","order":{"id":"o1"},"paid":{"amount":12}}` {
 		t.Errorf("output %s", got)
 	}
-	before = recordBytes(t, store, res.RunID)
+	before = store.bytes(t, res.RunID)
 	if _, err := rt.Signal(ctx, res.RunID, "yield", "more"); errcode.Code(err) != runtime.CodeRun || !strings.Contains(err.Error(), "is completed, not paused") {
 		t.Errorf("a finished run: %v", err)
 	}
-	if after := recordBytes(t, store, res.RunID); after != before {
+	if after := store.bytes(t, res.RunID); after != before {
 		t.Errorf("signalling a finished run changed its record")
 	}
 }
@@ -230,11 +228,10 @@ func TestListenOnInterrupt(t *testing.T) {
 // TestSignalBadRecords: an unknown, unreadable, forged or mismatched record is a RUN_RECORD
 // error, and no record is written or changed.
 func TestSignalBadRecords(t *testing.T) {
-	dir := t.TempDir()
-	store := &runtime.Store{Dir: dir}
+	store := newStore()
 	rt := load(t, listenSrc, runtime.Config{Store: store})
 	paused := run(t, rt, "Order", map[string]any{"id": "o1"})
-	good := recordBytes(t, store, paused.RunID)
+	good := store.bytes(t, paused.RunID)
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(good), &rec); err != nil {
 		t.Fatal(err)
@@ -264,19 +261,10 @@ func TestSignalBadRecords(t *testing.T) {
 		}),
 	}
 	for id, body := range cases {
-		if err := os.WriteFile(filepath.Join(dir, id+".json"), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		// Sealed again, as a record that verifies: what is checked is that it fits.
+		store.put(t, id, []byte(body), true)
 	}
-	list := func() string {
-		entries, _ := os.ReadDir(dir)
-		var names []string
-		for _, e := range entries {
-			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-			names = append(names, e.Name()+":"+string(b))
-		}
-		return strings.Join(names, "\n")
-	}
+	list := store.dump
 	before := list()
 	ids := []string{"unknown", "../escape", "a/b", ""}
 	for id := range cases {
@@ -300,19 +288,10 @@ func TestSignalBadRecords(t *testing.T) {
 	}
 }
 
-func recordBytes(t *testing.T, store *runtime.Store, id string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(store.Dir, id+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestSignalTwiceAtOnce: while a signal is continuing a run, a second one for the same run
 // is refused (RUN_RECORD) instead of running the rest of the run twice.
 func TestSignalTwiceAtOnce(t *testing.T) {
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	started, release := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	p := &fakeProvider{methods: map[string]func(context.Context, map[string]any) (any, error){

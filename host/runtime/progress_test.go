@@ -61,7 +61,7 @@ func reportingRegistry(t *testing.T) *tool.Registry {
 func TestProgressEvents(t *testing.T) {
 	var mu sync.Mutex
 	var events []runtime.Event
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	rt := load(t, progressSrc, runtime.Config{Tools: reportingRegistry(t), Store: store,
 		OnEvent: func(e runtime.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
 	res := run(t, rt, "Index", nil)
@@ -104,7 +104,7 @@ func TestProgressEvents(t *testing.T) {
 func TestFailureDetail(t *testing.T) {
 	var mu sync.Mutex
 	var toolErr *runtime.ErrorInfo
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	rt := load(t, progressSrc, runtime.Config{Tools: reportingRegistry(t), Store: store,
 		OnEvent: func(e runtime.Event) {
 			mu.Lock()

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -52,7 +50,7 @@ func noServers(t *testing.T) (*tool.Registry, runtime.ModelOpener) {
 // mock) and returns its record.
 func recorded(t *testing.T, src string, replies ...func(model.Request) (model.Response, error)) (*runtime.Record, *runtime.Result) {
 	t.Helper()
-	store := &runtime.Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	store := newStore()
 	c := newClerk(replies...)
 	c.w.files["notes.md"] = "mail bob@example.com\n"
 	cfg := c.config(store, nil)
@@ -105,21 +103,6 @@ func TestRecordingKeepsWhatWasReturned(t *testing.T) {
 	}
 }
 
-// TestRecordPrivate: records are the user's alone.
-func TestRecordPrivate(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "runs")
-	store := &runtime.Store{Dir: dir}
-	rt := load(t, "pipeline P(x: String) -> Result:\n  x |> System.Value(x)\n", runtime.Config{Store: store})
-	res := run(t, rt, "P", map[string]any{"x": "a"})
-	st, err := os.Stat(filepath.Join(dir, res.RunID+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
-	}
-}
-
 // TestReplaySameRun: a replay answers every model request, tool call and approval from the
 // record, starting nothing: same output, same calls, and no record is written.
 func TestReplaySameRun(t *testing.T) {
@@ -129,8 +112,8 @@ func TestReplaySameRun(t *testing.T) {
 	wantCompleted(t, res)
 	reg, models := noServers(t)
 	var events []runtime.Event
-	dir := t.TempDir()
-	rt := load(t, replaySrc, runtime.Config{Tools: reg, Models: models, Store: &runtime.Store{Dir: dir},
+	store := newStore()
+	rt := load(t, replaySrc, runtime.Config{Tools: reg, Models: models, Store: store,
 		OnEvent: func(e runtime.Event) { events = append(events, e) },
 		OnInterrupt: func(context.Context, runtime.Interrupt) (any, bool, error) {
 			t.Error("a replay asked the interrupt handler")
@@ -162,8 +145,8 @@ func TestReplaySameRun(t *testing.T) {
 	if got := strings.Join(decisions, " "); got != "Files.read=allowed Files.write=approved" {
 		t.Errorf("decisions %s", got)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("a replay wrote %d records", len(entries))
+	if n := store.len(); n != 0 {
+		t.Errorf("a replay wrote %d records", n)
 	}
 }
 
@@ -270,7 +253,7 @@ agent Clerk [openai/gpt-4o]
 pipeline Tidy(task: String) -> Result:
   task |> Clerk.work(tools: [Files]) as report |! yield("Publish {{report}}?") as ok |> System.Value({ report: report, ok: ok })
 `
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	c := newClerk(threeCalls(), says("Tidied."))
 	cfg := c.config(store, nil)
 	cfg.Tools = c.registry(t)
@@ -326,7 +309,7 @@ pipeline Tidy(docs: List) -> Result:
   docs |* each doc: Clerk.read("Read {{doc}}.", tools: [Files]) @limit(4)
 `
 	w := &workspace{files: map[string]string{"a": "A", "b": "B", "c": "C", "d": "D"}}
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	rt := load(t, src, runtime.Config{Tools: workspaceRegistry(t, w), Store: store})
 	var mu sync.Mutex
 	rt.MockFunc("Clerk.read", func(r runtime.MockRequest) (any, error) {
@@ -375,7 +358,7 @@ pipeline Tidy(task: String) -> Result:
 		asks(tc("1", "Files__read", `{"path":"missing"}`)),
 		says("No such file."),
 	}}
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	w := &workspace{files: map[string]string{}}
 	rt := load(t, src, runtime.Config{Tools: workspaceRegistry(t, w), Store: store, Sleep: func(context.Context, time.Duration) error { return nil },
 		Models: func(string) (model.Provider, string, error) { return m, "gpt-4o", nil }})

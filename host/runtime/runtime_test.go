@@ -409,7 +409,7 @@ pipeline Spend(x: String) -> Result:
 }
 
 func TestPauseAndResume(t *testing.T) {
-	store := &runtime.Store{Dir: t.TempDir()}
+	store := newStore()
 	src := `
 agent A [openai/gpt-4o]
 pipeline Ask(x: String) -> Result:

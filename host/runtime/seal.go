@@ -94,14 +94,15 @@ var sealParts = []sealPart{
 }
 
 // sealOf returns the MAC of part p of rec with key. The part is encoded, decoded and
-// encoded again, so that it is written as a record loaded from its JSON writes it (a number
-// an int before, a float64 after).
+// encoded again, empty lists and objects as null, so that it is written as a record loaded
+// from its JSON writes it (a number an int before and a float64 after, an empty map left
+// out by omitempty and nil once loaded).
 func sealOf(p sealPart, rec *Record, key []byte) string {
 	b, err := json.Marshal(p.value(rec))
 	if err == nil {
 		var v any
 		if json.Unmarshal(b, &v) == nil {
-			if b2, err := json.Marshal(v); err == nil {
+			if b2, err := json.Marshal(emptyAsNull(v)); err == nil {
 				b = b2
 			}
 		}
@@ -111,6 +112,27 @@ func sealOf(p sealPart, rec *Record, key []byte) string {
 	m.Write([]byte{0})
 	m.Write(b)
 	return base64.RawStdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// emptyAsNull returns v with every empty list and object, at any depth, made null.
+func emptyAsNull(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return nil
+		}
+		for k, e := range x {
+			x[k] = emptyAsNull(e)
+		}
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		for i, e := range x {
+			x[i] = emptyAsNull(e)
+		}
+	}
+	return v
 }
 
 // SealRecord seals rec, a paused run's record, with key.

@@ -30,7 +30,7 @@ pipeline P(x: String) -> Result:
     |* { System.Value(), System.Value() }
     |! yield("go on?") as answer
     |> System.Value(answer)
-`, runtime.Config{Store: &runtime.Store{Dir: t.TempDir()}, NewID: func() string { return fmt.Sprintf("run%d", ids.Add(1)) }, OnEvent: func(e runtime.Event) {
+`, runtime.Config{Store: newStore(), NewID: func() string { return fmt.Sprintf("run%d", ids.Add(1)) }, OnEvent: func(e runtime.Event) {
 		mu.Lock()
 		all = append(all, e)
 		mu.Unlock()
