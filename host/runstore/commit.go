@@ -450,5 +450,5 @@ func (s *SQLite) wait(p *pending) error {
 	return err
 }
 
-func (s *SQLite) unsaved(id string) (*runtime.Record, bool)   { return s.commits.unsaved(id) }
-func (s *SQLite) unsavedSummary(id string) (Summary, bool) { return s.commits.unsavedSummary(id) }
+func (s *SQLite) unsaved(id string) (*runtime.Record, bool) { return s.commits.unsaved(id) }
+func (s *SQLite) unsavedSummary(id string) (Summary, bool)  { return s.commits.unsavedSummary(id) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-
 )
 
 const noFollow = syscall.O_NOFOLLOW

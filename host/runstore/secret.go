@@ -84,7 +84,6 @@ func (s *SQLite) Secret(ctx context.Context, gen func() ([]byte, error)) ([]byte
 	return nil, Errorf(CodeStore, "approval key %s: cannot be read or made", s.secretFile())
 }
 
-
 // SealKey returns the key paused records are sealed with: derived from the store's key
 // (Secret, made on first use), so that it differs from the one approval links are signed
 // with.

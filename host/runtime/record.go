@@ -80,4 +80,3 @@ type Tracker interface {
 	// the run's record when it stops.
 	Begin(ctx context.Context, rec *Record) (context.Context, error)
 }
-
