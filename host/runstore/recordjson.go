@@ -12,18 +12,23 @@ import (
 )
 
 // The run record's JSON, written by hand: json.Marshal (reflection) was a tenth of halo mcp's
-// processor time per call. appendRecord gives exactly the bytes json.Marshal gives, for every
-// record: the types every run has (runtime.Record, runtime.Meta, runtime.Event, runtime.Recording and the ones they hold) are
-// encoded here, field by field in declaration order with the same tags; a rare, deep field
-// (Resume) and any value of a type not handled here go through json.Marshal on their own.
+// processor time per call, and the v2 JSON API (github.com/go-json-experiment/json) is no
+// faster on a record, which is mostly maps of any: BenchmarkRecordEncode, in one run on the
+// 2-core development machine (shared with other builds), 1.8 KB record, 3 runs each:
+// appendRecord 5.5-9.6 µs, json.Marshal 13.5-62 µs, v2 Marshal 39-87 µs, v2 with v1's
+// options 31-74 µs (an earlier, quieter run: 4.3-6.7, 12.9-22.6, 22-36 and 13-24 µs).
+// appendRecord gives exactly the bytes json.Marshal gives, for every record: the types
+// every run has (Record, Meta, Event, Recording and the ones they hold) are encoded here,
+// field by field in declaration order with the same tags; a rare, deep field (Resume, Seal)
+// and any value of a type not handled here go through json.Marshal on their own.
 // Whatever encoding/json would refuse (a NaN, a time outside years 0-9999, invalid raw JSON,
 // a cycle) makes the whole record go through json.Marshal, so the error is its own.
 //
 // Adding a field to one of these types means adding it here: TestRecordJSONFields fills every
 // field and fails until this file writes it as json.Marshal does.
 
-// MarshalRecord returns rec's JSON, the bytes json.Marshal(rec) gives, written by hand: run
-// stores other than Store (PostgreSQL) save records with it.
+// MarshalRecord returns rec's JSON, the bytes json.Marshal(rec) gives, written by hand: both
+// stores save records with it.
 func MarshalRecord(rec *runtime.Record) ([]byte, error) { return appendRecord(nil, rec) }
 
 // appendRecord appends rec's JSON, as json.Marshal(rec) gives it, to dst.
