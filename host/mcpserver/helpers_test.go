@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/tool"
 )
@@ -32,6 +32,7 @@ type fixture struct {
 	srv   *Server
 	rt    *runtime.Runtime
 	runs  string
+	store *runstore.SQLite
 	prog  *lang.Program
 	calls atomic.Int32
 }
@@ -51,11 +52,16 @@ func newFixtureTools(t testing.TB, src string, mocks map[string]runtime.MockFunc
 		t.Fatalf("validate: %v", d)
 	}
 	runs := filepath.Join(t.TempDir(), "runs")
+	store, err := runstore.OpenSQLite(runs, runstore.SQLiteOptions{GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
 	var n atomic.Int64
 	rt, err := runtime.New(prog, runtime.Config{
 		Tools:       reg,
 		OnInterrupt: OnInterrupt,
-		Store:       &runtime.Store{Dir: runs},
+		Store:       store,
 		NewID:       func() string { return fmt.Sprintf("run%04d", n.Add(1)) },
 	})
 	if err != nil {
@@ -68,31 +74,26 @@ func newFixtureTools(t testing.TB, src string, mocks map[string]runtime.MockFunc
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{srv: srv, rt: rt, runs: runs, prog: prog}
+	return &fixture{srv: srv, rt: rt, runs: runs, store: store, prog: prog}
 }
 
 // records lists the run records saved so far.
 func (f *fixture) records(t testing.TB) []string {
 	t.Helper()
-	entries, err := os.ReadDir(f.runs)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	page, err := f.store.List(context.Background(), runstore.Query{Limit: runstore.MaxLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, strings.TrimSuffix(e.Name(), ".json"))
-		}
+	for _, r := range page.Runs {
+		out = append(out, r.RunID)
 	}
 	return out
 }
 
 func (f *fixture) record(t testing.TB, id string) *runtime.Record {
 	t.Helper()
-	rec, err := (&runtime.Store{Dir: f.runs}).Load(id)
+	rec, err := f.store.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}

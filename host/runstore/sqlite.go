@@ -217,17 +217,9 @@ func (s *SQLite) open() error {
 // migrate puts the database in WAL mode and applies the schema steps it lacks, in one
 // transaction: a second process opening at once waits for it, then finds nothing to do.
 func (s *SQLite) migrate(ctx context.Context) error {
-	var mode string
-	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode); err != nil {
-		return s.dbErr("open", err)
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.dbErr("open", err)
-	}
-	defer tx.Rollback()
+	// What the file is, first, before anything changes it (WAL mode rewrites its header).
 	var tables []string
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	rows, err := s.w.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		return s.dbErr("open", err)
 	}
@@ -245,6 +237,15 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	if !hasSchema && len(tables) > 0 {
 		return Errorf(CodeStore, "%s is a SQLite database, but not a Halo run store (it has tables %s and no halo_schema): move it away, and halo makes a new store", s.path, strings.Join(tables[:min(len(tables), 5)], ", "))
 	}
+	var mode string
+	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode); err != nil {
+		return s.dbErr("open", err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.dbErr("open", err)
+	}
+	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, SQLiteDialect.SchemaTableSQL()); err != nil {
 		return s.dbErr("open", err)
 	}

@@ -1,11 +1,22 @@
 package runstore_test
 
 import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runstore/runstoretest"
+	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/usertest"
 )
 
 func openSQLite(t *testing.T) runstore.Store {
@@ -18,4 +29,370 @@ func openSQLite(t *testing.T) runstore.Store {
 
 func TestSQLiteContract(t *testing.T) {
 	runstoretest.Run(t, runstoretest.Config{Open: openSQLite})
+}
+
+// Without GroupCommit (halo run) the store keeps the same contract, every save committed
+// before it returns.
+func TestSQLiteContractSynced(t *testing.T) {
+	runstoretest.Run(t, runstoretest.Config{Open: func(t *testing.T) runstore.Store {
+		s, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}})
+}
+
+// halo serve has the store to itself: a second exclusive open is refused until the first
+// closes; halo run, mcp and runs (not exclusive) use it beside it, and see its runs.
+func TestSQLiteExclusive(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	a, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true}); errcode.Code(err) != runstore.CodeBusy {
+		t.Fatalf("a second exclusive open: %v, want %s", err, runstore.CodeBusy)
+	}
+	if busy, err := runstore.FolderInUse(dir); !busy || err != nil {
+		t.Errorf("FolderInUse: %v %v, want in use", busy, err)
+	}
+	if err := a.Save(runstoretest.NewRecord("r1", runtime.Completed)); err != nil {
+		t.Fatal(err)
+	}
+	a.Sync()
+	b, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatalf("a second process beside the server: %v", err)
+	}
+	if rec, err := b.Load("r1"); err != nil || rec.Status != runtime.Completed {
+		t.Errorf("the server's run, read by another process: %+v %v", rec, err)
+	}
+	if err := b.Save(runstoretest.NewRecord("r2", runtime.Completed)); err != nil {
+		t.Errorf("a save beside the server: %v", err)
+	}
+	b.Close()
+	if p, err := a.List(context.Background(), runstore.Query{}); err != nil || len(p.Runs) != 2 {
+		t.Errorf("the server lists %+v %v, want the other process's run too", p, err)
+	}
+	a.Close()
+	c, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true})
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	c.Close()
+}
+
+// A run the store says is running when a server opens it was running when the server
+// before it stopped: Expire fails it HOST_LOST, with its events kept, and a save of it is
+// refused until then.
+func TestSQLiteExpiresRunsOfAStoppedServer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	a, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rec := runstoretest.NewRecord("r1", runtime.Running)
+	rec.Events = []runtime.Event{{Type: "tool", RunID: "r1", Target: "T.m"}}
+	if err := a.Start(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if lost, err := a.Expire(ctx); err != nil || len(lost) != 0 {
+		t.Fatalf("a held run was expired: %v %v", lost, err)
+	}
+	a.Close() // the server stops without saving the run as it ends: its start was committed
+	b, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Save(rec); errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("a save of a run the server before left running: %v, want %s", err, runstore.CodeTaken)
+	}
+	lost, err := b.Expire(ctx)
+	if err != nil || len(lost) != 1 || lost[0] != "r1" {
+		t.Fatalf("expired %v %v", lost, err)
+	}
+	got, err := b.Load("r1")
+	if err != nil || got.Status != runtime.Failed || got.Error == nil || got.Error.Code != runstore.CodeHostLost || len(got.Events) != 2 || got.Events[0].Target != "T.m" {
+		t.Fatalf("lost run %+v %v", got, err)
+	}
+}
+
+// A file in the store's place that is not a Halo run store is refused with STORE, saying
+// which it is, and left as it was: text, another program's SQLite database, one of a newer
+// schema.
+func TestSQLiteRefusesOtherFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name, says string
+		make       func(t *testing.T, path string)
+	}{
+		{"text", "is not a SQLite database", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(strings.Repeat("not a database\n", 100)), 0o600)
+		}},
+		{"another program's", "not a Halo run store (it has tables notes", func(t *testing.T, path string) {
+			db := sqlDB(t, path)
+			db.Exec(`CREATE TABLE notes (x text)`)
+			db.Close()
+		}},
+		{"newer", "schema version 99, made by a newer halo", func(t *testing.T, path string) {
+			s, err := runstore.OpenSQLite(filepath.Dir(path), runstore.SQLiteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			db := sqlDB(t, path)
+			if _, err := db.Exec(`INSERT INTO halo_schema (version) VALUES (99)`); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".halo", "runs")
+			os.MkdirAll(dir, 0o755)
+			path := filepath.Join(dir, runstore.DBName)
+			tc.make(t, path)
+			before, _ := os.ReadFile(path)
+			_, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+			if errcode.Code(err) != runstore.CodeStore || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("%v, want %s saying %q", err, runstore.CodeStore, tc.says)
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Errorf("the file was changed")
+			}
+		})
+	}
+}
+
+func sqlDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// A repository that ships .halo, .halo/runs, the database or a file SQLite makes beside it
+// as a link gets the store refused (STATE_DIR_UNSAFE), and nothing written through the
+// link; as root and as halo-test.
+func TestSQLiteRefusesLinks(t *testing.T) {
+	for _, which := range []string{".halo", ".halo/runs", ".halo/runs/runs.db", ".halo/runs/runs.db-wal", ".halo/runs/runs.db-shm", ".halo/runs/runs.db-journal"} {
+		t.Run(which, func(t *testing.T) {
+			project, victim := t.TempDir(), t.TempDir()
+			target := victim
+			if strings.Contains(which, "runs.db") {
+				target = filepath.Join(victim, "precious")
+				os.WriteFile(target, []byte("keep me"), 0o644)
+			}
+			os.MkdirAll(filepath.Join(project, filepath.Dir(which)), 0o755)
+			if err := os.Symlink(target, filepath.Join(project, which)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := runstore.OpenSQLite(filepath.Join(project, ".halo", "runs"), runstore.SQLiteOptions{})
+			if errcode.Code(err) != "STATE_DIR_UNSAFE" {
+				t.Fatalf("%v, want STATE_DIR_UNSAFE", err)
+			}
+			entries, _ := os.ReadDir(victim)
+			if b, _ := os.ReadFile(filepath.Join(victim, "precious")); len(entries) > 1 || (len(entries) == 1 && string(b) != "keep me") {
+				t.Errorf("the link's target was written: %d entries", len(entries))
+			}
+		})
+	}
+	usertest.Rerun(t)
+}
+
+// The database holds unredacted records: it and the files beside it are the user's alone.
+func TestSQLiteFileIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Save(runstoretest.NewRecord("r1", runtime.Completed)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{runstore.DBName, runstore.DBName + "-wal"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want mode 0600", name, fi, err)
+		}
+	}
+}
+
+// A full disk fails the save with STORE saying so, whether the save waits for its commit
+// (halo run) or not (halo mcp, halo serve: once a commit failed, saves wait for theirs, so
+// the run is reported failed). Needs root, for a small filesystem of its own.
+func TestSQLiteFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs to fill needs root (CI runs as root)")
+	}
+	for _, group := range []bool{false, true} {
+		t.Run(fmt.Sprintf("group=%v", group), func(t *testing.T) {
+			mnt := t.TempDir()
+			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", mnt).CombinedOutput(); err != nil {
+				t.Fatalf("mount: %v %s", err, out)
+			}
+			t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+			s, err := runstore.OpenSQLite(filepath.Join(mnt, "runs"), runstore.SQLiteOptions{GroupCommit: group})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var saveErr error
+			for i := 0; i < 2000 && saveErr == nil; i++ {
+				rec := runstoretest.NewRecord(fmt.Sprintf("r%d", i), runtime.Completed)
+				rec.Output = strings.Repeat("x", 4000)
+				saveErr = s.Save(rec)
+			}
+			if errcode.Code(saveErr) != runstore.CodeStore || !strings.Contains(saveErr.Error(), "the disk is full") {
+				t.Fatalf("saves on a full disk: %v, want %s saying the disk is full", saveErr, runstore.CodeStore)
+			}
+		})
+	}
+}
+
+// The first open in a folder an older halo wrote imports its records (files and run logs;
+// a file wins over log lines, a log's last line over earlier ones), in one transaction, and
+// only then moves the files aside. A paused record is sealed as it is imported only when its
+// file is as halo wrote it (mode 0600): one a repository shipped stays unsealed.
+func TestSQLiteImportsOldFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	os.MkdirAll(filepath.Join(dir, "log"), 0o755)
+	write := func(name string, rec *runtime.Record, mode os.FileMode) {
+		b, _ := json.Marshal(rec)
+		if err := os.WriteFile(filepath.Join(dir, name), b, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := runstoretest.NewRecord("done", runtime.Completed)
+	write("done.json", done, 0o600)
+	write("mine.json", runstoretest.NewRecord("mine", runtime.Paused), 0o600)
+	write("shipped.json", runstoretest.NewRecord("shipped", runtime.Paused), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.json"), []byte("{not a record"), 0o600)
+	early := runstoretest.NewRecord("logged", runtime.Running)
+	late := *early
+	late.Status = runtime.Completed
+	var log []byte
+	for _, r := range []*runtime.Record{early, &late, runstoretest.NewRecord("done", runtime.Failed)} {
+		b, _ := json.Marshal(r)
+		log = append(append(log, b...), '\n')
+	}
+	log = append(log, `{"runId":"cut","sta`...) // a last line a crash cut short
+	os.WriteFile(filepath.Join(dir, "log", "20260101T000000.000000000Z-abcd.jsonl"), log, 0o600)
+
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	imp := s.Imported()
+	if imp == nil || imp.Err != nil || imp.Imported != 4 || len(imp.Skipped) != 1 || imp.Skipped[0] != "notes.json" {
+		t.Fatalf("import %+v", imp)
+	}
+	for id, want := range map[string]runtime.Status{"done": runtime.Completed, "mine": runtime.Paused, "shipped": runtime.Paused, "logged": runtime.Completed} {
+		if rec, err := s.Load(id); err != nil || rec.Status != want {
+			t.Errorf("%s: %+v %v, want %s", id, rec, err, want)
+		}
+	}
+	key, _ := s.SealKey()
+	mine, _ := s.Load("mine")
+	shipped, _ := s.Load("shipped")
+	if runtime.CheckSeal(mine, key) != nil || errcode.Code(runtime.CheckSeal(shipped, key)) != runtime.CodeTampered {
+		t.Errorf("seals: the user's own paused record %v, a shipped one %v", runtime.CheckSeal(mine, key), runtime.CheckSeal(shipped, key))
+	}
+	for _, name := range []string{"done.json", "mine.json", "shipped.json", "log"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s was not moved aside: %v", name, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, imp.Aside, name)); err != nil {
+			t.Errorf("%s is not in %s: %v", name, imp.Aside, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.json")); err != nil {
+		t.Errorf("a file that is not a record was moved: %v", err)
+	}
+}
+
+// A folder the import cannot read (a record file it may not open) is reported and left as
+// it was: nothing imported, nothing moved; the store opens all the same. As halo-test, for
+// whom a mode 000 file is unreadable.
+func TestSQLiteImportUnreadableFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		usertest.Rerun(t)
+		return
+	}
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	os.MkdirAll(dir, 0o755)
+	b, _ := json.Marshal(runstoretest.NewRecord("a", runtime.Completed))
+	os.WriteFile(filepath.Join(dir, "a.json"), b, 0o600)
+	os.WriteFile(filepath.Join(dir, "b.json"), b, 0o000)
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if imp := s.Imported(); imp == nil || imp.Err == nil || imp.Imported != 0 {
+		t.Fatalf("import %+v, want an error and nothing imported", imp)
+	}
+	if _, err := s.Load("a"); !runstore.IsNotFound(err) {
+		t.Errorf("a run of a folder that could not be read was imported: %v", err)
+	}
+	for _, name := range []string{"a.json", "b.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s moved: %v", name, err)
+		}
+	}
+}
+
+// Listing keeps every filter the query sets: status, pipeline, a start time window, runs
+// with violations, and words of their search text.
+func TestSQLiteListFilters(t *testing.T) {
+	s := openSQLite(t)
+	defer s.Close()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		rec := runstoretest.NewRecord(fmt.Sprintf("f%d", i), runtime.Completed)
+		rec.Started, rec.Updated = t0.Add(time.Duration(i)*time.Hour), t0.Add(time.Duration(i)*time.Hour)
+		rec.Inputs = map[string]any{"order": fmt.Sprintf("ORD-%d", i)}
+		if i%2 == 0 {
+			rec.Meta.Calls = []runtime.CallInfo{{Kind: "tool", Target: "Pay.create_refund"}}
+		}
+		if i == 7 {
+			rec.Meta.Violations = []runtime.ViolationInfo{{Policy: "P", Rule: "Block"}}
+		}
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(q runstore.Query) string {
+		t.Helper()
+		p, err := s.List(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range p.Runs {
+			out = append(out, r.RunID)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		q    runstore.Query
+		want string
+	}{
+		{runstore.Query{Text: "pay.CREATE_refund"}, "f8 f6 f4 f2 f0"},
+		{runstore.Query{Text: "ord-3"}, "f3"},
+		{runstore.Query{Text: "refund ord-4"}, "f4"},
+		{runstore.Query{Text: "100%"}, ""},
+		{runstore.Query{Violations: true}, "f7"},
+		{runstore.Query{Since: t0.Add(7 * time.Hour)}, "f9 f8 f7"},
+		{runstore.Query{Since: t0.Add(2 * time.Hour), Until: t0.Add(4 * time.Hour), Text: "refund"}, "f2"},
+	} {
+		if got := ids(tc.q); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.q, got, tc.want)
+		}
+	}
 }

@@ -229,7 +229,7 @@ func (h holdSave) Save(rec *runtime.Record) error {
 // A cancel that comes once a run's record says it completed, while the server is still
 // ending the run, is 409 NOT_RUNNING: it never answers 202 for a run already seen stopped.
 func TestCancelAsRunStops(t *testing.T) {
-	f, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+	f, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,12 @@ func BenchmarkAPIRun(b *testing.B) {
 		}
 	})
 	b.Run("floor=runtime+record", func(b *testing.B) {
-		rt, err := hruntime.New(prog, hruntime.Config{Mocks: benchMocks(), Store: &hruntime.Store{Dir: b.TempDir()}})
+		store, err := runstore.OpenSQLite(b.TempDir(), runstore.SQLiteOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		rt, err := hruntime.New(prog, hruntime.Config{Mocks: benchMocks(), Store: store})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -55,7 +60,7 @@ func BenchmarkAPIRun(b *testing.B) {
 		}
 	})
 	b.Run("serve=folder", func(b *testing.B) {
-		f, err := runstore.OpenFolder(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+		f, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 		if err != nil {
 			b.Fatal(err)
 		}

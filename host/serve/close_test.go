@@ -73,7 +73,7 @@ func (k keepFails) Keep(ctx context.Context) ([]string, error) {
 // A server that cannot renew its runs' leases for about a lease stops them: another
 // replica may already have failed them, and they must not run on twice.
 func TestLeaseLostCancels(t *testing.T) {
-	f, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+	f, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func newEnv(t *testing.T, o opts) *env {
 		e.gate = make(chan struct{}, 100)
 	}
 	if o.store == nil {
-		f, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+		f, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 		if err != nil {
 			t.Fatal(err)
 		}

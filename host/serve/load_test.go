@@ -42,7 +42,7 @@ func TestLoad(t *testing.T) {
 	}
 	t.Run("folder", func(t *testing.T) {
 		loadStore(t, func() runstore.Store {
-			f, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+			f, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -150,7 +150,7 @@ func newEnv(t testing.TB, o opts) *env {
 	if o.gate {
 		e.gate = make(chan struct{}, 100)
 	}
-	store, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+	store, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

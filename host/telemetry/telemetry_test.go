@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/telemetry"
 	"halolang.dev/halo/host/telemetry/otlptest"
@@ -304,7 +305,12 @@ func TestTracePauseResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := runtime.Config{Tools: registry(t), Store: &runtime.Store{Dir: t.TempDir()}}
+	store, err := runstore.OpenSQLite(t.TempDir(), runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cfg := runtime.Config{Tools: registry(t), Store: store}
 	tr.Install(&cfg)
 	rt, err := runtime.Load("test.halo", `
 tool Files : Fake()

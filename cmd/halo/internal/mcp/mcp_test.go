@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,6 +31,7 @@ import (
 	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
 	"halolang.dev/halo/cmd/halo/internal/root"
 	"halolang.dev/halo/host/mcpserver"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/internal/usertest"
 	"halolang.dev/halo/registry"
@@ -204,7 +204,11 @@ func project(t testing.TB, files map[string]string) string {
 // before it is reported), so with want it waits for the record to say that status.
 func record(t *testing.T, dir, runID string, want ...string) map[string]any {
 	t.Helper()
-	store := &runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}
+	store, err := runstore.OpenSQLite(filepath.Join(dir, ".halo", "runs"), runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
 	r, err := store.Load(runID)
 	for deadline := time.Now().Add(10 * time.Second); (err != nil || len(want) > 0 && string(r.Status) != want[0]) && time.Now().Before(deadline); {
 		time.Sleep(2 * time.Millisecond)
@@ -281,14 +285,11 @@ func TestProcess(t *testing.T) {
 			if res.IsError || text(res) != `{"a":1,"b":2}` || record(t, dir, runID(res), "completed")["status"] != "completed" {
 				t.Errorf("Sum: %q", text(res))
 			}
-			// A run that finished is a line of halo mcp's run log, not a file of its own, and
-			// halo replay reads it from there.
+			// A run that finished is a row of the store's database, and halo replay reads it
+			// from there.
 			sum := runID(res)
-			if _, err := os.Stat(filepath.Join(dir, ".halo", "runs", sum+".json")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s.json of a completed run: %v, want it in the run log", sum, err)
-			}
-			if logs, _ := filepath.Glob(filepath.Join(dir, ".halo", "runs", "log", "*.jsonl")); len(logs) != 1 {
-				t.Errorf("run logs: %v, want one", logs)
+			if _, err := os.Stat(filepath.Join(dir, ".halo", "runs", runstore.DBName)); err != nil {
+				t.Errorf("the run store's database: %v", err)
 			}
 			replay := exec.Command("halo", "replay", "flows", sum, "--json")
 			replay.Dir = dir
@@ -431,13 +432,20 @@ func cancelledRuns(t *testing.T, dir string) int {
 			n++
 		}
 	}
-	entries, _ := os.ReadDir(runs)
-	for _, id := range runtime.RecordIDs(entries) {
-		if rec, err := (&runtime.Store{Dir: runs}).Load(id); err == nil {
+	store, err := runstore.OpenSQLite(runs, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	page, err := store.List(context.Background(), runstore.Query{Status: runtime.Failed, Limit: runstore.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range page.Runs {
+		if rec, err := store.Load(s.RunID); err == nil {
 			cancelled(rec)
 		}
 	}
-	(&runtime.Store{Dir: runs}).Logged(func(rec *runtime.Record, _ runtime.LogPos) { cancelled(rec) })
 	return n
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"halolang.dev/halo/cmd/halo/internal/root"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/internal/pgtest"
 )
@@ -205,7 +206,12 @@ func TestServeAndStop(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit status %d\n%s", code, p.stderr())
 	}
-	if rec, err := (&runtime.Store{Dir: filepath.Join(dir, ".halo", "runs")}).Load(id); err != nil || rec.Status != runtime.Completed {
+	store, err := runstore.OpenSQLite(filepath.Join(dir, ".halo", "runs"), runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if rec, err := store.Load(id); err != nil || rec.Status != runtime.Completed {
 		t.Errorf("record: %+v %v, want the run saved completed", rec, err)
 	}
 	log := p.stderr()
