@@ -7,6 +7,7 @@ package runstoretest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,6 +37,8 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("Events", func(t *testing.T) { events(t, cfg) })
 	t.Run("Secret", func(t *testing.T) { secret(t, cfg) })
 	t.Run("UseLink", func(t *testing.T) { useLink(t, cfg) })
+	t.Run("Filters", func(t *testing.T) { filters(t, cfg) })
+	t.Run("DeletePrune", func(t *testing.T) { deletePrune(t, cfg) })
 	if cfg.Peer != nil {
 		t.Run("PeerFenced", func(t *testing.T) { peerFenced(t, cfg) })
 	}
@@ -311,5 +314,100 @@ func peerFenced(t *testing.T, cfg Config) {
 	rec.Status = runtime.Completed
 	if err := s.Save(rec); err != nil {
 		t.Errorf("the holder's save: %v", err)
+	}
+}
+
+// filters: every filter of a Query holds, in both stores alike.
+func filters(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 8 {
+		rec := NewRecord(fmt.Sprintf("q%d", i), []runtime.Status{runtime.Completed, runtime.Failed}[i%2])
+		rec.Started, rec.Updated = t0.Add(time.Duration(i)*time.Hour), t0.Add(time.Duration(i)*time.Hour)
+		rec.Inputs = map[string]any{"order": fmt.Sprintf("ORD-%d", i)}
+		if i%3 == 0 {
+			rec.Meta.Calls = []runtime.CallInfo{{Kind: "tool", Target: "Pay.create_refund"}}
+		}
+		if i == 5 {
+			rec.Meta.Violations = []runtime.ViolationInfo{{Policy: "P", Rule: "Block"}}
+		}
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    runstore.Query
+		want string
+	}{
+		{runstore.Query{Text: "Pay.create_refund"}, "q6 q3 q0"},
+		{runstore.Query{Text: "ord-4"}, "q4"},
+		{runstore.Query{Text: "refund", Status: runtime.Failed}, "q3"},
+		{runstore.Query{Text: "50%_"}, ""},
+		{runstore.Query{Violations: true}, "q5"},
+		{runstore.Query{Since: t0.Add(5 * time.Hour)}, "q7 q6 q5"},
+		{runstore.Query{Since: t0.Add(1 * time.Hour), Until: t0.Add(4 * time.Hour), Status: runtime.Completed}, "q2"},
+	} {
+		p, err := s.List(ctx, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range p.Runs {
+			got = append(got, r.RunID)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%+v: %v, want %q", tc.q, got, tc.want)
+		}
+	}
+}
+
+// deletePrune: Delete removes finished and paused runs, refuses a running one and then
+// removes nothing; Prune removes finished runs older than its time but the newest it keeps,
+// never a paused one.
+func deletePrune(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 6 {
+		rec := NewRecord(fmt.Sprintf("d%d", i), runtime.Completed)
+		if i == 1 {
+			rec = NewRecord("d1", runtime.Paused)
+		}
+		rec.Started, rec.Updated = t0.Add(time.Duration(i)*time.Hour), t0.Add(time.Duration(i)*time.Hour)
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(ctx, NewRecord("live", runtime.Running)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, []string{"d5", "live"}); errcode.Code(err) != runstore.CodeRunning {
+		t.Errorf("removing a running run: %v, want %s", err, runstore.CodeRunning)
+	}
+	if _, err := s.Load("d5"); err != nil {
+		t.Errorf("a refused removal removed d5: %v", err)
+	}
+	gone, err := s.Delete(ctx, []string{"d5", "nope"})
+	if err != nil || len(gone) != 1 || gone[0] != "d5" {
+		t.Errorf("delete: %v %v", gone, err)
+	}
+	if _, err := s.Load("d5"); !runstore.IsNotFound(err) {
+		t.Errorf("a removed run loads: %v", err)
+	}
+	// Finished: d0 d2 d3 d4 (newest d4). Keep the newest 1; of the rest, those started
+	// before 03:00: d0, d2.
+	n, err := s.Prune(ctx, runstore.Prune{Before: t0.Add(3 * time.Hour), Keep: 1})
+	if err != nil || n != 2 {
+		t.Errorf("prune: %d %v, want 2", n, err)
+	}
+	for id, want := range map[string]bool{"d0": false, "d1": true, "d2": false, "d3": true, "d4": true, "live": true} {
+		_, err := s.Load(id)
+		if (err == nil) != want {
+			t.Errorf("after the prune, %s: %v (want kept: %v)", id, err, want)
+		}
+	}
+	if n, err := s.Prune(ctx, runstore.Prune{Keep: 1}); err != nil || n != 1 {
+		t.Errorf("prune all but the newest: %d %v, want 1 (d3)", n, err)
 	}
 }
