@@ -325,7 +325,7 @@ func (s *SQLite) Close() error {
 // Load reads run id's record: the newest saved, committed or not.
 func (s *SQLite) Load(id string) (*runtime.Record, error) {
 	if !ValidID(id) {
-		return nil, notFound(id, nil)
+		return nil, Errorf(runtime.CodeRun, "%q is not a run id", truncate(id, 130))
 	}
 	if rec, ok := s.unsaved(id); ok {
 		return rec, nil
@@ -334,7 +334,7 @@ func (s *SQLite) Load(id string) (*runtime.Record, error) {
 	var raw []byte
 	err := s.r.QueryRow(`SELECT status, record FROM halo_runs WHERE id = ?`, id).Scan(&status, &raw)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(id, nil)
+		return nil, &Error{Code: runtime.CodeRun, Message: fmt.Sprintf("no run %s in %s", id, s.dir), Err: ErrNotFound}
 	}
 	if err != nil {
 		return nil, &Error{Code: runtime.CodeRun, Message: fmt.Sprintf("run %s: %v", id, s.dbErr("load", err)), Err: err}

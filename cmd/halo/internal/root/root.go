@@ -35,6 +35,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/replay"
 	"halolang.dev/halo/cmd/halo/internal/resume"
 	"halolang.dev/halo/cmd/halo/internal/run"
+	"halolang.dev/halo/cmd/halo/internal/runs"
 	"halolang.dev/halo/cmd/halo/internal/sandboxwrap"
 	"halolang.dev/halo/cmd/halo/internal/search"
 	"halolang.dev/halo/cmd/halo/internal/serve"
@@ -194,6 +195,7 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return run.NewCmdRun(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return resume.NewCmdResume(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return replay.NewCmdReplay(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return runs.NewCmdRuns(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return fmtcmd.NewCmdFmt(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return lspcmd.NewCmdLSP(f, nil) },
