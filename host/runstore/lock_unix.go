@@ -22,7 +22,7 @@ func lockFolder(root *os.Root, dir string) (func(), error) {
 	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		fd.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, Errorf(CodeBusy, "another halo serve uses the run store %s; one folder serves one server: stop it, or share runs through PostgreSQL (--store postgres://...)", dir)
+			return nil, Errorf(CodeBusy, "another process (a halo serve) uses the run store %s; one folder serves one server: stop it, or share runs through PostgreSQL (--store postgres://...)", dir)
 		}
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store lock %s: %v", path, err), Err: err}
 	}

@@ -203,7 +203,7 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 			if errors.As(err, &unsafe) {
 				return nil, fmt.Errorf("cannot save runs in %s: %w", f.RunsDir(), err)
 			}
-			return nil, fmt.Errorf("cannot save runs in %s: %w: start halo mcp in the project folder, or name it with --dir", f.RunsDir(), err)
+			return nil, fmt.Errorf("cannot save runs in %s: %v: start halo mcp in the project folder, or name it with --dir", f.RunsDir(), unwrapPath(err))
 		}
 		rs = store
 		defer func() {
