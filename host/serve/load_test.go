@@ -40,7 +40,7 @@ func TestLoad(t *testing.T) {
 	if !*load {
 		t.Skip("the load test runs with -load (go test -run TestLoad ./host/serve -args -load); scripts/test.sh runs it once")
 	}
-	t.Run("folder", func(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) {
 		loadStore(t, func() runstore.Store {
 			f, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 			if err != nil {
