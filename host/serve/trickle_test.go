@@ -201,7 +201,7 @@ func trickleServer(t *testing.T) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
-	store, err := runstore.OpenFolder(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.FolderOptions{})
+	store, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
