@@ -10,6 +10,7 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/expr-lang/expr v1.17.8
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/jackc/pgx/v5 v5.12.0
@@ -41,6 +42,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 	halolang.dev/halo/proto v0.1.0
 	halolang.dev/halo/sdk v0.1.0
+	modernc.org/sqlite v1.62.0
 )
 
 require (
@@ -55,7 +57,6 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
@@ -106,7 +107,6 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )
 
 // The plugin contract and the SDK are modules of their own (sdk/go.mod, proto/go.mod), so a
