@@ -159,7 +159,7 @@ func CheckSeal(rec *Record, key []byte) error {
 		}
 	}
 	if len(changed) > 0 {
-		return errorf(CodeTampered, "run %s: its record was changed since the run paused (or sealed with another store's key): %s no longer match what was sealed; it is not resumed", rec.RunID, strings.Join(changed, "; "))
+		return errorf(CodeTampered, "run %s: its record was changed since the run paused (or sealed with another store's key), in: %s; it is not resumed", rec.RunID, strings.Join(changed, "; "))
 	}
 	return nil
 }
