@@ -64,6 +64,11 @@ type Tool struct {
 	Params      json.RawMessage
 	// Effect classifies the method for AllowEffects and ApproveEffects.
 	Effect tool.Effect
+	// Hidden marks a method the agent's policies hide (AllowTools, DenyTools,
+	// AllowEffects): it is not offered, but a call the model makes to it anyway is refused
+	// by the rule that hides it, a policy violation, rather than answered as a function
+	// that does not exist.
+	Hidden bool
 }
 
 // A Call is one tool call the model asked for and the policies let run.
@@ -197,12 +202,14 @@ type Config struct {
 	Request model.Request
 	// Prompt is the first user message.
 	Prompt string
-	// Tools are the offered methods, named by Offer. None means a plain completion.
+	// Tools are the methods, named by Offer: the offered ones, and the Hidden ones a call
+	// to which is refused. None offered means a plain completion.
 	Tools []Tool
 	// Resolve, when set, is asked about a function name the model used that is not among
 	// Tools: a tool whose methods were not described when the conversation started (a mock
 	// standing in for the model may call a server's method without the server having been
-	// started to list them). ok false means there is no such function.
+	// started to list them). ok false means there is no such function; a Hidden tool is
+	// one the policies hide.
 	Resolve func(ctx context.Context, name string) (t Tool, ok bool, err error)
 	// Policies are the agent's: Decide on each call, Input on each result and the shown
 	// arguments.
@@ -258,6 +265,7 @@ type Conversation struct {
 	cfg    Config
 	st     State
 	byName map[string]*Tool
+	hidden map[string]*Tool // by function name: methods the policies hide
 	defs   []model.ToolDef
 	names  []string // function names, sorted, for "You can call"
 }
@@ -284,7 +292,7 @@ func Resume(cfg Config, st State) (*Conversation, error) {
 	if len(cfg.Tools) > 0 && !model.CanCallTools(cfg.Model) {
 		return nil, &Error{Code: CodeToolConfig, Message: "the model's provider cannot call tools; remove tools: from this call or give the agent a model from another provider"}
 	}
-	c := &Conversation{cfg: cfg, st: st, byName: make(map[string]*Tool, len(cfg.Tools))}
+	c := &Conversation{cfg: cfg, st: st, byName: make(map[string]*Tool, len(cfg.Tools)), hidden: map[string]*Tool{}}
 	tools := cfg.Tools
 	c.cfg.Tools = nil
 	for i := range tools {
@@ -301,8 +309,16 @@ func (c *Conversation) add(t Tool) error {
 	if t.Name == "" {
 		return &Error{Code: CodeToolConfig, Message: fmt.Sprintf("tool %s has no function name (use Offer)", t.Target)}
 	}
-	if prev, dup := c.byName[t.Name]; dup {
+	prev, dup := c.byName[t.Name]
+	if !dup {
+		prev, dup = c.hidden[t.Name]
+	}
+	if dup {
 		return &Error{Code: CodeToolConfig, Message: fmt.Sprintf("%s and %s have one function name %s", prev.Target, t.Target, t.Name)}
+	}
+	if t.Hidden {
+		c.hidden[t.Name] = &t
+		return nil
 	}
 	c.cfg.Tools = append(c.cfg.Tools, t)
 	c.byName[t.Name] = &t
@@ -315,7 +331,7 @@ func (c *Conversation) add(t Tool) error {
 // copy them before changing anything, and save the State only while Run is not running.
 func (c *Conversation) State() State { return c.st }
 
-// Tools returns the offered tools.
+// Tools returns the offered tools (not the hidden ones).
 func (c *Conversation) Tools() []Tool { return c.cfg.Tools }
 
 // Run continues the conversation until the model answers and Accept takes the answer, or

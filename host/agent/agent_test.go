@@ -194,6 +194,53 @@ func TestWhatTheModelSees(t *testing.T) {
 	}
 }
 
+// TestHiddenIsRefused: a method the policies hide is not offered; a call to it anyway is
+// refused by the rule that hides it (decision refused, its "Tool.method" target, a tool-phase
+// violation, the refusal in the model's words), while a function that exists nowhere is still
+// an error.
+func TestHiddenIsRefused(t *testing.T) {
+	h := newHarness(t,
+		calls(call("1", "Files__delete", `{"path":"a.md"}`), call("2", "Files__nope", `{}`), call("3", "Files__delete", `not json`)),
+		answer("done"))
+	tools := Offer([]Method{
+		{Tool: "Files", Method: tool.Method{Name: "read", Effect: tool.Read}},
+		{Tool: "Files", Method: tool.Method{Name: "delete", Effect: tool.Write}},
+	})
+	tools[1].Hidden = true
+	h.cfg.Tools = tools
+	h.cfg.Policies = policy.Set{pol(t, "Careful", rule("DenyTools", "Files.delete"))}
+	if _, err := h.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if defs := h.model.reqs[0].Tools; len(defs) != 1 || defs[0].Name != "Files__read" {
+		t.Errorf("offered %+v; Files.delete is hidden", defs)
+	}
+	got := h.results(1)
+	refusal := `Refused by policy "Careful": Files.delete is denied by DenyTools("Files.delete"). Don't try this call again.`
+	if got[0].Content != refusal || !got[0].IsError || got[2].Content != refusal {
+		t.Errorf("hidden calls: %q, %q", got[0].Content, got[2].Content)
+	}
+	if got[1].Content != `Error: there is no tool named "Files__nope". You can call: Files__read.` {
+		t.Errorf("unknown call: %q", got[1].Content)
+	}
+	var decisions []string
+	for _, e := range h.events {
+		decisions = append(decisions, e.Target+"="+e.Decision)
+	}
+	if strings.Join(decisions, " ") != "Files.delete=refused Files__nope=error Files.delete=refused" {
+		t.Errorf("decisions %v", decisions)
+	}
+	if string(h.events[0].Args) != `{"path":"a.md"}` || h.events[0].Detail != `Files.delete is denied by DenyTools("Files.delete")` {
+		t.Errorf("event %+v", h.events[0])
+	}
+	if len(h.violations) != 2 || h.violations[0].Phase != policy.ToolPhase || h.violations[0].Rule != "DenyTools" || h.violations[0].Policy != "Careful" {
+		t.Errorf("violations %+v", h.violations)
+	}
+	if len(h.ran) != 0 {
+		t.Errorf("ran %+v", h.ran)
+	}
+}
+
 // TestNeverStops: a model that asks for tools on every request gets MaxSteps of them, then a
 // request with tools turned off and a note; calls it still makes are ignored.
 func TestNeverStops(t *testing.T) {

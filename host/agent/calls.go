@@ -31,6 +31,9 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 		return res, nil
 	}
 	t := c.byName[tc.Name]
+	if t == nil {
+		t = c.hidden[tc.Name]
+	}
 	if t == nil && c.cfg.Resolve != nil {
 		rt, ok, err := c.cfg.Resolve(ctx, tc.Name)
 		if err != nil {
@@ -41,7 +44,9 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 				return res, err
 			}
 			sort.Strings(c.names)
-			t = c.byName[tc.Name]
+			if t = c.byName[tc.Name]; t == nil {
+				t = c.hidden[tc.Name]
+			}
 		}
 	}
 	if t == nil {
@@ -50,6 +55,23 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 		return finish(c.unknownTool(tc.Name), true)
 	}
 	ev.Target = t.Target
+	if t.Hidden {
+		// Not offered, called anyway: the rule that hides it refuses it, whatever the
+		// arguments are.
+		args, err := tool.ParseArgs(tc.Args)
+		if err != nil {
+			ev.Args = showText(c.cfg.Policies, tc.Args)
+		} else {
+			ev.Args = ShowValue(c.cfg.Policies, args)
+		}
+		if d := c.cfg.Policies.DecideArgs(t.Target, t.Effect, args); d.Verdict == policy.Refused {
+			return c.refused(d, t, &ev, finish)
+		}
+		// The policies no longer hide it (they cannot change within a conversation): it
+		// is still not offered.
+		ev.Target, ev.Detail = tc.Name, fmt.Sprintf("no tool named %q", tc.Name)
+		return finish(c.unknownTool(tc.Name), true)
+	}
 	// The arguments are decoded here, once: the policies check this value, the events and
 	// the person asked show it, and the tool gets the very bytes it was decoded from.
 	args, err := tool.ParseArgs(tc.Args)

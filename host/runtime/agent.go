@@ -216,8 +216,8 @@ func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call,
 	return system, prompt, nil
 }
 
-// offer describes the methods of the named tools and keeps those the agent's policies let
-// the model see. A tool's methods come from its provider, opened when the call starts. When
+// offer describes the methods of the named tools and marks Hidden those the agent's
+// policies do not let the model see. A tool's methods come from its provider, opened when the call starts. When
 // the agent or the tool is mocked they come, without starting anything, from the provider
 // type when it declares them (built-ins, http packages), else from the mocks of its methods
 // ("Git.list_prs"); a mocked agent's tool described by neither is opened only if the mock
@@ -282,6 +282,15 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 	if err != nil && len(later) == 0 {
 		return nil, nil, err
 	}
+	offered := agent.Offer(methods)
+	shown := make(map[string]bool, len(kept))
+	for _, m := range kept {
+		shown[m.Tool+"."+m.Method.Name] = true
+	}
+	for i := range offered {
+		// A hidden method is not offered; a call to it anyway is refused (host/agent).
+		offered[i].Hidden = !shown[offered[i].Target]
+	}
 	var lazy func(context.Context, string) (agent.Tool, bool, error)
 	if len(later) > 0 {
 		lazy = func(ctx context.Context, fn string) (agent.Tool, bool, error) {
@@ -294,15 +303,17 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 					if m.PipelineOnly || agent.FunctionName(td.Name.Name, m.Name) != fn {
 						continue
 					}
-					if vis, _ := visible(set, []agent.Method{{Tool: td.Name.Name, Method: m}}); len(vis) == 1 {
-						return agent.Offer(vis)[0], true, nil
-					}
+					one := []agent.Method{{Tool: td.Name.Name, Method: m}}
+					t := agent.Offer(one)[0]
+					vis, _ := visible(set, one)
+					t.Hidden = len(vis) == 0
+					return t, true, nil
 				}
 			}
 			return agent.Tool{}, false, nil
 		}
 	}
-	return agent.Offer(kept), lazy, nil
+	return offered, lazy, nil
 }
 
 // visible keeps the methods no policy hides (AllowTools, DenyTools, AllowEffects).

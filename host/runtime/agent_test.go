@@ -140,10 +140,10 @@ pipeline Fix(task: String) -> Result:
   task |> Fixer.fix("Fix it.", tools: [Code, Shell])
 `
 
-// TestToolLoopPolicies: the policies through the loop. A hidden method is never offered, a
-// refused DenyArgs call (three-argument form, and two-argument form through look-alike
-// folding) never runs, a Block on a result withholds it, a long result is cut; each is
-// visible in events and meta.
+// TestToolLoopPolicies: the policies through the loop. A hidden method is never offered, and
+// a call to it anyway is refused (a violation); a refused DenyArgs call (three-argument
+// form, and two-argument form through look-alike folding) never runs, a Block on a result
+// withholds it, a long result is cut; each is visible in events and meta.
 func TestToolLoopPolicies(t *testing.T) {
 	w := &workspace{files: map[string]string{"src/a.ts": "let a = 1; // " + strings.Repeat("x", 60), "secret.env": "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"}}
 	m := &scripted{replies: []func(model.Request) (model.Response, error){
@@ -190,7 +190,8 @@ func TestToolLoopPolicies(t *testing.T) {
 	if !strings.HasPrefix(r2[0].Content, `Refused by policy "FixerTools": an argument "ｒｍ -rf /" matches DenyArgs("Shell.run", "rm\\s+-rf")`) {
 		t.Errorf("refused run: %q", r2[0].Content)
 	}
-	if !strings.HasPrefix(r2[1].Content, `Error: there is no tool named "Code__delete".`) {
+	// A hidden method the model calls anyway is refused by the rule that hides it.
+	if r2[1].Content != `Refused by policy "FixerTools": Code.delete is denied by DenyTools("Code.delete"). Don't try this call again.` {
 		t.Errorf("hidden: %q", r2[1].Content)
 	}
 	if !strings.HasPrefix(r2[2].Content, "[Withheld:") || strings.Contains(r2[2].Content, "ghp_") {
@@ -208,7 +209,7 @@ func TestToolLoopPolicies(t *testing.T) {
 			t.Errorf("agent_tool event without the agent: %+v", e)
 		}
 	}
-	if got := strings.Join(decisions, " "); got != "Code.read=allowed Code.write=refused Shell.run=refused Code__delete=error Code.read=allowed Code.write=allowed" {
+	if got := strings.Join(decisions, " "); got != "Code.read=allowed Code.write=refused Shell.run=refused Code.delete=refused Code.read=allowed Code.write=allowed" {
 		t.Errorf("decisions: %s", got)
 	}
 	tools := eventsOf(events, "tool")
@@ -236,10 +237,10 @@ func TestToolLoopPolicies(t *testing.T) {
 	for _, v := range res.Meta.Violations {
 		viol = append(viol, v.Phase+":"+v.Rule+":"+v.Target)
 	}
-	if got := strings.Join(viol, " "); got != "tool:DenyArgs:Code.write tool:DenyArgs:Shell.run input:Block:Code.read" {
+	if got := strings.Join(viol, " "); got != "tool:DenyArgs:Code.write tool:DenyArgs:Shell.run tool:DenyTools:Code.delete input:Block:Code.read" {
 		t.Errorf("violations: %s", got)
 	}
-	if n := len(eventsOf(events, "violation")); n != 3 {
+	if n := len(eventsOf(events, "violation")); n != 4 {
 		t.Errorf("%d violation events", n)
 	}
 }
@@ -283,7 +284,7 @@ pipeline Tidy(task: String) -> Result:
 		t.Errorf("messages %d, %d; step %d", len(seen[0].Messages), len(seen[2].Messages), seen[1].Step)
 	}
 	last := seen[2].Messages[4].ToolResults
-	if !strings.HasPrefix(last[0].Content, "A person declined this call: no, write to drafts/ instead.") || !strings.HasPrefix(last[1].Content, `Error: there is no tool named "Files__delete"`) {
+	if !strings.HasPrefix(last[0].Content, "A person declined this call: no, write to drafts/ instead.") || last[1].Content != `Refused by policy "Careful": Files.delete is denied by DenyTools("Files.delete"). Don't try this call again.` {
 		t.Errorf("results %+v", last)
 	}
 	if got := seen[1].Messages[2].ToolResults[0].Content; got != "a\nb\n" {
