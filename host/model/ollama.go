@@ -29,8 +29,10 @@ type (
 		Content   string           `json:"content"`
 		Thinking  string           `json:"thinking,omitempty"`
 		ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
-		// ToolName names the function a "tool" message answers.
-		ToolName string `json:"tool_name,omitempty"`
+		// ToolName names the function a "tool" message answers; ToolCallID the call, when
+		// the reply gave it an id (two calls of one function in a turn are told apart).
+		ToolName   string `json:"tool_name,omitempty"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
 	}
 	ollamaToolCall struct {
 		ID       string `json:"id,omitempty"`
@@ -141,7 +143,12 @@ func (p *ollamaProvider) request(req Request) ollamaRequest {
 			oreq.Messages = append(oreq.Messages, om)
 		case Tool:
 			for _, r := range m.ToolResults {
-				oreq.Messages = append(oreq.Messages, ollamaMessage{Role: "tool", Content: r.Content, ToolName: r.Name})
+				om := ollamaMessage{Role: "tool", Content: r.Content, ToolName: r.Name}
+				if !strings.HasPrefix(r.CallID, ollamaCallPrefix) {
+					// An id the reply gave, not one made up for a call without one.
+					om.ToolCallID = r.CallID
+				}
+				oreq.Messages = append(oreq.Messages, om)
 			}
 			if m.Text != "" {
 				oreq.Messages = append(oreq.Messages, ollamaMessage{Role: "user", Content: m.Text})

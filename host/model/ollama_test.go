@@ -116,6 +116,48 @@ func TestOllamaTools(t *testing.T) {
 	}`)
 }
 
+// TestOllamaToolCallIDs: when the reply gives its calls ids, each result is sent back with
+// its call's id (tool_call_id) beside tool_name, so two calls of one function in a turn are
+// told apart; the calls keep their ids too.
+func TestOllamaToolCallIDs(t *testing.T) {
+	twoCalls := `{"model": "qwen3", "message": {"role": "assistant", "content": "", "tool_calls": [
+		{"id": "call_a1", "function": {"index": 0, "name": "get_current_weather", "arguments": {"location": "Paris, FR"}}},
+		{"id": "call_b2", "function": {"index": 1, "name": "get_current_weather", "arguments": {"location": "Oslo, NO"}}}
+	]}, "done": true, "done_reason": "stop"}`
+	f := newFake(t, reply{body: twoCalls}, reply{body: ollamaText})
+	p := openOllama(t, f.srv.URL, testConfig(nil, &sleeper{}))
+	first, err := p.Complete(context.Background(), Request{Model: "qwen3", Messages: []Message{{Role: User, Text: "Weather in Paris and Oslo?"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.ToolCalls) != 2 || first.ToolCalls[0].ID != "call_a1" || first.ToolCalls[1].ID != "call_b2" {
+		t.Fatalf("calls = %+v", first.ToolCalls)
+	}
+	if _, err := p.Complete(context.Background(), Request{Model: "qwen3", Messages: []Message{
+		{Role: User, Text: "Weather in Paris and Oslo?"},
+		first.Message,
+		{Role: Tool, ToolResults: []ToolResult{
+			{CallID: "call_a1", Name: "get_current_weather", Content: "22 C"},
+			{CallID: "call_b2", Name: "get_current_weather", Content: "4 C"},
+		}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	assertJSON(t, f.requests()[1].body, `{
+		"model": "qwen3",
+		"messages": [
+			{"role": "user", "content": "Weather in Paris and Oslo?"},
+			{"role": "assistant", "content": "", "tool_calls": [
+				{"id": "call_a1", "type": "function", "function": {"index": 0, "name": "get_current_weather", "arguments": {"location": "Paris, FR"}}},
+				{"id": "call_b2", "type": "function", "function": {"index": 1, "name": "get_current_weather", "arguments": {"location": "Oslo, NO"}}}
+			]},
+			{"role": "tool", "content": "22 C", "tool_name": "get_current_weather", "tool_call_id": "call_a1"},
+			{"role": "tool", "content": "4 C", "tool_name": "get_current_weather", "tool_call_id": "call_b2"}
+		],
+		"stream": false
+	}`)
+}
+
 func TestOllamaHost(t *testing.T) {
 	tests := []struct{ env, want string }{
 		{"", "http://127.0.0.1:11434"},
