@@ -39,7 +39,22 @@ func TestGuard(t *testing.T) {
 	cases := []req{
 		with("a foreign page", func(r *req) { r.origin = []string{"https://evil.example"}; r.status, r.code = 403, CodeForbiddenOrigin }),
 		with("an opaque origin", func(r *req) { r.origin = []string{"null"}; r.status, r.code = 403, CodeForbiddenOrigin }),
-		with("another local port", func(r *req) { r.origin = []string{"http://localhost:1"}; r.status, r.code = 403, CodeForbiddenOrigin }),
+		with("a name that starts like localhost", func(r *req) {
+			r.origin = []string{"http://localhost.evil.example:" + port}
+			r.status, r.code = 403, CodeForbiddenOrigin
+		}),
+		with("a loopback address that is not 127.0.0.1", func(r *req) {
+			r.origin = []string{"http://127.0.0.2:" + port}
+			r.status, r.code = 403, CodeForbiddenOrigin
+		}),
+		with("a local origin with a path", func(r *req) {
+			r.origin = []string{"http://localhost:" + port + "/x"}
+			r.status, r.code = 403, CodeForbiddenOrigin
+		}),
+		with("a local origin of another scheme", func(r *req) {
+			r.origin = []string{"file://localhost"}
+			r.status, r.code = 403, CodeForbiddenOrigin
+		}),
 		with("publicUrl's host over http", func(r *req) {
 			r.origin = []string{"http://halo.example.com"}
 			r.status, r.code = 403, CodeForbiddenOrigin
@@ -86,6 +101,12 @@ func TestGuard(t *testing.T) {
 		with("no origin (a program, not a page)", func(r *req) { r.status = 200 }),
 		with("this server's page", func(r *req) { r.origin = []string{"http://localhost:" + port}; r.status = 200 }),
 		with("this server by IP", func(r *req) { r.origin = []string{"http://127.0.0.1:" + port}; r.status = 200 }),
+		// A local page on another port is a page of this machine (seed 001; the MCP
+		// conformance suite's localhost-host-valid-accepted).
+		with("another local port", func(r *req) { r.origin = []string{"http://localhost:1"}; r.status = 200 }),
+		with("127.0.0.1 on another port", func(r *req) { r.origin = []string{"http://127.0.0.1:5173"}; r.status = 200 }),
+		with("IPv6 loopback on another port", func(r *req) { r.origin = []string{"https://[::1]:8443"}; r.status = 200 }),
+		with("localhost without a port", func(r *req) { r.origin = []string{"http://localhost"}; r.status = 200 }),
 		with("publicUrl", func(r *req) {
 			r.origin, r.host = []string{"https://halo.example.com"}, "halo.example.com"
 			r.status = 200

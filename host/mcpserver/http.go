@@ -72,9 +72,9 @@ func newGuard(cfg HTTPConfig) (*guard, error) {
 	return g, nil
 }
 
-// Guard wraps next in the checks /mcp makes, in this order: a request whose Origin is not
-// this server's (localhost, 127.0.0.1 or [::1] on the port it listens on, or publicUrl's
-// origin) is refused with 403; so is one whose Host is not localhost, 127.0.0.1, [::1], the
+// Guard wraps next in the checks /mcp makes, in this order: a request whose Origin is not a
+// local page's (host localhost, 127.0.0.1 or [::1], on any port), this server's own (the
+// address it listens on) or publicUrl's is refused with 403; so is one whose Host is not localhost, 127.0.0.1, [::1], the
 // address the server listens on, or publicUrl's host (against DNS rebinding); so is a POST
 // that is not Content-Type application/json (a form a web page could send). Then, when a
 // token is set, a request without it gets 401 (compared in constant time). halo serve's
@@ -137,9 +137,8 @@ func (g *guard) check(r *http.Request, opts CheckOptions) *Refusal {
 			local = a.String()
 		}
 	}
-	_, localPort, _ := net.SplitHostPort(local)
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
-		if len(origins) > 1 || !g.originAllowed(origins[0], local, localPort) {
+		if len(origins) > 1 || !g.originAllowed(origins[0], local) {
 			return &Refusal{http.StatusForbidden, CodeForbiddenOrigin, fmt.Sprintf("requests from origin %q are refused: only pages of this server may call it", truncate(strings.Join(origins, ", "), 200))}
 		}
 	}
@@ -233,7 +232,7 @@ func isUnspecified(h string) bool {
 	return ip != nil && ip.IsUnspecified()
 }
 
-func (g *guard) originAllowed(origin, local, localPort string) bool {
+func (g *guard) originAllowed(origin, local string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
 		return false
@@ -246,7 +245,9 @@ func (g *guard) originAllowed(origin, local, localPort string) bool {
 		}
 	}
 	if isLoopbackName(h) {
-		return localPort == "" || p == localPort
+		// A page of this machine, on any port: seed 001 refuses an Origin "other than
+		// localhost or publicUrl", and the token still guards what such a page may do.
+		return true
 	}
 	if local != "" {
 		lh, lp := hostPort(local, "http")

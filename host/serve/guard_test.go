@@ -24,7 +24,7 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"evil origin", "POST", "/api/runs", start, []string{"Origin", "https://evil.example"}, 403, "FORBIDDEN_ORIGIN"},
 		{"null origin", "POST", "/api/runs", start, []string{"Origin", "null"}, 403, "FORBIDDEN_ORIGIN"},
-		{"origin on another port", "GET", "/api/runs", "", []string{"Origin", "http://localhost:1"}, 403, "FORBIDDEN_ORIGIN"},
+		{"origin of another machine", "GET", "/api/runs", "", []string{"Origin", "http://10.0.0.7:8080"}, 403, "FORBIDDEN_ORIGIN"},
 		{"public origin over http", "GET", "/api/runs", "", []string{"Origin", "http://halo.example.com"}, 403, "FORBIDDEN_ORIGIN"},
 		{"rebound host", "GET", "/api/runs", "", []string{"Host", "evil.example"}, 403, "FORBIDDEN_HOST"},
 		{"rebound host with port", "GET", "/api/pipelines", "", []string{"Host", "attacker.test:80"}, 403, "FORBIDDEN_HOST"},
@@ -66,6 +66,10 @@ func TestRefusals(t *testing.T) {
 	e.do("GET", "/api/runs", nil, 200, "Origin", "https://halo.example.com", "Host", "halo.example.com")
 	e.do("GET", "/api/runs", nil, 200, "Host", "localhost")
 	e.do("GET", "/api/runs", nil, 200, "Origin", strings.Replace(e.http.URL, "127.0.0.1", "localhost", 1))
+	// A local page on another port (seed 001: only an Origin other than localhost or
+	// publicUrl is refused).
+	e.do("GET", "/api/runs", nil, 200, "Origin", "http://127.0.0.1:5173")
+	e.do("GET", "/api/runs", nil, 200, "Origin", "http://localhost:1")
 	// The server keeps serving.
 	e.do("POST", "/api/runs?wait=10s", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 200)
 	// /healthz answers a load balancer without token or host.
