@@ -33,10 +33,13 @@ type Index struct {
 
 // An IndexPackage is one package of an index, with every published version.
 type IndexPackage struct {
-	Description string                   `json:"description"`
-	Publisher   string                   `json:"publisher,omitempty"`
-	Latest      string                   `json:"latest"`
-	Versions    map[string]*IndexVersion `json:"versions"`
+	Description string `json:"description"`
+	Publisher   string `json:"publisher,omitempty"`
+	// Homepage and License are the latest version's manifest's, for halo search.
+	Homepage string                   `json:"homepage,omitempty"`
+	License  string                   `json:"license,omitempty"`
+	Latest   string                   `json:"latest"`
+	Versions map[string]*IndexVersion `json:"versions"`
 }
 
 // An IndexVersion is one published version.
@@ -353,7 +356,7 @@ func PublishWith(indexPath string, data []byte, now time.Time, opts PublishOptio
 	entry.Versions[m.Version] = v
 	if entry.Latest == "" || CompareVersions(m.Version, entry.Latest) > 0 {
 		entry.Latest = m.Version
-		entry.Description, entry.Publisher = m.Description, m.Publisher
+		entry.Description, entry.Publisher, entry.Homepage, entry.License = m.Description, m.Publisher, m.Homepage, m.License
 	}
 	out, err := idx.Marshal()
 	if err != nil {

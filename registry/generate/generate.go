@@ -99,7 +99,7 @@ func generate(ctx context.Context, srcDir, outDir string, now time.Time, local b
 			file = strings.TrimSuffix(baseURL, "/") + "/" + pkg.FileName()
 		}
 		idx.Packages[m.Name] = &pkgmgr.IndexPackage{
-			Description: m.Description, Publisher: m.Publisher, Latest: m.Version,
+			Description: m.Description, Publisher: m.Publisher, Homepage: m.Homepage, License: m.License, Latest: m.Version,
 			Versions: map[string]*pkgmgr.IndexVersion{m.Version: {
 				File: file, SHA256: pkg.SHA256, Providers: m.ProviderNames(),
 				Permissions: pkg.Permissions(), PublishedAt: published, Signature: sig,

@@ -1,6 +1,6 @@
 // Package search implements `halo search [term]`: the registry's packages whose name,
-// description or publisher match, with each version's providers and permissions, so they
-// can be read before installing.
+// description or publisher match, with their homepage and license and each version's
+// providers and permissions, so they can be read before installing.
 package search
 
 import (
@@ -65,6 +65,8 @@ type Package struct {
 	Name        string    `json:"name"`
 	Description string    `json:"description"`
 	Publisher   string    `json:"publisher,omitempty"`
+	Homepage    string    `json:"homepage,omitempty"`
+	License     string    `json:"license,omitempty"`
 	Latest      string    `json:"latest"`
 	Versions    []Version `json:"versions"`
 }
@@ -104,7 +106,7 @@ func searchRun(opts *Options) error {
 		if term != "" && !strings.Contains(strings.ToLower(n+"\n"+p.Description+"\n"+p.Publisher), term) {
 			continue
 		}
-		out := Package{Name: n, Description: p.Description, Publisher: p.Publisher, Latest: p.Latest}
+		out := Package{Name: n, Description: p.Description, Publisher: p.Publisher, Homepage: p.Homepage, License: p.License, Latest: p.Latest}
 		for v, iv := range p.Versions {
 			out.Versions = append(out.Versions, Version{Version: v, Providers: iv.Providers, Permissions: iv.Permissions, SHA256: iv.SHA256, PublishedAt: iv.PublishedAt})
 		}
@@ -130,8 +132,10 @@ func searchRun(opts *Options) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s  %s\n", p.Name, p.Description)
-		if p.Publisher != "" {
-			fmt.Fprintf(w, "  publisher: %s\n", p.Publisher)
+		for _, field := range [][2]string{{"publisher", p.Publisher}, {"homepage", p.Homepage}, {"license", p.License}} {
+			if field[1] != "" {
+				fmt.Fprintf(w, "  %s: %s\n", field[0], field[1])
+			}
 		}
 		for _, v := range p.Versions {
 			latest := ""
