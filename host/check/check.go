@@ -198,15 +198,7 @@ func (c *checker) checkTool(d *lang.ToolDecl) {
 // checkDeclaration reports the problems Config.CheckDeclaration finds, each at the argument
 // it names.
 func (c *checker) checkDeclaration(d *lang.ToolDecl) {
-	var args []any
-	named := map[string]any{}
-	for _, a := range d.Args {
-		if a.Name == nil {
-			args = append(args, lang.StaticValue(a.Value))
-		} else {
-			named[a.Name.Name] = lang.StaticValue(a.Value)
-		}
-	}
+	args, named := d.StaticArgs()
 	for _, pr := range c.cfg.CheckDeclaration(d.Provider.Name, args, named) {
 		at := d.Provider.Pos
 		if a := d.Named(pr.Option); a != nil {

@@ -38,6 +38,20 @@ func StaticValue(e Expr) any {
 	return v
 }
 
+// StaticArgs are td's arguments as far as they are known before a run (StaticValue of
+// each): the positional ones in order, and the named ones by name.
+func (td *ToolDecl) StaticArgs() (args []any, named map[string]any) {
+	named = map[string]any{}
+	for _, a := range td.Args {
+		if a.Name == nil {
+			args = append(args, StaticValue(a.Value))
+		} else {
+			named[a.Name.Name] = StaticValue(a.Value)
+		}
+	}
+	return args, named
+}
+
 func declValue(e Expr, env DeclEnv, partial bool) (any, error) {
 	unknown := func(err error) (any, error) {
 		if partial {

@@ -469,13 +469,11 @@ func (pl *planner) method(td *lang.ToolDecl, name string) (tool.Method, bool) {
 	return tool.FindMethod(ms, name)
 }
 
-// methods describes td without opening it: what its provider type declares.
+// methods describes td without opening it: what its provider type declares this
+// declaration offers (a read-only Workspace has no write).
 func (pl *planner) methods(td *lang.ToolDecl) ([]tool.Method, bool) {
-	t, ok := pl.cfg.Tools.Lookup(td.Provider.Name)
-	if !ok || t.Methods == nil {
-		return nil, false
-	}
-	return t.Methods, true
+	args, named := td.StaticArgs()
+	return pl.cfg.Tools.DeclaredMethods(tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Args: args, Named: named})
 }
 
 func (pl *planner) policySet(a *lang.AgentDecl) policy.Set {

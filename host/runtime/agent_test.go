@@ -693,3 +693,37 @@ pipeline P(x: String) -> Result:
 		t.Errorf("%d requests, cost %v; want the budget to stop it at about 0.10", n, res.Meta.Cost)
 	}
 }
+
+// TestMockedAgentIsOfferedTheDeclaration: a mocked agent's tools are described without
+// opening anything, as the declaration offers them (its type's MethodsOf: a read-only
+// workspace has no write), not as every method its type has.
+func TestMockedAgentIsOfferedTheDeclaration(t *testing.T) {
+	w := &workspace{files: map[string]string{"a.md": "a"}}
+	reg := tool.NewRegistry()
+	reg.Add(tool.Type{Name: "Work", Kind: tool.KindBuiltin, Methods: workspaceMethods,
+		MethodsOf: func(d tool.Declaration) []tool.Method {
+			if d.Named["write"] == true {
+				return workspaceMethods
+			}
+			return workspaceMethods[:1]
+		},
+		Open: func(context.Context, tool.Declaration) (tool.Provider, error) { return w, nil }})
+	src := `
+tool Notes : Work()
+tool Drafts : Work(write: true)
+agent Clerk [openai/gpt-4o]
+  equips Notes, Drafts
+pipeline Tidy(task: String) -> Result:
+  task |> Clerk.work(tools: [Notes, Drafts])
+`
+	var offered []string
+	rt := load(t, src, runtime.Config{Tools: reg})
+	rt.MockFunc("Clerk.work", func(r runtime.MockRequest) (any, error) {
+		offered = r.Tools
+		return "done", nil
+	})
+	wantCompleted(t, run(t, rt, "Tidy", map[string]any{"task": "x"}))
+	if got := strings.Join(offered, " "); got != "Notes.read Drafts.read Drafts.write Drafts.delete Drafts.run" {
+		t.Errorf("offered %s", got)
+	}
+}

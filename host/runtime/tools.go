@@ -168,14 +168,17 @@ func (p prepared) call(ctx context.Context, progress func(tool.Progress)) (json.
 }
 
 // staticMethods describes td without running anything when that is possible: the methods its
-// provider type declares (built-ins, http packages). ok is false when only the provider
+// provider type declares this declaration offers (built-ins, http packages; a read-only
+// Workspace has no write). ok is false when only the provider
 // itself can say (MCP servers, module packages).
 func (ts *toolSet) staticMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
-	t, ok := ts.r.cfg.Tools.Lookup(td.Provider.Name)
-	if !ok || t.Methods == nil {
-		return nil, false
+	d, err := ts.declaration(td)
+	if err != nil {
+		// Opening it will say what is wrong; here, what its arguments are known to be.
+		args, named := td.StaticArgs()
+		d = tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Args: args, Named: named}
 	}
-	return t.Methods, true
+	return ts.r.cfg.Tools.DeclaredMethods(d)
 }
 
 // describe lists td's methods, opening its provider.

@@ -56,6 +56,11 @@ type Type struct {
 	// Methods, when not nil, describes the methods without opening anything (built-ins and
 	// http packages); types whose methods come from a server leave it nil.
 	Methods []Method
+	// MethodsOf, when not nil, narrows Methods to those one declaration offers, as far as
+	// its arguments tell before anything opens (a Workspace without write: true has no
+	// write, edit or delete). A value not known before a run is nil in d.Named or d.Args;
+	// when what d says decides nothing, it returns Methods.
+	MethodsOf func(d Declaration) []Method
 	// Open configures a provider for one declaration.
 	Open func(ctx context.Context, d Declaration) (Provider, error)
 	// Check, when not nil, reports problems with a declaration's arguments without opening
@@ -121,6 +126,20 @@ func (r *Registry) Lookup(name string) (Type, bool) {
 func (r *Registry) Has(name string) bool {
 	_, ok := r.types[name]
 	return ok
+}
+
+// DeclaredMethods describes the methods declaration d offers without opening anything: its
+// type's MethodsOf(d), else the type's Methods. ok is false when the type does not know its
+// methods before it opens (an MCP server's) or is not registered.
+func (r *Registry) DeclaredMethods(d Declaration) (ms []Method, ok bool) {
+	t, found := r.types[d.Provider]
+	if !found || t.Methods == nil {
+		return nil, false
+	}
+	if t.MethodsOf != nil {
+		return t.MethodsOf(d), true
+	}
+	return t.Methods, true
 }
 
 // Types returns every registered type, sorted by name.

@@ -72,6 +72,10 @@ type deleteParams struct {
 // writing are the methods a read-only workspace leaves out.
 var writing = map[string]bool{"write": true, "edit": true, "delete": true}
 
+// Offers reports whether a declaration with write: as given offers method: a read-only
+// workspace leaves out write, edit and delete.
+func Offers(write bool, method string) bool { return write || !writing[method] }
+
 // fail turns a Failure into the SDK's domain failure, which the model reads as the result.
 func fail(err error) error {
 	var f *Failure
@@ -132,7 +136,7 @@ func Provider() sdk.Provider {
 			inst := sdk.Instance{State: w}
 			if !o.Write {
 				for _, m := range methods {
-					if !writing[m.Name] {
+					if Offers(o.Write, m.Name) {
 						inst.Methods = append(inst.Methods, m.Name)
 					}
 				}

@@ -110,6 +110,7 @@ func (b *Builtins) Types() []tool.Type {
 			Description: ws.Description,
 			Kind:        tool.KindBuiltin,
 			Methods:     Methods(ws),
+			MethodsOf:   workspaceMethods(Methods(ws)),
 			Open:        b.openWorkspace,
 		},
 		{
@@ -131,6 +132,29 @@ func bashMethods(bs sdk.Provider) []tool.Method {
 		}
 	}
 	return ms
+}
+
+// workspaceMethods says which of all a Workspace declaration offers: without write: true,
+// the reading ones, as the plugin does when it opens (workspace.Offers). A write: whose value
+// is not known before the run (or is not a boolean, which opening refuses) decides nothing.
+func workspaceMethods(all []tool.Method) func(d tool.Declaration) []tool.Method {
+	return func(d tool.Declaration) []tool.Method {
+		write := false
+		if v, given := d.Named["write"]; given {
+			b, isBool := v.(bool)
+			if !isBool {
+				return all
+			}
+			write = b
+		}
+		var out []tool.Method
+		for _, m := range all {
+			if workspace.Offers(write, m.Name) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 }
 
 // Methods converts an SDK provider's methods to the host's descriptions.

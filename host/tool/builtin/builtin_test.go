@@ -224,6 +224,26 @@ func TestWorkspaceThroughThePlugin(t *testing.T) {
 			if strings.Join(names, " ") != "read list search" {
 				t.Fatalf("read-only workspace offers %v", names)
 			}
+			// What halo plan and a mocked agent are told without opening anything is what
+			// the opened plugin offers, for every way write: may be written.
+			for _, c := range []struct {
+				named map[string]any
+				want  string
+			}{
+				{nil, "read list search"},
+				{map[string]any{"write": false}, "read list search"},
+				{map[string]any{"write": true}, "read list search write edit delete"},
+				{map[string]any{"write": nil}, "read list search write edit delete"}, // known only when it runs
+			} {
+				ms, ok := fx.reg.DeclaredMethods(tool.Declaration{Name: "Docs", Provider: "Workspace", Args: []any{"."}, Named: c.named})
+				var got []string
+				for _, m := range ms {
+					got = append(got, m.Name)
+				}
+				if !ok || strings.Join(got, " ") != c.want {
+					t.Errorf("declared methods with %v = %v, want %s", c.named, got, c.want)
+				}
+			}
 			if _, err := call(t, ro, "write", map[string]any{"path": "y.txt", "content": "x"}); err == nil {
 				t.Fatal("a read-only workspace wrote")
 			}
