@@ -25,6 +25,9 @@ type run struct {
 	budget *policy.Budget
 	shares *shares
 	rec    *Record
+	// mock is the run's own copy of the runtime's mocks (Mocks.fork): its scripts are its
+	// own. Called pipelines and nested stages share it.
+	mock *Mocks
 	// where says why a stage of this run cannot pause ("in pipeline X, called from
 	// another pipeline"); empty at the top level of the pipeline the run started with.
 	// A yield, listen or approval there needs an interrupt handler (see canPause).
@@ -64,7 +67,7 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	return &run{
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  tools,
-		budget: policy.NewBudget(), shares: newShares(),
+		budget: policy.NewBudget(), shares: newShares(), mock: r.cfg.Mocks.fork(),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
 }
@@ -77,7 +80,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	}
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, list: pd.Stages,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, list: pd.Stages,
 		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
@@ -89,7 +92,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 // its own. where says where it is, for a stage in it that would pause.
 func (rn *run) inner(where string, list []*lang.Stage) *run {
 	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
-	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, where: where, list: list}
+	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, where: where, list: list}
 	if list != nil {
 		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
 	}
@@ -104,7 +107,7 @@ func (rn *run) mocks() *Mocks {
 	if rn.tools.replay != nil {
 		return nil
 	}
-	return rn.r.cfg.Mocks
+	return rn.mock
 }
 
 // mockAgents is --mock, which a replay ignores.
@@ -173,7 +176,7 @@ func (rn *run) save(res *Result) error {
 	rn.st.mu.Lock()
 	rec.Events = append([]Event(nil), rn.st.events...)
 	rn.st.mu.Unlock()
-	rec.Mocks = rn.r.cfg.Mocks.cursors()
+	rec.Mocks = rn.mock.cursors()
 	rec.Recording = rn.tools.rec.recording()
 	rec.Updated = rn.r.cfg.Now().UTC()
 	rec.Seal = nil

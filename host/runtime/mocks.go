@@ -62,8 +62,11 @@ type mockEntry struct {
 
 // Mocks answers targets instead of models and tools. Keys are "Agent.task", "Tool.method",
 // "Tool" (every method of the tool) and "approval". A value is the answer every time; a
-// list is consumed one element per request (to answer with a list, wrap it in another list),
-// and a request after the last element fails with code MOCK. Safe for concurrent use.
+// list is a script, consumed one element per request (to answer with a list, wrap it in
+// another list), and a request after the last element fails with code MOCK. Each run starts
+// every script from its first element (a resumed run goes on where it paused), so runs that
+// share a runtime, as halo serve's do, do not use up each other's answers. Safe for
+// concurrent use.
 type Mocks struct {
 	mu      sync.Mutex
 	entries map[string]*mockEntry
@@ -110,6 +113,23 @@ func numbers(v any) any {
 		}
 	}
 	return v
+}
+
+// fork returns the mocks one run answers from: the same answers, with every script at its
+// start. A nil m forks to nil.
+func (m *Mocks) fork() *Mocks {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := &Mocks{entries: make(map[string]*mockEntry, len(m.entries))}
+	for k, e := range m.entries {
+		c := *e
+		c.next = 0
+		out.entries[k] = &c
+	}
+	return out
 }
 
 // Set makes target answer v: a list is consumed one element per request.
@@ -306,11 +326,12 @@ func text(v any) string {
 	return string(b)
 }
 
-// CheckMocks reports the first mock key that names nothing in the program: not an agent
-// call written in a pipeline ("Agent.task"), a declared tool ("Tool"), a method of one
-// ("Tool.method", checked against the methods its provider type declares when it declares
-// them), an approval of such a method ("Tool.method?") or "approval". A typo would otherwise
-// fall through to the real model or tool. Run and Resume call it.
+// CheckMocks reports the first mock key that names nothing in the program, or in
+// Config.MockScope: not an agent call written in a pipeline ("Agent.task"), a declared tool
+// ("Tool"), a method of one ("Tool.method", checked against the methods its provider type
+// declares when it declares them), an approval of such a method ("Tool.method?") or
+// "approval". A typo would otherwise fall through to the real model or tool. Run and Resume
+// call it.
 func (r *Runtime) CheckMocks() error {
 	r.mocksChecked.Do(func() { r.mocksErr = r.checkMocks() })
 	return r.mocksErr
@@ -320,36 +341,54 @@ func (r *Runtime) checkMocks() error {
 	if r.cfg.Mocks == nil {
 		return nil
 	}
+	// The program first: where a name is declared in both, the program's declaration is
+	// the one its runs use.
+	progs := []*lang.Program{r.prog}
+	where := "this file"
+	if r.cfg.MockScope != nil {
+		progs = append(progs, r.cfg.MockScope)
+		where = "this file or the .halo files beside the mocks file"
+	}
 	agentCalls := map[string]bool{}
-	for _, d := range r.prog.Decls() {
-		if pd, ok := d.(*lang.PipelineDecl); ok {
-			for _, c := range pd.Calls() {
-				if c.Recv != nil && r.prog.Agent(c.Recv.Name) != nil {
-					agentCalls[c.Target()] = true
+	var known []string
+	for _, p := range progs {
+		for _, d := range p.Decls() {
+			switch x := d.(type) {
+			case *lang.PipelineDecl:
+				for _, c := range x.Calls() {
+					if c.Recv != nil && p.Agent(c.Recv.Name) != nil && !agentCalls[c.Target()] {
+						agentCalls[c.Target()] = true
+						known = append(known, c.Target())
+					}
 				}
+			case *lang.ToolDecl:
+				known = append(known, x.Name.Name)
 			}
 		}
 	}
-	var known []string
-	for k := range agentCalls {
-		known = append(known, k)
-	}
-	for _, d := range r.prog.Decls() {
-		if td, ok := d.(*lang.ToolDecl); ok {
-			known = append(known, td.Name.Name)
+	toolDecl := func(name string) *lang.ToolDecl {
+		for _, p := range progs {
+			if td := p.Tool(name); td != nil {
+				return td
+			}
 		}
+		return nil
 	}
 	for _, key := range r.cfg.Mocks.Targets() {
 		if key == "approval" || agentCalls[key] {
 			continue
 		}
 		name, method, hasMethod := strings.Cut(strings.TrimSuffix(key, "?"), ".")
-		td := r.prog.Tool(name)
+		td := toolDecl(name)
+		isAgent := false
+		for _, p := range progs {
+			isAgent = isAgent || p.Agent(name) != nil
+		}
 		switch {
-		case td == nil && r.prog.Agent(name) != nil:
-			return errorf(CodeMock, "mocks: %s names no call of agent %s in this file%s", key, name, nearest(key, known))
+		case td == nil && isAgent:
+			return errorf(CodeMock, "mocks: %s names no call of agent %s in %s%s", key, name, where, nearest(key, known))
 		case td == nil:
-			return errorf(CodeMock, "mocks: %s names no agent call, tool or method declared in this file%s", key, nearest(key, known))
+			return errorf(CodeMock, "mocks: %s names no agent call, tool or method declared in %s%s", key, where, nearest(key, known))
 		case !hasMethod && strings.HasSuffix(key, "?"):
 			return errorf(CodeMock, "mocks: %s: an approval mock names a method, as in %s.write?", key, name)
 		case hasMethod:

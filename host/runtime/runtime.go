@@ -40,6 +40,11 @@ type Config struct {
 	File string
 	// Mocks answers targets instead of models and tools; nil means none.
 	Mocks *Mocks
+	// MockScope, when set, is more of the project whose declarations mock keys may name
+	// besides the program's: the other .halo files beside a mocks file, so that one mocks
+	// file serves a run of any one of them (see CheckMocks). Keys that name only its
+	// declarations answer nothing in this program.
+	MockScope *lang.Program
 	// MockAgents makes every agent call that no mock answers return a fixed text without
 	// calling a model (halo run --mock).
 	MockAgents bool
@@ -364,7 +369,7 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		// The answer to a yield or a listen, for a replay of the run.
 		rn.record(Recorded{Kind: RecordedAnswer, Target: rec.Meta.Paused.WaitingFor, At: pd.Stages[i].Pos.String(), Answer: payload})
 	}
-	r.cfg.Mocks.seek(rec.Mocks)
+	rn.mock.seek(rec.Mocks)
 	defer rn.close()
 	marked := rn.markRun(ctx, true)
 	res := rn.exec(ctx, rec.Resume.Stage, payload, true)

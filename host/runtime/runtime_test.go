@@ -468,6 +468,45 @@ pipeline P(x: String) -> Result:
 	}
 }
 
+// TestEachRunHasItsOwnScript: runs of one runtime (halo serve's, halo mcp's) each start every
+// scripted list at its first answer, also when they run at once, so the second run does not
+// find the first one's answers used up.
+func TestEachRunHasItsOwnScript(t *testing.T) {
+	m, err := runtime.ParseMocks([]byte(`{"A.t": ["one", "two"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := load(t, `
+agent A [openai/gpt-4o]
+pipeline P(x: String) -> Result:
+  x |> A.t() as first |> A.t()
+`, runtime.Config{Mocks: m})
+	for i := 0; i < 3; i++ {
+		res := run(t, rt, "P", map[string]any{"x": "go"})
+		wantCompleted(t, res)
+		if res.Data["first"] != "one" || res.Output != "two" {
+			t.Fatalf("run %d: first %v, output %v", i+1, res.Data["first"], res.Output)
+		}
+	}
+	var wg sync.WaitGroup
+	outs := make([]any, 8)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := rt.Run(context.Background(), "P", map[string]any{"x": "go"}); err == nil && res.Status == runtime.Completed {
+				outs[i] = res.Output
+			}
+		}()
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if o != "two" {
+			t.Errorf("concurrent run %d: output %v", i+1, o)
+		}
+	}
+}
+
 func TestMockAllAgents(t *testing.T) {
 	rt := load(t, `
 agent A [openai/gpt-4o]

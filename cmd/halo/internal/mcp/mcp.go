@@ -178,15 +178,9 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 	if !hasPipeline {
 		return nil, errcode.New(cmdutil.CodeNoPipeline, "%s: no pipeline to serve", strings.Join(paths, ", "))
 	}
-	var mocks *runtime.Mocks
-	if opts.Mocks != "" {
-		b, err := os.ReadFile(f.Abs(opts.Mocks))
-		if err != nil {
-			return nil, fmt.Errorf("--mocks: %w", err)
-		}
-		if mocks, err = runtime.ParseMocks(b); err != nil {
-			return nil, fmt.Errorf("--mocks %s: %w", opts.Mocks, err)
-		}
+	mocks, scope, err := providers.LoadMocks(f, opts.Mocks, prog)
+	if err != nil {
+		return nil, err
 	}
 	file := ""
 	if len(paths) == 1 {
@@ -213,7 +207,7 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 		}()
 	}
 	cfg := runtime.Config{
-		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock,
+		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock,
 		Store: rs, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
 	}
 	opts.Tracer.Install(&cfg)

@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
@@ -50,4 +53,51 @@ func LoadProgram(f *cmdutil.Factory, paths []string, build RegistryFunc) (*lang.
 		return nil, nil, cmdutil.Silent(cmdutil.ExitFailed)
 	}
 	return prog, reg, nil
+}
+
+// LoadMocks reads the mocks file at path (relative to the working folder) for a command
+// that runs prog, and the scope its keys are checked against besides prog: the other .halo
+// files beside it (parsed only; one that does not parse adds what parses of it), nil when
+// there are none. So one mocks file beside a project's files serves halo run of any one of
+// them and halo serve or halo mcp of them all, by one rule (runtime.Config.MockScope). A
+// path "" means no mocks.
+func LoadMocks(f *cmdutil.Factory, path string, prog *lang.Program) (*runtime.Mocks, *lang.Program, error) {
+	if path == "" {
+		return nil, nil, nil
+	}
+	abs := f.Abs(path)
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--mocks: %w", err)
+	}
+	mocks, err := runtime.ParseMocks(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--mocks %s: %w", path, err)
+	}
+	return mocks, MockScope(f, filepath.Dir(abs), prog), nil
+}
+
+// MockScope parses the .halo files in dir, a mocks file's folder, that prog does not hold:
+// what the file's keys may name besides prog. It returns nil when there are none.
+func MockScope(f *cmdutil.Factory, dir string, prog *lang.Program) *lang.Program {
+	held := map[string]bool{}
+	for _, file := range prog.Files {
+		held[filepath.Clean(f.Abs(file.Name))] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var others []string
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".halo") && !held[p] {
+			others = append(others, p)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	scope, _ := lang.Load(f.Dir, others)
+	return scope
 }

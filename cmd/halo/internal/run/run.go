@@ -193,15 +193,9 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mocks *runtime.Mocks
-	if s.Mocks != "" {
-		b, err := os.ReadFile(f.Abs(s.Mocks))
-		if err != nil {
-			return nil, fmt.Errorf("--mocks: %w", err)
-		}
-		if mocks, err = runtime.ParseMocks(b); err != nil {
-			return nil, fmt.Errorf("--mocks %s: %w", s.Mocks, err)
-		}
+	mocks, scope, err := providers.LoadMocks(f, s.Mocks, prog)
+	if err != nil {
+		return nil, err
 	}
 	// Every record is committed before Save returns, so before anything is printed.
 	store, err := f.OpenRuns(runstore.SQLiteOptions{})
@@ -210,7 +204,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	}
 	s.Store = store
 	cfg := runtime.Config{
-		Tools: reg, Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockAgents: s.Mock,
+		Tools: reg, Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockScope: scope, MockAgents: s.Mock,
 		Store: store, Now: f.Now, Logger: f.Logger,
 	}
 	var ask *prompter

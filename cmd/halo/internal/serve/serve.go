@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -133,21 +132,15 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 	if !has {
 		return nil, rc, errcode.New(cmdutil.CodeNoPipeline, "%s: no pipeline to serve", strings.Join(paths, ", "))
 	}
-	var mocks *runtime.Mocks
-	if opts.Mocks != "" {
-		b, err := os.ReadFile(f.Abs(opts.Mocks))
-		if err != nil {
-			return nil, rc, fmt.Errorf("--mocks: %w", err)
-		}
-		if mocks, err = runtime.ParseMocks(b); err != nil {
-			return nil, rc, fmt.Errorf("--mocks %s: %w", opts.Mocks, err)
-		}
+	mocks, scope, err := providers.LoadMocks(f, opts.Mocks, prog)
+	if err != nil {
+		return nil, rc, err
 	}
 	file := ""
 	if len(paths) == 1 {
 		file = paths[0]
 	}
-	rc = runtime.Config{Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
+	rc = runtime.Config{Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
 	return prog, rc, nil
 }
 

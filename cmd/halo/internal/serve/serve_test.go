@@ -395,3 +395,27 @@ func TestServerCollectsLessOften(t *testing.T) {
 		}
 	}
 }
+
+// halo serve --mocks gives each run its own scripts (the second run of a scripted agent no
+// longer finds its answers used up), and takes a mocks file by halo run's rule: its keys may
+// name what the .halo files beside it declare, here b.halo, which this server does not serve.
+func TestServeMocksPerRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"a.halo": "agent A [openai/gpt-4o]\npipeline Two(x: String) -> Result:\n  x |> A.one(\"One.\") |> A.two(\"Two.\")\n",
+		"b.halo": "agent B [openai/gpt-4o]\npipeline Other(x: String) -> Result:\n  x |> B.other()\n",
+		// A one-answer script each: a second run that shared them would fail with MOCK.
+		"scripted.json": `{"A.one": ["one"], "A.two": ["two"], "B.other": "other"}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startServe(t, dir, nil, "--mocks", "scripted.json", "a.halo")
+	for i := 1; i <= 3; i++ {
+		status, m := p.do("POST", "/api/runs?wait=20s", `{"pipeline": "Two", "inputs": {"x": "a"}}`)
+		if status != 200 || m["status"] != "completed" || m["output"] != "two" {
+			t.Fatalf("run %d: %d %v", i, status, m)
+		}
+	}
+}

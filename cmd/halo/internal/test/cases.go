@@ -51,6 +51,9 @@ type Case struct {
 	Pipeline string
 	Inputs   map[string]any
 	Mocks    json.RawMessage
+	// mocksDir is the folder of the mocks file the case names, whose .halo files its keys
+	// may name too (as halo run --mocks); "" for mocks written in the case.
+	mocksDir string
 	Expect   Expect
 }
 
@@ -290,7 +293,7 @@ func parseCase(c *Case, dir string, raw json.RawMessage) []string {
 			if err != nil {
 				bad("mocks: the mocks file %s: %v", p, err)
 			}
-			c.Mocks = data
+			c.Mocks, c.mocksDir = data, filepath.Dir(abs(dir, p))
 		} else if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '{' {
 			bad("mocks: want an object of targets and answers, or the name of a mocks file")
 		}

@@ -203,8 +203,12 @@ func testRun(ctx context.Context, opts *Options) error {
 				continue
 			}
 		}
+		var scope *lang.Program
+		if c.mocksDir != "" {
+			scope = providers.MockScope(f, c.mocksDir, p.prog)
+		}
 		rt, err := runtime.New(p.prog, runtime.Config{
-			Tools: reg, Env: f.Env, Dir: filepath.Dir(c.abs), File: c.File, Mocks: mocks, MockAgents: true,
+			Tools: reg, Env: f.Env, Dir: filepath.Dir(c.abs), File: c.File, Mocks: mocks, MockScope: scope, MockAgents: true,
 			OnInterrupt: approveAll, Now: f.Now, Logger: f.Logger,
 		})
 		if err != nil {
