@@ -20,7 +20,7 @@ type anthropicProvider struct {
 func newAnthropic(cfg Config) (Provider, error) {
 	key := cfg.env("ANTHROPIC_API_KEY")
 	if key == "" {
-		return nil, configError(Anthropic, "ANTHROPIC_API_KEY is not set")
+		return nil, missingKey(Anthropic, "ANTHROPIC_API_KEY", "")
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),

@@ -2,6 +2,8 @@ package model
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -95,5 +97,23 @@ func TestCanCallTools(t *testing.T) {
 	}
 	if !CanCallTools(ProviderFunc(func(context.Context, Request) (Response, error) { return Response{}, nil })) {
 		t.Error("a provider without CanCallTools is taken as unable to call tools")
+	}
+}
+
+// TestMissingKeyNamesItsVariable: a provider opened without its API key fails with
+// MODEL_CONFIG and says which variable to set (Error.KeyEnv), for the CLI's hint.
+func TestMissingKeyNamesItsVariable(t *testing.T) {
+	for provider, env := range map[string]string{
+		OpenAI: "OPENAI_API_KEY", OpenRouter: "OPENROUTER_API_KEY", Together: "TOGETHER_API_KEY",
+		Anthropic: "ANTHROPIC_API_KEY", Gemini: "GEMINI_API_KEY", Replicate: "REPLICATE_API_TOKEN",
+	} {
+		_, err := New(provider, Config{Env: map[string]string{}})
+		var me *Error
+		if !errors.As(err, &me) || me.Code != CodeConfig || me.KeyEnv != env || !strings.Contains(me.Message, env+" ") {
+			t.Errorf("%s without a key: %#v, want KeyEnv %s", provider, err, env)
+		}
+	}
+	if _, err := New(Ollama, Config{Env: map[string]string{}}); err != nil {
+		t.Errorf("a local Ollama needs no key: %v", err)
 	}
 }

@@ -45,6 +45,9 @@ type Error struct {
 	RetryAfter time.Duration
 	// Attempts is how many requests were made before giving up.
 	Attempts int
+	// KeyEnv, when the failure is an API key that is not set (CodeConfig), names the
+	// environment variable the key is read from.
+	KeyEnv string
 	// Err is the underlying cause, if any.
 	Err error
 }
@@ -76,6 +79,17 @@ func IsRetryable(err error) bool {
 // configError reports a model that cannot be called as configured.
 func configError(provider, format string, args ...any) *Error {
 	return &Error{Code: CodeConfig, Provider: provider, Message: fmt.Sprintf(format, args...)}
+}
+
+// missingKey reports an API key that is not set: env is the variable to set, alsoEnv one
+// that is read too.
+func missingKey(provider, env, alsoEnv string) *Error {
+	e := configError(provider, "%s is not set", env)
+	if alsoEnv != "" {
+		e.Message = fmt.Sprintf("%s (or %s) is not set", env, alsoEnv)
+	}
+	e.KeyEnv = env
+	return e
 }
 
 // statusError classifies an HTTP failure status.

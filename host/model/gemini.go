@@ -29,7 +29,7 @@ func newGemini(cfg Config) (Provider, error) {
 		keyEnv, key = "GEMINI_API_KEY", cfg.env("GEMINI_API_KEY")
 	}
 	if key == "" {
-		return nil, configError(Gemini, "GEMINI_API_KEY (or GOOGLE_API_KEY) is not set")
+		return nil, missingKey(Gemini, "GEMINI_API_KEY", "GOOGLE_API_KEY")
 	}
 	base := cfg.env("GEMINI_BASE_URL")
 	if base == "" {

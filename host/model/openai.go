@@ -28,7 +28,7 @@ func newOpenAI(name string, cfg Config) (Provider, error) {
 	svc := openAICompatible[name]
 	key := cfg.env(svc.keyEnv)
 	if key == "" {
-		return nil, configError(name, "%s is not set", svc.keyEnv)
+		return nil, missingKey(name, svc.keyEnv, "")
 	}
 	oc := openai.DefaultConfig(key)
 	oc.BaseURL = strings.TrimRight(svc.url, "/")

@@ -41,7 +41,7 @@ type replicateProvider struct {
 func newReplicate(cfg Config) (Provider, error) {
 	token := cfg.env("REPLICATE_API_TOKEN")
 	if token == "" {
-		return nil, configError(Replicate, "REPLICATE_API_TOKEN is not set")
+		return nil, missingKey(Replicate, "REPLICATE_API_TOKEN", "")
 	}
 	base := strings.TrimRight(cfg.env("REPLICATE_BASE_URL"), "/")
 	if base == "" {

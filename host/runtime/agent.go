@@ -76,7 +76,9 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	} else {
 		step.inner, modelID, err = rn.r.cfg.Models(ref)
 		if err != nil {
-			return nil, err
+			// What is wrong is in the agent's declaration (its model, the key its provider
+			// needs), not at the call: the failure points there.
+			return nil, &stageError{at: a.Pos.String(), err: fmt.Errorf("agent %s's model %s: %w", agentName, ref, err)}
 		}
 	}
 

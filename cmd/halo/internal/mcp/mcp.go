@@ -207,7 +207,7 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 		}()
 	}
 	cfg := runtime.Config{
-		Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock,
+		Tools: reg, Models: providers.Models(f), Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock,
 		Store: rs, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
 	}
 	opts.Tracer.Install(&cfg)

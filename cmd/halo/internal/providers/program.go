@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/diagtext"
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/tool"
 )
@@ -100,4 +102,19 @@ func MockScope(f *cmdutil.Factory, dir string, prog *lang.Program) *lang.Program
 	}
 	scope, _ := lang.Load(f.Dir, others)
 	return scope
+}
+
+// Models opens a run's model providers as the runtime does by default (model.Open with the
+// environment), and says, when a provider's API key is not set, how to set it and that
+// --mock runs without one.
+func Models(f *cmdutil.Factory) runtime.ModelOpener {
+	return func(ref string) (model.Provider, string, error) {
+		p, id, err := model.Open(ref, model.Config{Env: f.Env, Logger: f.Logger})
+		var me *model.Error
+		if errors.As(err, &me) && me.KeyEnv != "" {
+			err = &model.Error{Code: me.Code, KeyEnv: me.KeyEnv, Err: err,
+				Message: fmt.Sprintf("%s; set it in the environment halo runs in (export %s=...), or run with --mock to answer without a model", me.Message, me.KeyEnv)}
+		}
+		return p, id, err
+	}
 }

@@ -204,7 +204,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 	}
 	s.Store = store
 	cfg := runtime.Config{
-		Tools: reg, Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockScope: scope, MockAgents: s.Mock,
+		Tools: reg, Models: providers.Models(f), Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockScope: scope, MockAgents: s.Mock,
 		Store: store, Now: f.Now, Logger: f.Logger,
 	}
 	var ask *prompter

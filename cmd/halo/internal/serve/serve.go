@@ -140,7 +140,7 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 	if len(paths) == 1 {
 		file = paths[0]
 	}
-	rc = runtime.Config{Tools: reg, Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
+	rc = runtime.Config{Tools: reg, Models: providers.Models(f), Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock, Now: f.Now, Logger: f.Logger}
 	return prog, rc, nil
 }
 
