@@ -20,6 +20,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/run"
 	"halolang.dev/halo/cmd/halo/internal/tracing"
 	"halolang.dev/halo/cmd/halo/internal/version"
 	"halolang.dev/halo/host/lang"
@@ -226,7 +227,12 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 			if waitingFor == "approval" {
 				payload = "approve"
 			}
-			return fmt.Sprintf("Continue it in %s with: halo resume %s %s --payload %s", f.Dir, shellQuote(target), runID, payload)
+			hint := fmt.Sprintf("Continue it in %s with: halo resume %s %s --payload %s", f.Dir, shellQuote(target), runID, payload)
+			if run.ServeHolds(f.Dir) {
+				// halo resume is refused beside it, and it does not take up this run.
+				hint += ", once the halo serve that serves that folder's runs has stopped (halo resume is refused beside it)"
+			}
+			return hint
 		},
 	})
 	if err != nil {

@@ -57,7 +57,8 @@ another channel is refused. A payload that parses as JSON is used as JSON; anyth
 is text. The run record is read from and written back to .halo/runs; a run that cannot
 be resumed (unknown, unreadable, finished, waiting on another channel) is a RUN_RECORD
 error and its record is left as it was. While a halo serve keeps this folder's runs,
-halo resume is refused (STORE_BUSY): answer the run through the server. Later approvals are
+halo resume is refused (STORE_BUSY): answer a run the server started through it; one that
+halo run or halo mcp paused meanwhile is resumed once the server stops. Later approvals are
 asked at the terminal as in halo run (--auto-approve approves them).
 
 Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused again.`,
@@ -89,7 +90,7 @@ func resumeRun(ctx context.Context, opts *Options) error {
 	// A halo serve that has this folder's runs continues them itself: a resume beside it
 	// could continue a run it continues too.
 	if busy, _ := runstore.FolderInUse(filepath.Join(opts.F.Dir, ".halo", "runs")); busy {
-		return Refused(opts.F, opts.RunID, opts.JSON, runstore.Errorf(runstore.CodeBusy, "a halo serve is serving this folder's runs: answer run %s through it (POST /api/runs/%s/signal, or its approval link)", opts.RunID, opts.RunID))
+		return Refused(opts.F, opts.RunID, opts.JSON, runstore.Errorf(runstore.CodeBusy, "a halo serve is serving this folder's runs: answer run %s through it if it started the run (POST /api/runs/%s/signal, or its approval link); a run halo run or halo mcp paused while it serves waits for halo resume until the server stops", opts.RunID, opts.RunID))
 	}
 	tr, err := opts.Otel.Open(ctx, opts.F)
 	if err != nil {

@@ -267,6 +267,15 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 // spinnerEvery is how often the progress line is redrawn.
 const spinnerEvery = 100 * time.Millisecond
 
+// ServeHolds reports whether a halo serve holds the runs of the project in dir
+// (.halo/runs), where halo resume is refused (STORE_BUSY) until it stops: what a paused run's
+// hint must say, since the server does not take up a run another command paused while it
+// serves.
+func ServeHolds(dir string) bool {
+	busy, _ := runstore.FolderInUse(filepath.Join(dir, ".halo", "runs"))
+	return busy
+}
+
 // Output is the --json shape of a run.
 type Output struct {
 	Status runtime.Status     `json:"status"`
@@ -297,19 +306,21 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 		return nil
 	case runtime.Paused:
 		p := res.Meta.Paused
-		if p != nil && p.WaitingFor == runtime.ChannelApproval {
+		switch {
+		case p != nil && p.WaitingFor == runtime.ChannelApproval:
 			fmt.Fprintf(errOut, "paused: run %s waits for approval: %s\ncontinue it with: halo resume %s %s --payload approve\n(or decline it, saying why: --payload 'no, <why>')\n", res.RunID, textOf(p.Question), file, res.RunID)
-			return cmdutil.Silent(cmdutil.ExitPaused)
-		}
-		if p != nil && p.WaitingFor != runtime.ChannelYield {
+		case p != nil && p.WaitingFor != runtime.ChannelYield:
 			fmt.Fprintf(errOut, "paused: run %s waits for a signal on channel %s\ncontinue it with: halo resume %s %s --channel %s --payload <payload>\n", res.RunID, p.WaitingFor, file, res.RunID, p.WaitingFor)
-			return cmdutil.Silent(cmdutil.ExitPaused)
+		default:
+			q := ""
+			if p != nil {
+				q = textOf(p.Question)
+			}
+			fmt.Fprintf(errOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
 		}
-		q := ""
-		if p != nil {
-			q = textOf(p.Question)
+		if ServeHolds(f.Dir) {
+			fmt.Fprintln(errOut, "(a halo serve is serving this folder's runs, and halo resume is refused beside it: stop the server first)")
 		}
-		fmt.Fprintf(errOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
 		return cmdutil.Silent(cmdutil.ExitPaused)
 	default:
 		if res.Error != nil {

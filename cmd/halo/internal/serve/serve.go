@@ -19,6 +19,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/providers"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/cmd/halo/internal/tracing"
 	"halolang.dev/halo/cmd/halo/internal/version"
 	"halolang.dev/halo/errcode"
@@ -162,6 +163,31 @@ func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore
 	return nil, "", cmdutil.FlagError("--store %q: want a postgres:// URL, or nothing for .halo/runs", redactURL(opts.Store))
 }
 
+// studioURL is where a person opens Studio: publicUrl when halo.json sets it, else the
+// address the server listens on (localhost for every address of the machine).
+func studioURL(listening, publicURL string) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/") + "/"
+	}
+	host, port, _ := net.SplitHostPort(listening)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// printStudio says at start where Studio is and, with a token, how to sign in; the token
+// itself is never printed. publicUrl comes from halo.json, a file of the repository: written
+// through termsafe.
+func printStudio(f *cmdutil.Factory, url string, withToken bool) {
+	w := termsafe.Writer(f.IO.ErrOut)
+	if !withToken {
+		fmt.Fprintf(w, "Studio: %s\n", url)
+		return
+	}
+	fmt.Fprintf(w, "Studio: %s (sign in once: open %s?token=<HALO_SERVE_TOKEN>, or give the token in its sign-in form)\n", url, url)
+}
+
 // withCode adds an error's stable code to its message, as halo prints errors.
 func withCode(err error) error {
 	if c := errcode.Code(err); c != "" && !strings.HasSuffix(err.Error(), "]") {
@@ -237,6 +263,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 	host, _, _ := net.SplitHostPort(actual)
 	loopback := net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback()
 	log.Info("listening", "url", "http://"+actual, "pipelines", len(srv.Runtime().Pipelines()), "store", where)
+	printStudio(f, studioURL(actual, pcfg.PublicURL), token != "")
 	switch {
 	case token == "" && loopback:
 		log.Warn("no HALO_SERVE_TOKEN: only programs on this machine can reach the server, and every one of them can run the pipelines")

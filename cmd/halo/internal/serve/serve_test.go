@@ -419,3 +419,72 @@ func TestServeMocksPerRun(t *testing.T) {
 		}
 	}
 }
+
+// A run halo run or halo mcp pauses beside a halo serve of the same folder: the server does
+// not take it up (it answers 404), halo resume is refused beside it, and the hint each prints
+// says so; once the server stops, halo resume as the hint says continues it.
+func TestPausedBesideServe(t *testing.T) {
+	dir := project(t)
+	p := startServe(t, dir, nil)
+	halo, _ := exec.LookPath("halo")
+	command := func(args ...string) (string, error) {
+		c := exec.Command(halo, args...)
+		c.Dir = dir
+		c.Env = append(os.Environ(), "NO_COLOR=1")
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	out, err := command("run", "flows.halo", "Ask", "-i", "x=a", "--mocks", "mocks.json")
+	m := regexp.MustCompile(`paused: run ([0-9a-f]+) waits`).FindStringSubmatch(out)
+	if err == nil || m == nil || !strings.Contains(out, "(a halo serve is serving this folder's runs, and halo resume is refused beside it: stop the server first)") {
+		t.Fatalf("halo run beside halo serve: %v\n%s", err, out)
+	}
+	fromRun := m[1]
+
+	// halo mcp over stdio, in the same folder; its stdin stays open until the call answers
+	// (its end would cancel the call).
+	mcpCmd := exec.Command(halo, "mcp", "--mocks", "mocks.json", "flows.halo")
+	mcpCmd.Dir = dir
+	in, _ := mcpCmd.StdinPipe()
+	stdout, _ := mcpCmd.StdoutPipe()
+	if err := mcpCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Ask","arguments":{"x":"b"}}}
+`)
+	var mcpOut []byte
+	for sc := bufio.NewScanner(stdout); sc.Scan(); {
+		if line := sc.Bytes(); bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":2,`)) {
+			mcpOut = append([]byte(nil), line...)
+			break
+		}
+	}
+	in.Close()
+	if err := mcpCmd.Wait(); err != nil {
+		t.Fatalf("halo mcp: %v", err)
+	}
+	m = regexp.MustCompile(`run id ([0-9a-f]+)`).FindStringSubmatch(string(mcpOut))
+	want := "Continue it in " + dir + " with: halo resume flows.halo "
+	if m == nil || !strings.Contains(string(mcpOut), want) || !strings.Contains(string(mcpOut), "once the halo serve that serves that folder's runs has stopped (halo resume is refused beside it)") {
+		t.Fatalf("halo mcp's pause beside halo serve:\n%s", mcpOut)
+	}
+	fromMCP := m[1]
+
+	for _, id := range []string{fromRun, fromMCP} {
+		if status, got := p.do("POST", "/api/runs/"+id+"/signal", `{"channel": "yield", "payload": "yes"}`); status != 404 {
+			t.Errorf("the server answered run %s it does not hold: %d %v", id, status, got)
+		}
+		if out, err := command("resume", "flows.halo", id, "--payload", "yes", "--mocks", "mocks.json"); err == nil || !strings.Contains(out, "[STORE_BUSY]") {
+			t.Errorf("halo resume beside halo serve: %v\n%s", err, out)
+		}
+	}
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	<-p.done
+	for _, id := range []string{fromRun, fromMCP} {
+		if out, err := command("resume", "flows.halo", id, "--payload", "yes", "--mocks", "mocks.json", "--json"); err != nil || !strings.Contains(out, `"status": "completed"`) {
+			t.Errorf("halo resume %s once the server stopped: %v\n%s", id, err, out)
+		}
+	}
+}

@@ -44,4 +44,14 @@ func TestServeStudio(t *testing.T) {
 	if !strings.Contains(p.stderr(), "request: method=GET path=/ status=200") {
 		t.Errorf("Studio's requests are not logged:\n%s", p.stderr())
 	}
+	// At start, halo serve said where Studio is and how to sign in, without the token.
+	want := "Studio: " + p.url + "/ (sign in once: open " + p.url + "/?token=<HALO_SERVE_TOKEN>, or give the token in its sign-in form)\n"
+	if log := p.stderr(); !strings.Contains(log, want) || strings.Contains(log, "studio-token-0123456789") {
+		t.Errorf("the start's Studio line (want %q):\n%s", want, log)
+	}
+	// Without a token, the address alone.
+	q := startServe(t, project(t), nil)
+	if !strings.Contains(q.stderr(), "Studio: "+q.url+"/\n") {
+		t.Errorf("Studio's address without a token:\n%s", q.stderr())
+	}
 }
