@@ -170,21 +170,106 @@ func decodeArgs(args json.RawMessage, p any, ps params) error {
 	var unknown []string
 	for _, name := range keys {
 		if !ps.known[name] {
-			unknown = append(unknown, strconv.Quote(name))
+			unknown = append(unknown, name)
 		}
+	}
+	if len(unknown) > 0 {
+		// Before the missing ones: a misspelt argument is what the caller got wrong.
+		return unknownArgs(ps, unknown)
 	}
 	if err := missingArgs(ps, keys); err != nil {
 		return err
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		unknown = slices.Compact(unknown)
-		return fmt.Errorf("unknown argument %s", strings.Join(unknown, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("bad arguments: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
+}
+
+// unknownArgs reports the arguments a method does not take, each with the parameter it is
+// nearest to: "unknown argument nam; did you mean name?".
+func unknownArgs(ps params, unknown []string) error {
+	sort.Strings(unknown)
+	unknown = slices.Compact(unknown)
+	known := make([]string, 0, len(ps.known))
+	for k := range ps.known {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	names := make([]string, len(unknown))
+	var hints []string
+	for i, u := range unknown {
+		names[i] = argName(u)
+		if near := nearestParam(u, known); near != "" {
+			hints = append(hints, near+" for "+names[i])
+		}
+	}
+	msg := "unknown argument " + names[0]
+	if len(names) > 1 {
+		msg = "unknown arguments " + strings.Join(names, ", ")
+	}
+	switch {
+	case len(hints) == 1 && len(names) == 1:
+		msg += "; did you mean " + strings.TrimSuffix(hints[0], " for "+names[0]) + "?"
+	case len(hints) > 0:
+		msg += "; did you mean " + strings.Join(hints, ", ") + "?"
+	}
+	return errors.New(msg)
+}
+
+// argName shows an argument's name as it is when it is a plain name, else quoted (it is
+// whatever the caller sent).
+func argName(s string) string {
+	if s == "" || len(s) > 64 {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// nearestParam returns the parameter closest to name by edit distance (at most a third of
+// its length, or one edit), or "".
+func nearestParam(name string, known []string) string {
+	if len(name) > 64 {
+		return ""
+	}
+	best, bestD := "", max(1, len(name)/3)+1
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance counts the edits from a to b, in bytes: insertions, deletions, substitutions
+// and swaps of two neighbours ("nmae" is one edit from "name").
+func editDistance(a, b string) int {
+	before := make([]int, len(b)+1) // the row before prev, for swaps
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
+		}
+		before, prev, cur = prev, cur, before
+	}
+	return prev[len(b)]
 }
 
 // missingArgs reports the required parameters that keys lacks.

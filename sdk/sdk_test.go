@@ -75,7 +75,13 @@ func TestArgumentsAreChecked(t *testing.T) {
 	}{
 		{map[string]any{}, "missing required argument text"},
 		{map[string]any{"text": 3}, "cannot unmarshal number"},
-		{map[string]any{"text": "a", "loud": true}, `unknown argument "loud"`},
+		{map[string]any{"text": "a", "loud": true}, `unknown argument loud`},
+		// A misspelt argument is named as unknown, with the nearest one, rather than
+		// reported as the required argument it missed.
+		{map[string]any{"txt": "a"}, "unknown argument txt; did you mean text?"},
+		{map[string]any{"text": "a", "tims": 2}, "unknown argument tims; did you mean times?"},
+		{map[string]any{"txt": "a", "tiems": 2}, "unknown arguments tiems, txt; did you mean times for tiems, text for txt?"},
+		{map[string]any{"text": "a", "x\ny": 1}, `unknown argument "x\ny"`},
 		{[]int{1}, "must be a JSON object"},
 	} {
 		out := loud.Call("shout", tt.args)
