@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
 	"halolang.dev/halo/cmd/halo/internal/providers"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
@@ -39,6 +40,11 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add SPEC",
 		Short: "Install a tool package and pin it in halo.lock",
+		Example: `  halo add stripe
+  halo add stripe@1.0.0 --json
+  halo add world-time --trust
+  halo add ./my-tool
+  halo add acme --registry https://tools.example.com/index.json --accept-key 1A2B3C4D5E6F7081`,
 		Long: `Install a tool package into .halo/tools/<name>/ and pin its version and sha256 in halo.lock.
 SPEC is a registry package (stripe, stripe@1.0.0), a package folder (./my-tool), a packed
 file (my-tool-1.0.0.halotool) or an https:// URL of one (plain http:// only on localhost).
@@ -48,7 +54,8 @@ default ~/.config/halo/trust.json), never in the project. A folder or file outsi
 project is recorded by its absolute path, with a warning: halo install elsewhere needs the
 same path (copy it under the project, e.g. vendor/, and add it from there). Nothing changes
 on disk when anything fails.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: complete.RegistryPackages(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec, opts.ctx = args[0], cmd.Context()
 			if runF != nil {

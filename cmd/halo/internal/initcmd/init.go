@@ -39,6 +39,9 @@ func NewCmdInit(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init [folder]",
 		Short: "Create a new Halo project",
+		Example: `  halo init
+  halo init hello
+  halo init hello --name greeter --json`,
 		Long: `Create halo.json, a .gitignore with .halo/, hello.halo (an example pipeline that
 validates) and hello.test.json (a test case for it that halo test runs) in the folder
 (default: the current one; it is created if missing). Nothing is overwritten: if any of the

@@ -33,6 +33,9 @@ func NewCmdInstall(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	cmd := &cobra.Command{
 		Use:   "install",
 		Short: "Install every package halo.lock pins",
+		Example: `  halo install
+  halo install --trust
+  halo install --accept-key 1A2B3C4D5E6F7081 --json`,
 		Long: `Make .halo/tools match halo.lock: every package at its pinned version and sha256, fetched
 again from its source when the installed copy is missing or differs, unpacked afresh when
 its files were edited. Folders of packages no longer in the lock are deleted, but only when

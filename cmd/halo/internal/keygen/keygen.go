@@ -34,6 +34,9 @@ func NewCmdKeygen(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "keygen [PATH]",
 		Short: "Make a key pair for signing packages",
+		Example: `  halo keygen
+  halo keygen acme
+  halo keygen acme --no-password --json`,
 		Long: `Make a publisher key pair in minisign's format: PATH.key (the secret half, for
 halo publish --sign) and PATH.pub (the public half, to give to users). PATH defaults to
 "publisher". The secret key is encrypted with the password in $HALO_SIGN_PASSWORD, or left

@@ -39,6 +39,9 @@ func NewCmdLock(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lock [--update NAME]...",
 		Short: "Pin the tools of the project's MCP servers in halo.lock",
+		Example: `  halo lock
+  halo lock --update Git
+  halo lock --json`,
 		Long: `Start (or connect to) the server of every MCP tool declared in the .halo files of this
 folder, and pin each of its tools in halo.lock: a sha256 of its name, description, input
 schema and annotations, with the definition itself. halo tools and halo run pin a

@@ -59,6 +59,10 @@ func NewCmdMCP(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 	cmd := &cobra.Command{
 		Use:   "mcp [FILE|FOLDER]...",
 		Short: "Serve pipelines as MCP tools on stdin and stdout",
+		Example: `  halo mcp
+  halo mcp flows.halo --mocks mocks.json
+  halo mcp --dir /path/to/project flows/
+  claude mcp add halo -- halo mcp /path/to/flows.halo`,
 		Long: `Serve every pipeline of the files as an MCP tool, speaking the Model Context Protocol
 on stdin and stdout, for Claude Desktop, Claude Code, Cursor and other MCP clients. The
 default is the .halo files of the current folder. Every file must validate; the

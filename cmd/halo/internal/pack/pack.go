@@ -34,6 +34,9 @@ func NewCmdPack(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pack DIR",
 		Short: "Pack a tool package folder into a .halotool file",
+		Example: `  halo pack ./my-tool
+  halo pack ./my-tool --out dist --json
+  halo pack ./my-module --platform linux/amd64 --platform darwin/arm64`,
 		Long: `Check DIR's halo-tool.json (every problem is listed, with its JSON path) and write
 <name>-<version>.halotool: the manifest, a module's plugin executables, and the files and
 folders the manifest's "files" names (a README, an mcp server's script), nothing else of the

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/providers"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/host/lang"
@@ -38,6 +39,9 @@ func NewCmdPlan(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan FILE [PIPELINE]",
 		Short: "Show a pipeline's worst-case model requests, tokens and cost, and its tools",
+		Example: `  halo plan fix.halo
+  halo plan fix.halo Fix --items 20 --value-tokens 500
+  halo plan fix.halo --json`,
 		Long: `Validate FILE as halo run does, then print, for PIPELINE (every pipeline of the file
 when none is named), what a run can cost at most, without running anything or starting
 any server or plugin: per stage, its agent calls with their models and prices, the most
@@ -49,7 +53,8 @@ A |* each is counted for one item unless --items says how many; each value a pro
 at run time (an input, an earlier result) is counted at --value-tokens tokens. A model the
 price table does not list, or whose replies nothing caps, makes the cost unknown: it is
 never counted as free.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: complete.FilePipeline(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if len(args) == 2 {

@@ -32,6 +32,8 @@ func NewCmdPlugin(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
 		Short: "Write Go tool providers (plugins) for Halo",
+		Example: `  halo plugin init hello-tool
+  halo plugin init acme-orders --module github.com/acme/halo-orders`,
 		Long: `Commands for plugin authors. A plugin is a Go program built with the Halo SDK
 (halolang.dev/halo/sdk) and shipped in a module tool package; docs/plugins.md is the
 guide.`,

@@ -34,6 +34,8 @@ func NewCmdPublish(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	cmd := &cobra.Command{
 		Use:   "publish FILE --registry PATH",
 		Short: "Add a packed package to a registry index on disk",
+		Example: `  halo publish dist/acme-1.0.0.halotool --registry ./site/index.json
+  halo publish dist/acme-1.0.0.halotool --registry ./site --sign acme.key --json`,
 		Long: `Copy FILE to packages/<name>-<version>.halotool beside the registry's index.json and
 record its sha256, providers, permissions and the time. A version already published is
 refused; latest moves to the new version unless it is older. The index is created when it

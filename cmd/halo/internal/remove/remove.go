@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 )
@@ -26,11 +27,14 @@ func NewCmdRemove(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "remove NAME",
 		Short: "Uninstall a tool package and drop it from halo.lock",
+		Example: `  halo remove stripe
+  halo remove world-time --json`,
 		Long: `Uninstall the package NAME: remove its folder in .halo/tools, its entry in halo.lock,
 and your trust in it for this project folder. A name halo.lock does not list is
 PACKAGE_NOT_FOUND; a folder in .halo/tools that does not hold the package Halo installed is
 left alone (PACKAGE_CONFLICT). Nothing changes on disk when anything fails.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: complete.InstalledPackages(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if runF != nil {

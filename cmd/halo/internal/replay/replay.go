@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/resume"
 	"halolang.dev/halo/cmd/halo/internal/run"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
@@ -34,6 +35,8 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error
 	cmd := &cobra.Command{
 		Use:   "replay FILE RUNID",
 		Short: "Run a recorded run again from its record",
+		Example: `  halo replay fix.halo 3f9c0a7be41d2268
+  halo replay fix.halo 3f9c0a7be41d2268 --json --events replay.jsonl`,
 		Long: `Run the pipeline of run RUNID (saved in .halo/runs) again with its inputs, as FILE
 declares it now, answering every model request, tool call, approval and |! yield or
 ~> listen from what the run recorded, in the order it happened. No model is asked, no tool
@@ -48,7 +51,8 @@ recording, of a pipeline FILE no longer declares) is a RUN_RECORD error.
 Prints the output as halo run does (--json: { status, output, runId, meta }).
 Exit status: 0 completed, 1 failed (REPLAY_DIVERGED included) or not replayable, 2 bad
 usage, 3 stopped where the recorded run waits for an answer.`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: complete.FileRun(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File, opts.RunID = args[0], args[1]
 			if runF != nil {

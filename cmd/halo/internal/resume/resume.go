@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/run"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/cmd/halo/internal/tracing"
@@ -46,6 +47,9 @@ func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *Options) error
 	cmd := &cobra.Command{
 		Use:   "resume FILE RUNID [--channel NAME] --payload ANSWER",
 		Short: "Continue a paused run",
+		Example: `  halo resume tidy.halo 3f9c0a7be41d2268 --payload approve
+  halo resume tidy.halo last --payload 'no, write to drafts/ instead'
+  halo resume orders.halo 3f9c0a7be41d2268 --channel orders --payload '{"id": 42}'`,
 		Long: `Continue run RUNID of FILE, paused at a |! yield, a ~> listen or a tool call
 waiting for approval, from where it stopped: the payload becomes the stage's value, or
 answers the approval (approve, y, yes, ok, true, {"approved": true} approve; anything else
@@ -62,7 +66,8 @@ halo run or halo mcp paused meanwhile is resumed once the server stops. Later ap
 asked at the terminal as in halo run (--auto-approve approves them).
 
 Exit status: 0 completed, 1 failed (or not resumable), 2 bad usage, 3 paused again.`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: complete.FileRun(f, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File, opts.RunID = args[0], args[1]
 			if !cmd.Flags().Changed("payload") {

@@ -113,6 +113,7 @@ func markUsage(root *cobra.Command) {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageError(err) })
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	builtinExamples(root)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch {
@@ -121,7 +122,9 @@ func markUsage(root *cobra.Command) {
 			c.Args = func(cmd *cobra.Command, a []string) error { return cmdutil.UsageError(args(cmd, a)) }
 		case c.HasSubCommands():
 			// cobra's own check (legacyArgs) names an unknown subcommand; it runs only while
-			// Args is nil, so it is done here instead.
+			// Args is nil, so it is done here instead. SuggestionsFor reads the distance as it
+			// is (only cobra's own check sets its default of 2).
+			c.SuggestionsMinimumDistance = 2
 			c.Args = func(cmd *cobra.Command, a []string) error {
 				if len(a) > 0 {
 					return cmdutil.FlagError("unknown command %q for %q%s", a[0], cmd.CommandPath(), suggestions(cmd, a[0]))
@@ -140,21 +143,29 @@ func markUsage(root *cobra.Command) {
 	walk(root)
 }
 
-// suggestions is cobra's "Did you mean this?" text for an unknown subcommand.
+// suggestions says which subcommands an unknown one may have meant: "; did you mean run?".
 func suggestions(cmd *cobra.Command, arg string) string {
 	s := cmd.SuggestionsFor(arg)
-	if len(s) == 0 {
+	switch len(s) {
+	case 0:
 		return ""
+	case 1:
+		return "; did you mean " + s[0] + "?"
 	}
-	return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	return "; did you mean " + strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1] + "?"
 }
 
 // NewCmdRoot builds the command tree.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	var logLevel string
 	cmd := &cobra.Command{
-		Use:           "halo",
-		Short:         "Validate, run and serve Halo AI pipelines",
+		Use:   "halo",
+		Short: "Validate, run and serve Halo AI pipelines",
+		Example: `  halo init hello
+  halo validate hello
+  halo run hello/hello.halo --mock
+  halo test hello
+  halo serve hello`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

@@ -38,6 +38,25 @@ func TestLogAndErrorsAreCleaned(t *testing.T) {
 	}
 }
 
+// A mistyped command is answered with the commands it may have meant.
+func TestDidYouMean(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rnu"}, `halo: unknown command "rnu" for "halo"; did you mean run?`},
+		{[]string{"sreve"}, `halo: unknown command "sreve" for "halo"; did you mean serve?`},
+		{[]string{"valdate"}, `halo: unknown command "valdate" for "halo"; did you mean validate?`},
+		{[]string{"plugin", "inti"}, `halo: unknown command "inti" for "halo plugin"; did you mean init?`},
+		{[]string{"nosuch"}, "halo: unknown command \"nosuch\" for \"halo\"\n"},
+	} {
+		f, _, errOut := testFactory(t)
+		if got := Main(tt.args, f); got != cmdutil.ExitUsage || !strings.HasPrefix(errOut.String(), tt.want) {
+			t.Errorf("halo %s: status %d, stderr %q; want %q", strings.Join(tt.args, " "), got, errOut, tt.want)
+		}
+	}
+}
+
 func testFactory(t *testing.T) (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
 	return &cmdutil.Factory{

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/providers"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/cmd/halo/internal/tracing"
@@ -57,6 +58,10 @@ func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 	cmd := &cobra.Command{
 		Use:   "run FILE [PIPELINE]",
 		Short: "Run a pipeline",
+		Example: `  halo run hello.halo --input name=Ada
+  halo run flows.halo Fix --input-json '{"task": "fix the date parser"}' --events events.jsonl
+  halo run hello.halo --mock --json
+  halo run flows.halo Tidy --mocks mocks.json --auto-approve`,
 		Long: `Validate FILE, then run PIPELINE (which may be left out when the file declares one
 pipeline) with the inputs given, and print its output. With --json, print
 { status, output, runId, meta } instead.
@@ -72,7 +77,8 @@ reads. Without a terminal the run pauses and says how to answer with halo resume
 
 Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
 3 paused at a |! yield, a ~> listen or an approval (continue it with halo resume).`,
-		Args: cobra.RangeArgs(1, 2),
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: complete.FilePipeline(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if len(args) == 2 {

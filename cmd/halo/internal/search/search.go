@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/pkgmgr"
@@ -32,12 +33,16 @@ func NewCmdSearch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "search [term]",
 		Short: "List the registry's tool packages, with what each can reach",
+		Example: `  halo search
+  halo search issues
+  halo search acme --registry https://tools.example.com/index.json --json`,
 		Long: `List the packages of the registry whose name, description or publisher contain the term
 (all of them without one), with every version's providers and permissions: the hosts it
 sends requests to, the variables it reads, the programs it starts, and whether it runs its
 own code. The registry is --registry, else HALO_REGISTRY, else "registry" in halo.json,
 else the one that ships with Halo.`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: complete.RegistryPackages(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ctx = cmd.Context()
 			if len(args) == 1 {

@@ -64,6 +64,9 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	cmd := &cobra.Command{
 		Use:   "serve [FILE|FOLDER]...",
 		Short: "Serve pipelines over HTTP: an API, approval links, metrics and /mcp",
+		Example: `  HALO_SERVE_TOKEN=$(openssl rand -hex 24) halo serve flows.halo
+  halo serve --addr 127.0.0.1:9000 --mocks mocks.json
+  halo serve --store postgres://halo@db.example.com/halo --grace 1m`,
 		Long: `Serve every pipeline of the files (the default is the .halo files of the current
 folder) over HTTP: start, list, watch, signal and cancel runs through the API under /api,
 answer paused runs through signed approval links, read metrics at /metrics, and call the

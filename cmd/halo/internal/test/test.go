@@ -51,6 +51,10 @@ func NewCmdTest(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 	cmd := &cobra.Command{
 		Use:   "test [file or folder ...]",
 		Short: "Run the test cases written beside the pipelines",
+		Example: `  halo test
+  halo test flows/ --run clerk
+  halo test greet.test.json --update
+  halo test --json --parallel 4`,
 		Long: `Run the test cases in the files named (a folder means every *.test.json in it and its
 subfolders; the default is the current folder). A case file holds one case, or a list of
 them: {"name", "pipeline", "inputs", "mocks", "expect"}, where expect may give the run's

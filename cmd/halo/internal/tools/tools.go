@@ -64,6 +64,8 @@ func NewCmdTools(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List the tool providers this project can use, with their methods and effects",
+		Example: `  halo tools
+  halo tools --json`,
 		Long: `List every tool provider this project can declare (built-in, MCP, installed packages)
 with each method's parameters and its effect: read, write or external. MCP tools declared in
 this folder's .halo files are started (with a time limit) to list their methods.

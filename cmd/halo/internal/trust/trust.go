@@ -29,13 +29,19 @@ func NewCmdTrust(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trust",
 		Short: "Manage what you trust: publisher keys",
+		Example: `  halo trust key list
+  halo trust key add "Acme Inc." acme.pub
+  halo trust key remove "Acme Inc." 1A2B3C4D5E6F7081`,
 		Long: `Manage the publisher keys you trust to sign packages. They are kept in your own trust
 file ($XDG_CONFIG_HOME/halo/trust.json, by default ~/.config/halo/trust.json), never in a
 project. halo add shows the first key it sees for a publisher and installs only once you
 accept it (--accept-key); from then on that publisher's packages must be signed by a key
 you trust.`,
 	}
-	key := &cobra.Command{Use: "key", Short: "Add, list or remove trusted publisher keys"}
+	key := &cobra.Command{Use: "key", Short: "Add, list or remove trusted publisher keys",
+		Example: `  halo trust key list
+  halo trust key add "Acme Inc." acme.pub
+  halo trust key remove "Acme Inc." 1A2B3C4D5E6F7081`}
 	cmd.AddCommand(key)
 	key.AddCommand(NewCmdAdd(f, nil), NewCmdList(f, nil), NewCmdRemove(f, nil))
 	return cmd
@@ -47,6 +53,8 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add PUBLISHER KEY",
 		Short: "Trust a key to sign a publisher's packages",
+		Example: `  halo trust key add "Acme Inc." acme.pub
+  halo trust key add "Acme Inc." RWTWi/C7XM2SSKUvL4CAr2f1WICrFYdGX24jFyPyFcp4i04/1cdla3PN --json`,
 		Long: `Trust KEY (a minisign public key, "RW...", or a .pub file from halo keygen) to sign the
 packages whose halo-tool.json names PUBLISHER. Check the key with the publisher first.`,
 		Args: cobra.ExactArgs(2),
@@ -68,7 +76,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the publisher keys you trust",
-		Args:  cobra.NoArgs,
+		Example: `  halo trust key list
+  halo trust key list --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -86,6 +96,8 @@ func NewCmdRemove(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "remove PUBLISHER [KEYID]",
 		Short: "Stop trusting a publisher's key (every key of it without KEYID)",
+		Example: `  halo trust key remove "Acme Inc." 1A2B3C4D5E6F7081
+  halo trust key remove "Acme Inc." --json`,
 		Long: `Stop trusting a publisher's key, or all of its keys without KEYID. Packages signed with
 it are then refused by halo add and halo install until a key is accepted again. With the
 publisher's last key gone, the packages you installed signed by it are forgotten too, so

@@ -41,6 +41,9 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "validate [file or folder ...]",
 		Short: "Check .halo files and report every problem",
+		Example: `  halo validate
+  halo validate flows/ hello.halo
+  halo validate --json`,
 		Long: `Parse and check the .halo files named (a folder means its .halo files; the default is
 the current folder) as one program. Every problem is printed: at a terminal with the
 source line, the span underlined and a help line (in colour unless NO_COLOR is set),
