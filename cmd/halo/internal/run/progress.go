@@ -13,24 +13,50 @@ import (
 	"halolang.dev/halo/host/runtime"
 )
 
-// A spinner shows, on one line of a terminal, the tool calls of a run that report progress
-// while they run: a turning wheel, the call, and the tool's last message and count. The line
-// is redrawn in place a few times a second and erased when no such call runs any more, so it
-// never stays behind in what the run prints.
+// A spinner is the live status line halo run shows on a terminal (stderr) while a run goes
+// on: a turning wheel, the stage that runs (its number and what it calls), the step its agent
+// is at, what it waits on (the tool that runs, its progress message and count when the tool
+// reports one, or the model) and for how long. It is redrawn in place a few times a second
+// and erased when the run ends (and while a question is asked), so it never stays behind in
+// what the run prints.
+//
+// It learns what runs from the run's marks (a stage begins and ends) and events: an llm event
+// ends one model request, with the tool calls it asked for, which the loop then runs in order,
+// an agent_tool event ending each; so the call that runs, and since when, is known without
+// the runtime saying when a call starts.
 type spinner struct {
 	w     io.Writer
 	every time.Duration
+	now   func() time.Time
 
 	mu     sync.Mutex
-	calls  map[string]*runningCall // by target, stage and each item
+	calls  map[string]*runningCall // calls that report progress, by target, stage and item
 	order  []string                // keys in the order the calls first reported
 	frame  int
 	drawn  bool // the line holds a drawing
 	closed bool
 	held   int // questions being asked on the terminal: the line is not drawn
 
+	pipeline string    // the run's pipeline, until a stage begins
+	since    time.Time // when the run, or the stage, began
+	stage    *stageLine
+	// agent and step are the agent of the last model request and its step; pending are the
+	// calls that request asked for, next the one that runs (len(pending): the model is asked
+	// again); doing is what runs now ("Tests.run", "model"), since when it began.
+	agent   string
+	step    int
+	pending []string
+	next    int
+	doing   string
+	started time.Time
+
 	stop chan struct{}
 	done chan struct{}
+}
+
+type stageLine struct {
+	index  int
+	target string
 }
 
 type runningCall struct {
@@ -47,14 +73,31 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 const maxSpinnerMessage = 60
 
 func newSpinner(w io.Writer, every time.Duration) *spinner {
-	s := &spinner{w: w, every: every, calls: map[string]*runningCall{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &spinner{w: w, every: every, now: time.Now, calls: map[string]*runningCall{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	return s
 }
 
-// event takes each event of the run: progress starts or updates a call's line, the call's
-// own tool event (it ended) removes it, and the run's end erases the line at once, so the
-// result is printed on a clean one. Otherwise the drawing goroutine writes.
+// mark takes the run's marks: the run and each stage of its pipeline beginning and ending.
+func (s *spinner) mark(m runtime.Mark) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case m.Kind == "run" && !m.End:
+		s.pipeline, s.since = m.Pipeline, s.now()
+	case m.Kind == "stage" && !m.End:
+		s.stage = &stageLine{index: m.Index, target: m.Target}
+		s.since = s.now()
+		s.agent, s.step, s.pending, s.next, s.doing = "", 0, nil, 0, ""
+	case m.Kind == "stage":
+		s.stage, s.doing, s.pending, s.since = nil, "", nil, s.now()
+	}
+}
+
+// event takes each event of the run: an llm event says which calls its model asked for, an
+// agent_tool event that one of them ended; progress starts or updates a call's progress, the
+// call's own tool event (it ended) removes it; and the run's end erases the line at once, so
+// the result is printed on a clean one. Otherwise the drawing goroutine writes.
 func (s *spinner) event(e runtime.Event) {
 	key := e.Target + "\x00" + e.At
 	if e.Item != nil {
@@ -64,6 +107,28 @@ func (s *spinner) event(e runtime.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch e.Type {
+	case "llm":
+		s.agent, s.step = e.Agent, e.Step
+		s.pending, s.next = nil, 0
+		for _, name := range e.ToolCalls {
+			s.pending = append(s.pending, targetOf(name))
+		}
+		s.doing = ""
+		if len(s.pending) > 0 {
+			s.doing, s.started = s.pending[0], s.now()
+		}
+	case "agent_tool":
+		if s.doing == "" {
+			return
+		}
+		s.next++
+		s.started = s.now()
+		if s.next < len(s.pending) {
+			s.doing = s.pending[s.next]
+		} else {
+			// Every call of the reply answered: the model is asked again.
+			s.doing, s.step = "model", s.step+1
+		}
 	case "progress":
 		if e.Progress == nil {
 			return
@@ -79,6 +144,7 @@ func (s *spinner) event(e runtime.Event) {
 		// The run's last event: what comes next is its result, on a clean line.
 		s.calls = map[string]*runningCall{}
 		s.order = nil
+		s.pipeline, s.stage, s.doing, s.pending = "", nil, "", nil
 		s.erase()
 	case "tool":
 		if _, ok := s.calls[key]; ok {
@@ -91,6 +157,15 @@ func (s *spinner) event(e runtime.Event) {
 			}
 		}
 	}
+}
+
+// targetOf turns a function name the model used ("Code__read") back into the target it
+// stands for ("Code.read"), for the line.
+func targetOf(function string) string {
+	if t, m, ok := strings.Cut(function, "__"); ok && t != "" && m != "" {
+		return t + "." + m
+	}
+	return function
 }
 
 func (s *spinner) run() {
@@ -107,36 +182,96 @@ func (s *spinner) run() {
 	}
 }
 
-// draw redraws the line: the call that reported first, and how many others run.
+// draw redraws the line: where the run is, then what it waits on and for how long; a call
+// that reports progress shows its message and count, and how many others do.
 func (s *spinner) draw() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.held > 0 {
 		return
 	}
-	if len(s.order) == 0 {
+	line := s.line()
+	if line == "" {
 		s.erase()
 		return
 	}
-	c := s.calls[s.order[0]]
-	var b strings.Builder
-	b.WriteString("\r\x1b[K")
-	b.WriteString(spinnerFrames[s.frame%len(spinnerFrames)])
-	b.WriteString(" ")
-	b.WriteString(terminalText(c.target, 40))
-	if msg := terminalText(c.message, maxSpinnerMessage); msg != "" {
-		b.WriteString(": ")
-		b.WriteString(msg)
-	}
-	if c.total > 0 {
-		fmt.Fprintf(&b, " (%s/%s)", number(c.filled), number(c.total))
-	}
-	if n := len(s.order) - 1; n > 0 {
-		fmt.Fprintf(&b, " and %d more", n)
-	}
+	io.WriteString(s.w, "\r\x1b[K"+spinnerFrames[s.frame%len(spinnerFrames)]+" "+line)
 	s.frame++
-	io.WriteString(s.w, b.String())
 	s.drawn = true
+}
+
+// line is the status line's text after the wheel, "" when there is nothing to show; s.mu
+// is held.
+func (s *spinner) line() string {
+	var parts []string
+	where := ""
+	if s.stage != nil {
+		where = fmt.Sprintf("%d. %s", s.stage.index+1, terminalText(s.stage.target, 40))
+	} else if s.pipeline != "" {
+		where = terminalText(s.pipeline, 40)
+	}
+	progress, progressOf := "", ""
+	if len(s.order) > 0 {
+		c := s.calls[s.order[0]]
+		progressOf = c.target
+		progress = terminalText(c.target, 40)
+		if msg := terminalText(c.message, maxSpinnerMessage); msg != "" {
+			progress += ": " + msg
+		}
+		if c.total > 0 {
+			progress += fmt.Sprintf(" (%s/%s)", number(c.filled), number(c.total))
+		}
+		if n := len(s.order) - 1; n > 0 {
+			progress += fmt.Sprintf(" and %d more", n)
+		}
+		if s.stage != nil && c.target == s.stage.target {
+			// The stage's own call: said once.
+			where, progress = fmt.Sprintf("%d. %s", s.stage.index+1, progress), ""
+		}
+	}
+	if where != "" {
+		parts = append(parts, where)
+	}
+	if s.step > 0 && s.stage != nil {
+		if strings.HasPrefix(s.stage.target, s.agent+".") {
+			parts = append(parts, fmt.Sprintf("step %d", s.step))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s step %d", terminalText(s.agent, 40), s.step))
+		}
+	}
+	since := s.since
+	if s.doing != "" && s.stage != nil {
+		if s.doing != progressOf {
+			// (A call that reports progress is named by its progress.)
+			parts = append(parts, terminalText(s.doing, 40))
+		}
+		since = s.started
+	}
+	if progress != "" {
+		parts = append(parts, progress)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	line := strings.Join(parts, " · ")
+	if !since.IsZero() {
+		line += " " + elapsed(s.now().Sub(since))
+	}
+	return line
+}
+
+// elapsed says how long something has run: tenths of a second under ten seconds, then
+// seconds, then minutes and seconds.
+func elapsed(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
 // erase clears the line; s.mu is held.

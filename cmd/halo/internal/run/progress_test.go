@@ -71,6 +71,60 @@ func TestSpinnerLine(t *testing.T) {
 	}
 }
 
+// The line says where the run is: its pipeline, then the stage that runs; the agent's step
+// and the call its model asked for that runs now, the model once every call of a reply has
+// ended; a call's progress; and for how long each has run. The run's end erases it.
+func TestStatusLine(t *testing.T) {
+	var out lockedBuffer
+	s := newSpinner(&out, time.Hour) // drawn by hand below
+	defer s.close()
+	clock := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return clock }
+	tick := func(d time.Duration) string {
+		clock = clock.Add(d)
+		s.draw()
+		got := out.String()
+		_, line, _ := strings.Cut(got[strings.LastIndex(got, "\r\x1b[K"):], " ")
+		return line
+	}
+	for _, step := range []struct {
+		do   func()
+		wait time.Duration
+		want string
+	}{
+		{func() { s.mark(runtime.Mark{Kind: "run", Pipeline: "Fix"}) }, 300 * time.Millisecond, "Fix 0.3s"},
+		{func() { s.mark(runtime.Mark{Kind: "stage", Index: 0, Target: "Fixer.fix"}) }, 1200 * time.Millisecond, "1. Fixer.fix 1.2s"},
+		{func() {
+			s.event(runtime.Event{Type: "llm", Agent: "Fixer", Target: "Fixer.fix", Step: 1, ToolCalls: []string{"Code__read", "Tests__run"}})
+		}, 500 * time.Millisecond, "1. Fixer.fix · step 1 · Code.read 0.5s"},
+		{func() { s.event(runtime.Event{Type: "agent_tool", Agent: "Fixer", Target: "Code.read"}) }, 12 * time.Second, "1. Fixer.fix · step 1 · Tests.run 12s"},
+		{func() {
+			s.event(runtime.Event{Type: "progress", Target: "Tests.run", At: "f:3:5", Progress: &tool.Progress{Filled: 3, Total: 8, Message: "3 of 8 pass"}})
+		}, 65 * time.Second, "1. Fixer.fix · step 1 · Tests.run: 3 of 8 pass (3/8) 1m17s"},
+		{func() {
+			s.event(runtime.Event{Type: "tool", Target: "Tests.run", At: "f:3:5"})
+			s.event(runtime.Event{Type: "agent_tool", Agent: "Fixer", Target: "Tests.run"})
+		}, 800 * time.Millisecond, "1. Fixer.fix · step 2 · model 0.8s"},
+		{func() {
+			s.event(runtime.Event{Type: "llm", Agent: "Fixer", Target: "Fixer.fix", Step: 2})
+			s.mark(runtime.Mark{Kind: "stage", End: true, Index: 0})
+			s.mark(runtime.Mark{Kind: "stage", Index: 1, Target: "Tests.run"})
+		}, 2 * time.Second, "2. Tests.run 2.0s"},
+		{func() {
+			s.event(runtime.Event{Type: "progress", Target: "Tests.run", At: "f:4:5", Progress: &tool.Progress{Message: "\x1b[2Jrunning"}})
+		}, 0, `2. Tests.run: \u001b[2Jrunning 2.0s`},
+	} {
+		step.do()
+		if got := tick(step.wait); got != step.want {
+			t.Errorf("line %q, want %q", got, step.want)
+		}
+	}
+	s.event(runtime.Event{Type: "run", Status: runtime.Completed})
+	if got := out.String(); !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("the run's end did not erase the line: %q", got)
+	}
+}
+
 // While a question is asked on the terminal the line is erased and not drawn; once it is
 // answered, the line comes back.
 func TestSpinnerHeldForAQuestion(t *testing.T) {

@@ -245,8 +245,10 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 			return cerr
 		}
 	}
+	s.Tracer.Install(&cfg)
 	if f.IO.ErrTTY {
-		// Tools that report progress get a line on the terminal while they run.
+		// A live status line on the terminal while the run goes on (stderr only: stdout may
+		// be a file).
 		sp := newSpinner(f.IO.ErrOut, spinnerEvery)
 		toFile := cfg.OnEvent
 		cfg.OnEvent = func(e runtime.Event) {
@@ -255,12 +257,18 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 				toFile(e)
 			}
 		}
+		traced := cfg.OnMark
+		cfg.OnMark = func(ctx context.Context, m runtime.Mark) {
+			sp.mark(m)
+			if traced != nil {
+				traced(ctx, m)
+			}
+		}
 		s.spinner = sp
 		if ask != nil {
 			ask.hold = sp.hold
 		}
 	}
-	s.Tracer.Install(&cfg)
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
 		s.Close()
