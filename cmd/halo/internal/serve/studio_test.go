@@ -1,9 +1,12 @@
 package serve_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,5 +56,56 @@ func TestServeStudio(t *testing.T) {
 	q := startServe(t, project(t), nil)
 	if !strings.Contains(q.stderr(), "Studio: "+q.url+"/\n") {
 		t.Errorf("Studio's address without a token:\n%s", q.stderr())
+	}
+}
+
+// The comment lines right above a pipeline are its description everywhere a pipeline is
+// described: /mcp's tools/list, the API's /api/pipelines and Studio's start pages (as
+// docs/language.md says). A comment with a blank line between is not.
+func TestDocCommentIsTheDescription(t *testing.T) {
+	dir := t.TempDir()
+	src := "# not about Greet: a blank line follows\n\n" +
+		"# Greets someone by name.\n# Then waves.\npipeline Greet(name: String) -> Result:\n  name |> System.Value()\n\n" +
+		"pipeline Plain(x: String) -> Result:\n  x |> System.Value()\n"
+	if err := os.WriteFile(filepath.Join(dir, "flows.halo"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mocks.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, dir, nil)
+	const want = "Greets someone by name.\nThen waves."
+
+	_, api := p.do("GET", "/api/pipelines", "")
+	descs := map[string]any{}
+	for _, pl := range api["pipelines"].([]any) {
+		m := pl.(map[string]any)
+		descs[m["name"].(string)] = m["description"]
+	}
+	// Without a doc comment, a description made from its signature.
+	if descs["Greet"] != want || descs["Plain"] != "Runs the Halo pipeline Plain(x: String) -> Result." {
+		t.Errorf("/api/pipelines descriptions: %q", descs)
+	}
+
+	status, list := p.do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	tools := map[string]any{}
+	for _, tl := range list["result"].(map[string]any)["tools"].([]any) {
+		m := tl.(map[string]any)
+		tools[m["name"].(string)] = m["description"]
+	}
+	if status != 200 || tools["Greet"] != want || strings.Contains(fmt.Sprint(tools["Plain"]), "not about") {
+		t.Errorf("/mcp tools/list descriptions: %d %q", status, tools)
+	}
+
+	for _, page := range []string{"/start", "/start/Greet"} {
+		resp, err := http.Get(p.url + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `<p class="desc">Greets someone by name.`) || strings.Contains(string(b), "not about Greet") {
+			t.Errorf("Studio %s: %d\n%s", page, resp.StatusCode, b)
+		}
 	}
 }
