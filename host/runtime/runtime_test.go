@@ -472,6 +472,7 @@ pipeline P(x: String) -> Result:
 // scripted list at its first answer, also when they run at once, so the second run does not
 // find the first one's answers used up.
 func TestEachRunHasItsOwnScript(t *testing.T) {
+	var ids atomic.Int64 // runs start at once below
 	m, err := runtime.ParseMocks([]byte(`{"A.t": ["one", "two"]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -480,7 +481,7 @@ func TestEachRunHasItsOwnScript(t *testing.T) {
 agent A [openai/gpt-4o]
 pipeline P(x: String) -> Result:
   x |> A.t() as first |> A.t()
-`, runtime.Config{Mocks: m})
+`, runtime.Config{Mocks: m, NewID: func() string { return fmt.Sprintf("run%d", ids.Add(1)) }})
 	for i := 0; i < 3; i++ {
 		res := run(t, rt, "P", map[string]any{"x": "go"})
 		wantCompleted(t, res)
