@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // halo serve serves Studio at /: behind the token, which a browser gives once and keeps in
@@ -49,14 +50,24 @@ func TestServeStudio(t *testing.T) {
 	}
 	// At start, halo serve said where Studio is and how to sign in, without the token.
 	want := "Studio: " + p.url + "/ (sign in once: open " + p.url + "/?token=<HALO_SERVE_TOKEN>, or give the token in its sign-in form)\n"
-	if log := p.stderr(); !strings.Contains(log, want) || strings.Contains(log, "studio-token-0123456789") {
+	if log := p.stderrWith(want); !strings.Contains(log, want) || strings.Contains(log, "studio-token-0123456789") {
 		t.Errorf("the start's Studio line (want %q):\n%s", want, log)
 	}
 	// Without a token, the address alone.
 	q := startServe(t, project(t), nil)
-	if !strings.Contains(q.stderr(), "Studio: "+q.url+"/\n") {
-		t.Errorf("Studio's address without a token:\n%s", q.stderr())
+	if log := q.stderrWith("Studio: " + q.url + "/\n"); !strings.Contains(log, "Studio: "+q.url+"/\n") {
+		t.Errorf("Studio's address without a token:\n%s", log)
 	}
+}
+
+// stderrWith returns what p wrote to stderr once it holds want (the line after "listening"
+// may still be on its way when startServe returns), or after 10 seconds.
+func (p *proc) stderrWith(want string) string {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.stderr(), want) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return p.stderr()
 }
 
 // The comment lines right above a pipeline are its description everywhere a pipeline is
