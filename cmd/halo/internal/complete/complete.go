@@ -21,6 +21,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/pkgmgr"
 )
@@ -111,36 +112,29 @@ const maxRuns = 100
 // Runs lists the newest runs of the project's .halo/runs (at most maxRuns), each with its
 // status, pipeline and start; with paused, only the paused ones, after "last".
 func Runs(f *cmdutil.Factory, paused bool) []cobra.Completion {
-	dir := filepath.Join(f.Dir, ".halo", "runs")
-	entries, err := os.ReadDir(dir)
+	// A completion never makes the store: a folder without one completes nothing.
+	if st, err := os.Lstat(filepath.Join(f.RunsDir(), runstore.DBName)); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	store, err := f.OpenRuns(runstore.SQLiteOptions{})
 	if err != nil {
 		return nil
 	}
-	type found struct {
-		id  string
-		mod time.Time
+	defer store.Close()
+	q := runstore.Query{Limit: maxRuns}
+	if paused {
+		q.Status = runtime.Paused
 	}
-	var runs []found
-	for _, id := range runtime.RecordIDs(entries) {
-		if st, err := os.Lstat(filepath.Join(dir, id+".json")); err == nil {
-			runs = append(runs, found{id, st.ModTime()})
-		}
-	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].mod.After(runs[j].mod) })
-	if len(runs) > maxRuns {
-		runs = runs[:maxRuns]
+	page, err := store.List(context.Background(), q)
+	if err != nil {
+		return nil
 	}
 	var out []cobra.Completion
 	if paused {
 		out = append(out, cobra.CompletionWithDesc("last", "the run that paused most recently"))
 	}
-	store := &runtime.Store{Dir: dir}
-	for _, r := range runs {
-		rec, err := store.Load(r.id)
-		if err != nil || paused && rec.Status != runtime.Paused {
-			continue
-		}
-		out = append(out, cobra.CompletionWithDesc(r.id, line(string(rec.Status)+" "+rec.Pipeline+" "+rec.Started.Local().Format("2006-01-02 15:04"))))
+	for _, r := range page.Runs {
+		out = append(out, cobra.CompletionWithDesc(r.RunID, line(string(r.Status)+" "+r.Pipeline+" "+r.Started.Local().Format("2006-01-02 15:04"))))
 	}
 	return out
 }

@@ -233,8 +233,8 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 			}
 			hint := fmt.Sprintf("Continue it in %s with: halo resume %s %s --payload %s", f.Dir, shellQuote(target), runID, payload)
 			if run.ServeHolds(f.Dir) {
-				// halo resume is refused beside it, and it does not take up this run.
-				hint += ", once the halo serve that serves that folder's runs has stopped (halo resume is refused beside it)"
+				// halo resume is refused beside it; the server shares the store and answers the run.
+				hint += fmt.Sprintf(", once the halo serve that serves that folder's runs has stopped (halo resume is refused beside it), or answer it through that server now: on its Studio page, or with POST /api/runs/%s/signal", runID)
 			}
 			return hint
 		},

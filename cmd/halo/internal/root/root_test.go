@@ -44,7 +44,7 @@ func TestDidYouMean(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"rnu"}, `halo: unknown command "rnu" for "halo"; did you mean run?`},
+		{[]string{"rnu"}, `halo: unknown command "rnu" for "halo"; did you mean run or runs?`},
 		{[]string{"sreve"}, `halo: unknown command "sreve" for "halo"; did you mean serve?`},
 		{[]string{"valdate"}, `halo: unknown command "valdate" for "halo"; did you mean validate?`},
 		{[]string{"plugin", "inti"}, `halo: unknown command "inti" for "halo plugin"; did you mean init?`},

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -283,8 +284,7 @@ const spinnerEvery = 100 * time.Millisecond
 
 // ServeHolds reports whether a halo serve holds the runs of the project in dir
 // (.halo/runs), where halo resume is refused (STORE_BUSY) until it stops: what a paused run's
-// hint must say, since the server does not take up a run another command paused while it
-// serves.
+// hint must say, since the run is then answered through the server (it shares the store).
 func ServeHolds(dir string) bool {
 	busy, _ := runstore.FolderInUse(filepath.Join(dir, ".halo", "runs"))
 	return busy
@@ -333,7 +333,7 @@ func Report(f *cmdutil.Factory, res *runtime.Result, file string, asJSON bool) e
 			fmt.Fprintf(errOut, "paused: run %s waits for an answer: %s\ncontinue it with: halo resume %s %s --payload <answer>\n", res.RunID, q, file, res.RunID)
 		}
 		if ServeHolds(f.Dir) {
-			fmt.Fprintln(errOut, "(a halo serve is serving this folder's runs, and halo resume is refused beside it: stop the server first)")
+			fmt.Fprintf(errOut, "(a halo serve is serving this folder's runs, and halo resume is refused beside it: answer the run through the server, on its Studio page or with POST /api/runs/%s/signal, or stop the server first)\n", res.RunID)
 		}
 		return cmdutil.Silent(cmdutil.ExitPaused)
 	default:

@@ -420,9 +420,9 @@ func TestServeMocksPerRun(t *testing.T) {
 	}
 }
 
-// A run halo run or halo mcp pauses beside a halo serve of the same folder: the server does
-// not take it up (it answers 404), halo resume is refused beside it, and the hint each prints
-// says so; once the server stops, halo resume as the hint says continues it.
+// A run halo run or halo mcp pauses beside a halo serve of the same folder: halo resume is
+// refused beside the server, and the hint each prints says the two ways that work: answer it
+// through the server, which shares the store, or stop the server and halo resume it.
 func TestPausedBesideServe(t *testing.T) {
 	dir := project(t)
 	p := startServe(t, dir, nil)
@@ -436,7 +436,7 @@ func TestPausedBesideServe(t *testing.T) {
 	}
 	out, err := command("run", "flows.halo", "Ask", "-i", "x=a", "--mocks", "mocks.json")
 	m := regexp.MustCompile(`paused: run ([0-9a-f]+) waits`).FindStringSubmatch(out)
-	if err == nil || m == nil || !strings.Contains(out, "(a halo serve is serving this folder's runs, and halo resume is refused beside it: stop the server first)") {
+	if err == nil || m == nil || !strings.Contains(out, "(a halo serve is serving this folder's runs, and halo resume is refused beside it: answer the run through the server, on its Studio page or with POST /api/runs/") {
 		t.Fatalf("halo run beside halo serve: %v\n%s", err, out)
 	}
 	fromRun := m[1]
@@ -467,22 +467,35 @@ func TestPausedBesideServe(t *testing.T) {
 	}
 	m = regexp.MustCompile(`run id ([0-9a-f]+)`).FindStringSubmatch(string(mcpOut))
 	want := "Continue it in " + dir + " with: halo resume flows.halo "
-	if m == nil || !strings.Contains(string(mcpOut), want) || !strings.Contains(string(mcpOut), "once the halo serve that serves that folder's runs has stopped (halo resume is refused beside it)") {
+	if m == nil || !strings.Contains(string(mcpOut), want) || !strings.Contains(string(mcpOut), "once the halo serve that serves that folder's runs has stopped (halo resume is refused beside it), or answer it through that server now: on its Studio page, or with POST /api/runs/"+m[1]+"/signal") {
 		t.Fatalf("halo mcp's pause beside halo serve:\n%s", mcpOut)
 	}
 	fromMCP := m[1]
 
 	for _, id := range []string{fromRun, fromMCP} {
-		if status, got := p.do("POST", "/api/runs/"+id+"/signal", `{"channel": "yield", "payload": "yes"}`); status != 404 {
-			t.Errorf("the server answered run %s it does not hold: %d %v", id, status, got)
-		}
 		if out, err := command("resume", "flows.halo", id, "--payload", "yes", "--mocks", "mocks.json"); err == nil || !strings.Contains(out, "[STORE_BUSY]") {
 			t.Errorf("halo resume beside halo serve: %v\n%s", err, out)
 		}
 	}
+	// The first way: the server answers the run halo run paused.
+	if status, got := p.do("POST", "/api/runs/"+fromRun+"/signal?wait=20s", `{"channel": "yield", "payload": "yes"}`); status/100 != 2 {
+		t.Errorf("the server did not take the answer to run %s: %d %v", fromRun, status, got)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, got := p.do("GET", "/api/runs/"+fromRun, "")
+		if got["status"] == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s answered through the server did not complete: %v", fromRun, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The second way: once the server stops, halo resume continues the run halo mcp paused.
 	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
 	<-p.done
-	for _, id := range []string{fromRun, fromMCP} {
+	for _, id := range []string{fromMCP} {
 		if out, err := command("resume", "flows.halo", id, "--payload", "yes", "--mocks", "mocks.json", "--json"); err != nil || !strings.Contains(out, `"status": "completed"`) {
 			t.Errorf("halo resume %s once the server stopped: %v\n%s", id, err, out)
 		}
