@@ -82,7 +82,7 @@ func TestAnthropicRequestAndResponse(t *testing.T) {
 	if resp.Usage != (Usage{12, 8}) || resp.Model != "claude-sonnet-4-5-20250929" {
 		t.Errorf("usage %+v model %q", resp.Usage, resp.Model)
 	}
-	if want := DefaultPrices()["anthropic/claude-sonnet-4-5"].Cost(resp.Usage); resp.Cost != want || want == 0 {
+	if want := DefaultPrices()["anthropic/claude-sonnet-4-5"].Cost(resp.Usage); resp.Cost != want || want == 0 || resp.Unpriced {
 		t.Errorf("cost = %v, want %v", resp.Cost, want)
 	}
 }

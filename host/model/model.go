@@ -164,6 +164,9 @@ type Response struct {
 	Model string `json:"model,omitempty"`
 	// Attempts is how many HTTP requests the call took (1 without retries).
 	Attempts int `json:"attempts"`
+	// Unpriced says the price table has no entry for the model: Cost is 0, and what the
+	// call cost is unknown.
+	Unpriced bool `json:"unpriced,omitempty"`
 	// Raw is the provider's response body as received (for recordings and debugging).
 	Raw json.RawMessage `json:"-"`
 }

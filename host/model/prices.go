@@ -103,7 +103,8 @@ func (p Prices) Lookup(provider, id string) (Price, bool) {
 	return pr, ok
 }
 
-// cost prices a finished call; an unknown model costs 0 and says so in the debug log.
+// cost prices a finished call; an unknown model costs 0, is marked Unpriced, and says so in
+// the debug log.
 func (c caller) cost(resp *Response, requested string) {
 	pr, ok := c.prices.Lookup(c.name, requested)
 	if !ok && resp.Model != "" && resp.Model != requested {
@@ -111,6 +112,7 @@ func (c caller) cost(resp *Response, requested string) {
 	}
 	if !ok {
 		c.cfg.logger().Debug("no price for model; counting its cost as 0", "provider", c.name, "model", requested)
+		resp.Unpriced = true
 		return
 	}
 	resp.Cost = pr.Cost(resp.Usage)

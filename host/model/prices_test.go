@@ -105,7 +105,7 @@ func TestEstimateInputTokens(t *testing.T) {
 	}
 }
 
-// An unpriced model costs 0 and says so in the debug log.
+// An unpriced model costs 0, is marked Unpriced, and says so in the debug log.
 func TestUnknownModelCostsZero(t *testing.T) {
 	f := newFake(t, reply{body: ollamaText})
 	var logs bytes.Buffer
@@ -116,8 +116,8 @@ func TestUnknownModelCostsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Cost != 0 || resp.Usage.OutputTokens == 0 {
-		t.Errorf("cost = %v with usage %+v", resp.Cost, resp.Usage)
+	if resp.Cost != 0 || resp.Usage.OutputTokens == 0 || !resp.Unpriced {
+		t.Errorf("cost = %v (unpriced %v) with usage %+v", resp.Cost, resp.Unpriced, resp.Usage)
 	}
 	if !strings.Contains(logs.String(), "no price for model") || !strings.Contains(logs.String(), "llama3.1:8b") {
 		t.Errorf("debug log = %q", logs.String())

@@ -207,6 +207,9 @@ func jsonCall(b []byte, c *runtime.CallInfo) ([]byte, bool) {
 		b = append(b, `,"error":`...)
 		b = appendString(b, c.Error)
 	}
+	if c.Unpriced {
+		b = append(b, `,"unpriced":true`...)
+	}
 	return append(b, '}'), true
 }
 
@@ -381,6 +384,11 @@ func (e encoder) event(b []byte, ev *runtime.Event) ([]byte, bool) {
 		if b, ok = jsonProgress(b, ev.Progress); !ok {
 			return b, false
 		}
+	}
+	b = optString(b, `,"system":`, ev.System)
+	b = optString(b, `,"result":`, ev.Result)
+	if ev.Unpriced {
+		b = append(b, `,"unpriced":true`...)
 	}
 	return append(b, '}'), true
 }
@@ -557,6 +565,9 @@ func jsonResponse(b []byte, r *model.Response) ([]byte, bool) {
 	b = optString(b, `,"model":`, r.Model)
 	b = append(b, `,"attempts":`...)
 	b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	if r.Unpriced {
+		b = append(b, `,"unpriced":true`...)
+	}
 	// Raw is not written (json:"-").
 	return append(b, '}'), true
 }

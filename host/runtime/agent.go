@@ -126,7 +126,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		},
 		OnTool: func(e agent.ToolEvent) {
 			ev := Event{Type: "agent_tool", At: o.at, Agent: agentName, Target: e.Target, Args: e.Args,
-				Decision: e.Decision, Detail: e.Detail, DurationMs: e.Duration.Milliseconds()}
+				Decision: e.Decision, Detail: e.Detail, Result: e.Result, DurationMs: e.Duration.Milliseconds()}
 			if e.Code != "" {
 				// A refusal Halo made itself (a key given twice): its code, as errors carry one.
 				ev.Error = &ErrorInfo{Code: e.Code, Message: e.Detail}
@@ -474,6 +474,9 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	ci := CallInfo{Kind: "llm", Target: s.target, Agent: s.agent, Model: s.ref, Cost: resp.Cost, DurationMs: dur, Mocked: s.mocked}
 	ev := Event{Type: "llm", At: s.at, Agent: s.agent, Target: s.target, Model: s.ref, Prompt: lastUser(req.Messages),
 		Cost: resp.Cost, DurationMs: dur, Mocked: s.mocked, Attempt: attempt, Step: st.Requests + 1}
+	if ev.Step == 1 && req.System != "" {
+		ev.System = shownText(s.set, req.System)
+	}
 	if err != nil {
 		ci.Error = codeOf(err)
 		ev.Error = infoOf(err, "")
@@ -483,6 +486,7 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	}
 	u := resp.Usage
 	ci.Usage, ev.Usage = &u, &u
+	ci.Unpriced, ev.Unpriced = resp.Unpriced, resp.Unpriced
 	ev.Answer = shownText(s.set, resp.Text)
 	for _, tc := range resp.ToolCalls {
 		ev.ToolCalls = append(ev.ToolCalls, tc.Name)

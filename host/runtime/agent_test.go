@@ -243,6 +243,44 @@ func TestToolLoopPolicies(t *testing.T) {
 	if n := len(eventsOf(events, "violation")); n != 4 {
 		t.Errorf("%d violation events", n)
 	}
+	// What the model read of each call is on its agent_tool event, exactly as the next
+	// request carried it: cut, refused, withheld.
+	ats := eventsOf(events, "agent_tool")
+	fed := append(append(append([]model.ToolResult(nil), r1...), r2...), results(3)...)
+	for i, e := range ats {
+		if e.Result != fed[i].Content {
+			t.Errorf("agent_tool %d result %q, the model read %q", i, e.Result, fed[i].Content)
+		}
+	}
+	// The system prompt is on the first request's llm event alone.
+	for i, e := range eventsOf(events, "llm") {
+		if want := map[bool]string{true: "You fix the project."}[i == 0]; e.System != want {
+			t.Errorf("llm event %d system %q, want %q", i, e.System, want)
+		}
+	}
+}
+
+// A model the price table does not know is marked unpriced on its llm event and in
+// context.meta.calls, so a reader can tell a cost of $0 from an unknown one.
+func TestUnpricedModel(t *testing.T) {
+	m := &scripted{replies: []func(model.Request) (model.Response, error){func(model.Request) (model.Response, error) {
+		return model.Response{Text: "hi", Message: model.Message{Role: model.Assistant, Text: "hi"}, StopReason: model.StopEnd, Unpriced: true}, nil
+	}}}
+	var events []runtime.Event
+	rt := load(t, `
+agent Writer [openai/some-new-model]
+pipeline P(x: String) -> Result:
+  x |> Writer.say("Say {{x}}.")
+`, runtime.Config{OnEvent: func(e runtime.Event) { events = append(events, e) },
+		Models: func(string) (model.Provider, string, error) { return m, "some-new-model", nil }})
+	res := run(t, rt, "P", map[string]any{"x": "hi"})
+	wantCompleted(t, res)
+	if llm := eventsOf(events, "llm"); len(llm) != 1 || !llm[0].Unpriced {
+		t.Errorf("llm events %+v", llm)
+	}
+	if len(res.Meta.Calls) != 1 || !res.Meta.Calls[0].Unpriced {
+		t.Errorf("calls %+v", res.Meta.Calls)
+	}
 }
 
 // TestToolLoopMocks: a mock of an agent with tools sees the offered tools, the messages and

@@ -48,6 +48,9 @@ type CallInfo struct {
 	Mocked     bool         `json:"mocked,omitempty"`
 	// Error is the failure's code, when the call failed.
 	Error string `json:"error,omitempty"`
+	// Unpriced says the price table has no entry for the model: Cost is 0, the real cost
+	// unknown.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // A ViolationInfo is one policy violation as context.meta.violations holds it.
@@ -131,6 +134,15 @@ type Event struct {
 	Error  *ErrorInfo `json:"error,omitempty"`
 	// Progress is a progress event's report, as the tool sent it.
 	Progress *tool.Progress `json:"progress,omitempty"`
+	// System is the agent's system prompt, on the llm event of a conversation's first
+	// request, with the agent's Redact rules applied (withheld when a Block rule matched).
+	System string `json:"system,omitempty"`
+	// Result is an agent_tool event's result as the model read it: cut at the agent's
+	// tool_result_chars and after its input policies, or the refusal or error it was told.
+	Result string `json:"result,omitempty"`
+	// Unpriced, on an llm event, says the price table has no entry for the model: Cost is
+	// 0, the real cost unknown.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // state is what a run shares between its stages and its fan-out branches.
