@@ -116,8 +116,11 @@ func (t *Tracer) Mark(ctx context.Context, m runtime.Mark) {
 			// "|> branch" is "branch".
 			name = strings.TrimLeft(m.Op, "|>!?*<~ ")
 		}
-		rs.sctx, rs.stage = t.tracer.Start(rs.ctx, "stage "+name, trace.WithTimestamp(m.Time), trace.WithAttributes(
-			KeyStageIndex.Int(m.Index), KeyStageOp.String(m.Op), KeyAt.String(m.At), KeyTarget.String(m.Target)))
+		attrs := []attribute.KeyValue{KeyStageIndex.Int(m.Index), KeyAt.String(m.At), KeyTarget.String(m.Target)}
+		if m.Op != "" { // a trace made from a record knows no operators
+			attrs = append(attrs, KeyStageOp.String(m.Op))
+		}
+		rs.sctx, rs.stage = t.tracer.Start(rs.ctx, "stage "+name, trace.WithTimestamp(m.Time), trace.WithAttributes(attrs...))
 		rs.target = m.Target
 	case m.Kind == "stage" && rs != nil && rs.stage != nil:
 		t.flush(rs)

@@ -1,12 +1,15 @@
 // Package otlptest is an in-process OTLP trace receiver for tests: it accepts exports over
-// HTTP (protobuf, gzip or not) or gRPC, decodes them, and lets a test read back the spans
+// HTTP (protobuf or JSON, gzip or not) or gRPC, decodes them, and lets a test read back the spans
 // and the tree they make.
 package otlptest
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +23,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -76,11 +80,16 @@ func NewHTTP() *Receiver {
 			return
 		}
 		var msg coltracepb.ExportTraceServiceRequest
-		if req.Header.Get("Content-Type") != "application/x-protobuf" {
-			http.Error(w, "want application/x-protobuf", http.StatusUnsupportedMediaType)
+		switch req.Header.Get("Content-Type") {
+		case "application/x-protobuf":
+			err = proto.Unmarshal(b, &msg)
+		case "application/json":
+			err = UnmarshalJSON(b, &msg)
+		default:
+			http.Error(w, "want application/x-protobuf or application/json", http.StatusUnsupportedMediaType)
 			return
 		}
-		if err := proto.Unmarshal(b, &msg); err != nil {
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -124,7 +133,77 @@ func (g *grpcService) Export(ctx context.Context, req *coltracepb.ExportTraceSer
 // Close stops the receiver.
 func (r *Receiver) Close() { r.close() }
 
+// UnmarshalJSON decodes an export in OTLP's JSON encoding, strictly: a field the protocol
+// does not have is an error. OTLP JSON is protobuf's JSON mapping except that trace and span
+// ids are hex, not base64.
+func UnmarshalJSON(b []byte, msg *coltracepb.ExportTraceServiceRequest) error {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	if err := hexIDs(doc); err != nil {
+		return err
+	}
+	fixed, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return protojson.Unmarshal(fixed, msg)
+}
+
+// hexIDs turns the hex ids of an OTLP JSON document into the base64 protojson reads.
+func hexIDs(v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if s, ok := val.(string); ok && (k == "traceId" || k == "spanId" || k == "parentSpanId") {
+				raw, err := hex.DecodeString(s)
+				if err != nil {
+					return fmt.Errorf("%s %q is not hex: %w", k, s, err)
+				}
+				x[k] = base64.StdEncoding.EncodeToString(raw)
+				continue
+			}
+			if err := hexIDs(val); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := hexIDs(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ParseJSON returns the spans of an export in OTLP's JSON encoding.
+func ParseJSON(b []byte) ([]Span, error) {
+	var msg coltracepb.ExportTraceServiceRequest
+	if err := UnmarshalJSON(b, &msg); err != nil {
+		return nil, err
+	}
+	return spansOf(&msg), nil
+}
+
 func (r *Receiver) add(msg *coltracepb.ExportTraceServiceRequest, h http.Header) {
+	got := spansOf(msg)
+	r.mu.Lock()
+	r.spans = append(r.spans, got...)
+	if h != nil {
+		r.headers = h.Clone()
+	}
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+func spansOf(msg *coltracepb.ExportTraceServiceRequest) []Span {
 	var got []Span
 	for _, rs := range msg.ResourceSpans {
 		res := attrs(rs.GetResource().GetAttributes())
@@ -144,16 +223,7 @@ func (r *Receiver) add(msg *coltracepb.ExportTraceServiceRequest, h http.Header)
 			}
 		}
 	}
-	r.mu.Lock()
-	r.spans = append(r.spans, got...)
-	if h != nil {
-		r.headers = h.Clone()
-	}
-	r.mu.Unlock()
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
+	return got
 }
 
 func attrs(kvs []*commonpb.KeyValue) map[string]any {
