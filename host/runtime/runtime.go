@@ -36,7 +36,8 @@ type Config struct {
 	Env map[string]string
 	// Dir is the project folder declarations' relative paths resolve against.
 	Dir string
-	// File is the .halo file the run comes from, as recorded in run records.
+	// File is the .halo file the run comes from, as recorded in run records when the
+	// pipeline's declaration does not say (a program parsed without a file name).
 	File string
 	// Mocks answers targets instead of models and tools; nil means none.
 	Mocks *Mocks
@@ -263,8 +264,12 @@ func (r *Runtime) Run(ctx context.Context, pipeline string, inputs map[string]an
 	}
 	rn := r.newRun(pd, in)
 	rn.traced(ctx)
+	file := pd.Pos.File // the file that declares the pipeline, whatever folder was loaded
+	if file == "" {
+		file = r.cfg.File
+	}
 	rn.rec = &Record{
-		RunID: rn.st.meta.RunID, File: r.cfg.File, Pipeline: pipeline, Inputs: in,
+		RunID: rn.st.meta.RunID, File: file, Pipeline: pipeline, Inputs: in,
 		Started: r.cfg.Now().UTC(),
 	}
 	defer rn.close()

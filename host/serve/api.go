@@ -119,6 +119,9 @@ func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 	api("GET /api/runs/{id}/events", s.events)
 	api("POST /api/runs/{id}/signal", s.signalRun)
 	api("POST /api/runs/{id}/cancel", s.cancelRun)
+	api("POST /api/runs/{id}/replay", s.replay)
+	api("GET /api/runs/{id}/trace", s.trace)
+	api("GET /api/source", s.source)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{http.StatusNotFound, CodeNotFound, fmt.Sprintf("no endpoint %s %s; see docs/serve.md", r.Method, trunc(r.URL.Path, 100))}
 	})

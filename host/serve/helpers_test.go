@@ -76,6 +76,8 @@ type opts struct {
 	// maxUnauth, bodyTimeout and unauthTimeout are Config's limits.
 	maxUnauth                  int
 	bodyTimeout, unauthTimeout time.Duration
+	// reload is Config's Reload: the files as they are now, for replays.
+	reload func() (*lang.Program, error)
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -153,6 +155,7 @@ func newEnv(t *testing.T, o opts) *env {
 		Runtime: runtime.Config{Mocks: mocks, File: "flows.halo", Env: o.env}, Interval: o.interval,
 		MCP: !o.noMCP, Version: "test", SlackSecret: o.slackSecret, SlackResponseURL: o.slackResponse,
 		MaxUnauthenticated: o.maxUnauth, BodyTimeout: o.bodyTimeout, UnauthenticatedBodyTimeout: o.unauthTimeout,
+		Reload: o.reload,
 	}
 	if o.log != nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: o.log, Level: hclog.Info})

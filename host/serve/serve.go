@@ -77,6 +77,10 @@ type Config struct {
 	MCP bool
 	// Version is the server's version, as /mcp tells clients.
 	Version string
+	// Reload, when set, reads the program's files again, as they are now, and validates
+	// them: a replay (POST /api/runs/{id}/replay) runs on what it returns, so a policy edited
+	// since the server started is tried without a restart. Nil means replays run on Program.
+	Reload func() (*lang.Program, error)
 	// Pages, when set, serves every path no other route takes (Studio, at /). It is made
 	// with the API's own handler, without the request log, to call in-process (so its pages
 	// pass the same checks and token as the API), and a channel closed when the server
@@ -149,6 +153,8 @@ type Server struct {
 	unauth     chan struct{}
 	credential func(*http.Request) string
 	hs         *http.Server
+	// replays holds a place for each replay running (POST /api/runs/{id}/replay).
+	replays chan struct{}
 
 	// runs counts the goroutines running runs the API started; bg the server's own.
 	runs sync.WaitGroup
@@ -199,6 +205,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		pokes:    pokes{m: map[string]chan struct{}{}},
 		listPoll: poll,
 		conns:    &conns{cap: connCap(cfg.MaxConns)},
+		replays:  make(chan struct{}, maxReplays),
 		unauth:   make(chan struct{}, cfg.MaxUnauthenticated),
 	}
 	if s.log == nil {

@@ -148,6 +148,26 @@ func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, err
 	return prog, rc, nil
 }
 
+// reload reads and validates the files again, as they are now, for a replay: their
+// problems are its error, printed nowhere.
+func reload(f *cmdutil.Factory, opts *Options, reg *tool.Registry) (*lang.Program, error) {
+	paths := opts.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	prog, diags := lang.Load(f.Dir, paths)
+	if err := diags.Err(); err != nil {
+		return nil, err
+	}
+	if len(prog.Files) == 0 {
+		return nil, errcode.New(lang.CodeIO, "%s: no .halo file", strings.Join(paths, ", "))
+	}
+	if err := runtime.Validate(prog, reg).Err(); err != nil {
+		return nil, err
+	}
+	return prog, nil
+}
+
 // openStore opens the run store --store names.
 func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore.Store, string, error) {
 	switch {
@@ -254,6 +274,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		SlackSecret: f.Env.Get("HALO_SLACK_SIGNING_SECRET"),
 		MaxConns:    pcfg.MaxConns, MaxUnauthenticated: pcfg.MaxUnauthenticated,
 		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Current().Version,
+		Reload: func() (*lang.Program, error) { return reload(f, opts, rc.Tools) },
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
 			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,
 				SecureCookie: strings.HasPrefix(pcfg.PublicURL, "https:")})
