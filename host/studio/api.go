@@ -176,6 +176,7 @@ type callInfo struct {
 	DurationMs int64   `json:"durationMs"`
 	Mocked     bool    `json:"mocked"`
 	Error      string  `json:"error"`
+	Unpriced   bool    `json:"unpriced"`
 }
 
 type violationInfo struct {
@@ -252,6 +253,9 @@ type event struct {
 	Status     string          `json:"status"`
 	Error      *errorInfo      `json:"error"`
 	Link       string          `json:"link"`
+	System     string          `json:"system"`
+	Result     string          `json:"result"`
+	Unpriced   bool            `json:"unpriced"`
 }
 
 // streamWriter hands what the API writes to a pipe, for Studio to read as it comes: the

@@ -148,11 +148,11 @@ func waitJS(t *testing.T, ctx context.Context, what, js string) {
 }
 
 // laidOut is the expression js evaluated on the page as a reader scrolling through it sees
-// it. The timeline's entries are laid out only near the view (content-visibility: auto), and
-// innerText leaves out those that are not, so every entry is laid out first: otherwise what a
+// it. The waterfall's spans are laid out only near the view (content-visibility: auto), and
+// innerText leaves out those that are not, so every span is laid out first: otherwise what a
 // test reads depends on how tall the window is and how fast the page came.
 func laidOut(js string) string {
-	return `(document.querySelectorAll(".entry").forEach(e => e.style.contentVisibility = "visible"), (` + js + `))`
+	return `(document.querySelectorAll(".span").forEach(e => e.style.contentVisibility = "visible"), (` + js + `))`
 }
 
 // text is the page's text.
@@ -308,8 +308,9 @@ func tabTo(t *testing.T, ctx context.Context, sel string, most int) {
 }
 
 // TestBrowserToolsAndViolation: a run whose agent read and wrote notes, with a call the
-// policy refused: each model call with its model, tokens and cost, each call the agent
-// chose with its decision, the violation with its policy and rule.
+// policy refused, as its waterfall shows it: each model request with its model, tokens and
+// cost; each call the agent chose one row with its decision (the refused one with its
+// violation's policy and rule); the conversation as the model saw it; the cost tables.
 func TestBrowserToolsAndViolation(t *testing.T) {
 	e := newEnv(t, opts{})
 	ctx := newTab(t)
@@ -318,37 +319,64 @@ func TestBrowserToolsAndViolation(t *testing.T) {
 		t.Fatalf("Tidy: %v", res)
 	}
 	do(t, ctx, "the run's page", chromedp.Navigate(e.http.URL+"/runs/"+str(res["runId"])))
-	waitJS(t, ctx, "the timeline", `document.querySelector("#timeline .entry") !== null`)
-	decisions := eval[[]string](t, ctx, `[...document.querySelectorAll(".entry.agent_tool")].map(e => e.querySelector("strong").textContent + "=" + [...e.querySelectorAll(".facts div")].find(d => d.querySelector("dt").textContent === "decision").querySelector("dd").textContent)`)
+	waitJS(t, ctx, "the waterfall", `document.querySelector("#timeline .span") !== null`)
+	// One row a call the agent chose: the call that ran and its decision are one span.
+	decisions := eval[[]string](t, ctx, `[...document.querySelectorAll("#timeline .span[class*='decision-']")].map(e => e.querySelector(".name").textContent + "=" + [...e.querySelectorAll(":scope > details .facts div")].find(d => d.querySelector("dt").textContent === "decision").querySelector("dd").textContent)`)
 	if got := strings.Join(decisions, " "); got != "Files.read=allowed Files.write=refused Files.write=allowed" {
 		t.Errorf("decisions shown: %s", got)
 	}
-	v := eval[string](t, ctx, `document.querySelector(".entry.violation").innerText`)
-	if !strings.Contains(v, "Policy Careful") || !strings.Contains(v, "DenyArgs") || !strings.Contains(v, "tool") {
-		t.Errorf("the violation:\n%s", v)
+	if n := eval[int](t, ctx, `document.querySelectorAll("#timeline .span.k-violation").length`); n != 0 {
+		t.Errorf("the violation of the refused call is a row of its own too (%d)", n)
+	}
+	// The card opens with the keyboard: Tab to the refused call's row, Enter.
+	tabTo(t, ctx, "#timeline .span.violation > details > summary", 60)
+	do(t, ctx, "open the card", chromedp.KeyEvent("\r"))
+	v := eval[string](t, ctx, `document.querySelector("#timeline .span.violation > details").open ? document.querySelector("#timeline .span.violation .card").innerText : ""`)
+	for _, want := range []string{"Careful", "DenyArgs", "refused", `"path": "secret.md"`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the refused call's card does not show %q:\n%s", want, v)
+		}
 	}
 	if got := eval[string](t, ctx, `document.querySelector(".violations-table tbody tr").innerText`); !strings.Contains(got, "Careful") || !strings.Contains(got, "DenyArgs") {
 		t.Errorf("context.meta.violations: %s", got)
 	}
-	llm := eval[[]string](t, ctx, `[...document.querySelectorAll(".entry.llm")].map(e => e.innerText)`)
+	llm := eval[[]string](t, ctx, `[...document.querySelectorAll("#timeline .span.k-llm .card")].map(e => e.textContent)`)
 	if len(llm) != 3 {
-		t.Fatalf("%d model calls shown", len(llm))
+		t.Fatalf("%d model requests shown", len(llm))
 	}
 	for _, l := range llm {
 		if !strings.Contains(l, "gpt-4o-mini") || !strings.Contains(l, "in,") || !strings.Contains(l, "$0.000") {
-			t.Errorf("a model call without model, tokens or cost:\n%s", l)
+			t.Errorf("a model request without model, tokens or cost:\n%s", l)
 		}
 	}
 	// The tool result as the event holds it: redacted by the agent's policy.
-	if tl := eval[string](t, ctx, `document.querySelector("#timeline").innerText`); !strings.Contains(tl, "[REDACTED:Email]") || strings.Contains(tl, "ada@example.com") {
+	if tl := eval[string](t, ctx, `document.querySelector("#timeline").textContent`); !strings.Contains(tl, "[REDACTED:Email]") || strings.Contains(tl, "ada@example.com") {
 		t.Errorf("the tool result is not shown redacted:\n%s", tl)
 	}
-	// The chart: one row per stage, with time and cost.
-	if n := eval[int](t, ctx, `document.querySelectorAll(".chart tbody tr").length`); n != 1 {
-		t.Errorf("%d rows in the chart", n)
+	// The conversation: the prompt, three answers, and the three results the model read,
+	// the refusal among them.
+	roles := eval[[]string](t, ctx, `[...document.querySelectorAll("#conversations .msg")].map(m => m.className.split(" ")[1])`)
+	if got := strings.Join(roles, " "); got != "m-user m-assistant m-tool m-assistant m-tool m-tool m-assistant" && got != "m-system m-user m-assistant m-tool m-assistant m-tool m-tool m-assistant" {
+		t.Errorf("the conversation's turns: %s", got)
 	}
-	if got := eval[string](t, ctx, `document.querySelector(".chart tbody tr").innerText`); !strings.Contains(got, "Clerk.work") || !strings.Contains(got, "$") {
-		t.Errorf("chart row %q", got)
+	if c := eval[string](t, ctx, `document.querySelector("#conversations").textContent`); !strings.Contains(c, "decision-refused") && !strings.Contains(c, "refused") {
+		t.Errorf("the conversation does not show the refusal:\n%s", c)
+	}
+	// The cost tables: one row per stage, one per model, with time, tokens and cost.
+	if n := eval[int](t, ctx, `document.querySelectorAll(".chart tbody tr").length`); n != 1 {
+		t.Errorf("%d rows in the table by stage", n)
+	}
+	if got := eval[string](t, ctx, `document.querySelector(".chart tbody tr").innerText`); !strings.Contains(got, "Clerk.work") || !strings.Contains(got, "$") || !strings.Contains(got, "in,") {
+		t.Errorf("row by stage %q", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector(".models tbody tr").innerText`); !strings.Contains(got, "gpt-4o-mini") || !strings.Contains(got, "3") {
+		t.Errorf("row by model %q", got)
+	}
+	// The stage's place links to the source view, with its line marked.
+	do(t, ctx, "the source", chromedp.Click(chromedp.CSS(".chart tbody a.at")))
+	waitJS(t, ctx, "the source view", `location.pathname === "/source" && document.querySelector("li.mark") !== null`)
+	if got := eval[string](t, ctx, `document.querySelector("li.mark").textContent`); !strings.Contains(got, "Clerk") {
+		t.Errorf("the marked line: %q", got)
 	}
 }
 
@@ -368,7 +396,7 @@ func TestBrowserNoScriptRuns(t *testing.T) {
 		if p := eval[any](t, ctx, `window.__pwned === undefined ? null : window.__pwned`); p != nil {
 			t.Fatalf("a script from the run ran: __pwned = %v", p)
 		}
-		if n := eval[int](t, ctx, `document.querySelectorAll("main img, main script, main svg:not(.bar)").length`); n != 0 {
+		if n := eval[int](t, ctx, `document.querySelectorAll("main img, main script, main svg:not(.bar):not(.wf)").length`); n != 0 {
 			t.Errorf("%d elements from the run's text made it into the page", n)
 		}
 		if !strings.Contains(text(t, ctx), `<script>window.__pwned = 1</script>`) {
@@ -438,11 +466,11 @@ func TestBrowser1000Events(t *testing.T) {
 	for i := range tries {
 		start := time.Now()
 		do(t, ctx, "the big run's page", chromedp.Navigate(e.http.URL+"/runs/"+rec.RunID))
-		waitJS(t, ctx, "all 999 entries (the 1000th event is the run's end)", `document.querySelectorAll("#timeline .entry").length === 999`)
+		waitJS(t, ctx, "the whole page", `document.readyState === "complete" && document.querySelector("#meta") !== null && document.querySelectorAll("#timeline .span").length > 500`)
 		took := time.Since(start)
 		nav := eval[float64](t, ctx, `performance.getEntriesByType("navigation")[0].loadEventEnd`)
 		size := eval[int](t, ctx, `performance.getEntriesByType("navigation")[0].transferSize`)
-		t.Logf("run page with 1000 events, try %d: %v from navigation to the last entry in the DOM (Go side); load event at %.0f ms (browser side); %d KiB of HTML", i+1, took.Round(time.Millisecond), nav, size/1024)
+		t.Logf("run page with 1000 events, try %d: %v from navigation to the whole page in the DOM (Go side); load event at %.0f ms (browser side); %d KiB of HTML", i+1, took.Round(time.Millisecond), nav, size/1024)
 		if i == 0 || took < best {
 			best = took
 		}
@@ -486,7 +514,7 @@ func TestBrowserScreenshots(t *testing.T) {
 	do(t, ctx, "size", chromedp.EmulateViewport(1200, 760))
 	shoot("studio-runs.png", "/", `document.querySelectorAll("tr.run").length === 6`)
 	do(t, ctx, "size", chromedp.EmulateViewport(1000, 900))
-	shoot("studio-run.png", "/runs/"+str(tidy["runId"]), `document.querySelector(".entry.violation") !== null`)
+	shoot("studio-run.png", "/runs/"+str(tidy["runId"]), `(document.querySelectorAll("#timeline .stage > details, #conversations details").forEach(d => d.open = true), document.querySelector("#timeline .span.violation") !== null)`)
 }
 
 // TestBrowserApproval: a tool call waiting for approval shows its message, agent, call,
@@ -521,7 +549,7 @@ func TestBrowserApproval(t *testing.T) {
 			waitJS(t, ctx, "the answer sent", fmt.Sprintf(`location.search === "?sent=%s" && document.readyState === "complete"`, decision))
 			waitJS(t, ctx, "the run completes", `document.querySelector("#head .status").textContent === "completed"`)
 			out := eval[string](t, ctx, `document.querySelector("#outcome").innerText`)
-			tl := eval[string](t, ctx, `[...document.querySelectorAll(".entry.agent_tool")].map(e => e.innerText).join("\n")`)
+			tl := eval[string](t, ctx, `[...document.querySelectorAll("#timeline .span[class*='decision-']")].map(e => e.querySelector(":scope > details").textContent).join("\n")`)
 			e.notes.mu.Lock()
 			note := e.notes.files["notes.md"]
 			e.notes.mu.Unlock()
@@ -558,8 +586,14 @@ func TestBrowserWithoutJavaScript(t *testing.T) {
 		t.Fatal("studio.js ran: scripts are not off")
 	}
 	do(t, ctx, "the run", chromedp.Navigate(e.http.URL+"/runs/"+str(tidy["runId"])))
-	if got := text(t, ctx); !strings.Contains(got, "Merged the duplicate notes") || !strings.Contains(got, "Policy Careful") || !strings.Contains(got, "gpt-4o-mini") {
+	if got := text(t, ctx); !strings.Contains(got, "Merged the duplicate notes") || !strings.Contains(got, "Files.write") || !strings.Contains(got, "gpt-4o-mini") {
 		t.Errorf("the run's page without scripts:\n%s", got)
+	}
+	// A row of the waterfall opens into its card, and a conversation unfolds, without scripts.
+	do(t, ctx, "open the refused call", chromedp.Click(chromedp.CSS("#timeline .span.violation > details > summary")))
+	do(t, ctx, "open the conversation", chromedp.Click(chromedp.CSS("#conversations details > summary")))
+	if got := text(t, ctx); !strings.Contains(got, "Careful") || !strings.Contains(got, "DenyArgs") || !strings.Contains(strings.ToLower(got), "assistant, step 3") {
+		t.Errorf("the card and the conversation without scripts:\n%s", got)
 	}
 	do(t, ctx, "start Ask from its form", chromedp.Navigate(e.http.URL+"/start/Ask"),
 		chromedp.SendKeys(chromedp.CSS("#f-in-x"), "dogs"),

@@ -33,25 +33,29 @@ type wait struct {
 type runData struct {
 	page
 	ID, Short, Pipeline, File, Status string
-	Started, Duration, Cost           string
-	Events                            int
-	Stages                            []stage
-	Bars                              []bar
-	Inputs                            []text
-	Output                            text
-	HasOutput                         bool
-	Error                             *errorInfo
-	Calls                             []callRow
-	Violations                        []violationInfo
-	Wait                              *wait
+	// FileLink is the source view of File.
+	FileLink                        string
+	Started, Duration, Cost, Tokens string
+	Events                          int
+	// View is the waterfall, the conversations and the tables of cost and tokens.
+	View      eventView
+	Inputs    []text
+	Output    text
+	HasOutput bool
+	Error     *errorInfo
+	// ErrorLink is the source view of where the run failed.
+	ErrorLink  string
+	Calls      []callRow
+	Violations []violationInfo
+	Wait       *wait
 	// Live says the run may still change: the page follows its events.
 	Live bool
 	// Key changes whenever the run does; the page's script swaps in parts whose key changed.
 	Key string
 	// Answer is text typed into the answer box, kept when the answer was refused.
 	Answer string
-	// CanCancel says the run is running or paused.
-	CanCancel bool
+	// CanCancel says the run is running or paused; CanReplay that it has stopped or paused.
+	CanCancel, CanReplay bool
 }
 
 var sentNotices = map[string]string{
@@ -59,6 +63,7 @@ var sentNotices = map[string]string{
 	"decline": "Declined: the run goes on with your reason.",
 	"answer":  "Your answer was sent: the run goes on.",
 	"cancel":  "The run was asked to stop.",
+	"rerun":   "This is a new run, with the inputs of the one it reran.",
 }
 
 func runPath(id string) string { return "/api/runs/" + url.PathEscape(id) }
@@ -80,11 +85,15 @@ func (s *Studio) loadRun(c caller, id string) (runData, *apiError) {
 	}
 	d := runData{
 		page: page{Title: rv.Pipeline + " · run " + shortID(rv.RunID), Nav: "runs"},
-		ID:   rv.RunID, Short: shortID(rv.RunID), Pipeline: rv.Pipeline, File: rv.File, Status: rv.Status,
-		Started: clock(rv.Started), Cost: money(rv.Meta.Cost), Events: len(evs.Events), Error: rv.Error,
+		ID:   rv.RunID, Short: shortID(rv.RunID), Pipeline: rv.Pipeline, File: rv.File, FileLink: sourceFile(rv.File), Status: rv.Status,
+		Started: clock(rv.Started), Events: len(evs.Events), Error: rv.Error,
 		Violations: rv.Meta.Violations,
 		Live:       rv.Status == "running" || rv.Status == "paused",
 		CanCancel:  rv.Status == "running" || rv.Status == "paused",
+		CanReplay:  rv.Status != "running",
+	}
+	if rv.Error != nil {
+		d.ErrorLink = sourceLink(rv.Error.At)
 	}
 	end := rv.Updated
 	if rv.Status == "running" {
@@ -94,7 +103,18 @@ func (s *Studio) loadRun(c caller, id string) (runData, *apiError) {
 		d.Duration = durationOf(end.Sub(rv.Started))
 	}
 	d.Key = fmt.Sprintf("%s-%d-%s", rv.Status, len(evs.Events), rv.Updated.Format("150405.000000"))
-	d.Stages, d.Bars = timeline(evs.Events, rv.Started)
+	d.View = build(evs.Events, rv.Started, end)
+	unknown, in, out, priced := false, 0, 0, false
+	for _, ci := range rv.Meta.Calls {
+		unknown = unknown || ci.Unpriced
+		if ci.Usage != nil {
+			in, out, priced = in+ci.Usage.InputTokens, out+ci.Usage.OutputTokens, true
+		}
+	}
+	d.Cost = costOf(rv.Meta.Cost, unknown)
+	if priced {
+		d.Tokens = tokens(in, out)
+	}
 	names := make([]string, 0, len(rv.Inputs))
 	for k := range rv.Inputs {
 		names = append(names, k)
@@ -109,7 +129,10 @@ func (s *Studio) loadRun(c caller, id string) (runData, *apiError) {
 		d.Output, d.HasOutput = jsonText("output", rv.Output)
 	}
 	for _, ci := range rv.Meta.Calls {
-		cr := callRow{Kind: ci.Kind, Target: ci.Target, Agent: ci.Agent, Model: ci.Model, Cost: money(ci.Cost), Duration: duration(ci.DurationMs), Error: ci.Error, Mocked: ci.Mocked}
+		cr := callRow{Kind: ci.Kind, Target: ci.Target, Agent: ci.Agent, Model: ci.Model, Duration: duration(ci.DurationMs), Error: ci.Error, Mocked: ci.Mocked}
+		if ci.Kind == "llm" || ci.Cost != 0 {
+			cr.Cost = costOf(ci.Cost, ci.Unpriced)
+		}
 		if ci.Usage != nil {
 			cr.Tokens = fmt.Sprintf("%d / %d", ci.Usage.InputTokens, ci.Usage.OutputTokens)
 		}

@@ -222,7 +222,18 @@ func (s *Studio) formPage(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "form", &formData{page: page{Title: "Start " + p.Name, Nav: "start"}, Pipeline: p, Fields: fields(p, nil)})
+	d := formData{page: page{Title: "Start " + p.Name, Nav: "start"}, Pipeline: p}
+	var values url.Values
+	if from := r.URL.Query().Get("from"); from != "" {
+		// A rerun with edited inputs: the form holds the run's, to change before starting.
+		if values, err = s.prefill(c, from); err != nil {
+			s.problem(w, r, err)
+			return
+		}
+		d.Notice = "The inputs of run " + shortID(from) + ": change what you like, then start the run."
+	}
+	d.Fields = fields(p, values)
+	s.render(w, r, http.StatusOK, "form", &d)
 }
 
 // start starts a run through the API with the form's inputs, then shows it. Inputs the API

@@ -64,7 +64,7 @@ type Studio struct {
 	static  fs.FS
 }
 
-var pageNames = []string{"runs", "run", "start", "form", "login", "problem", "signedin"}
+var pageNames = []string{"runs", "run", "replay", "source", "start", "form", "login", "problem", "signedin"}
 
 // New makes Studio's handler.
 func New(cfg Config) (*Studio, error) {
@@ -101,6 +101,11 @@ func New(cfg Config) (*Studio, error) {
 	mux.HandleFunc("GET /runs/{id}/events", s.runEvents)
 	mux.HandleFunc("POST /runs/{id}/answer", s.answer)
 	mux.HandleFunc("POST /runs/{id}/cancel", s.cancel)
+	mux.HandleFunc("POST /runs/{id}/rerun", s.rerun)
+	mux.HandleFunc("POST /runs/{id}/replay", s.replay)
+	mux.HandleFunc("GET /runs/{id}/record.json", s.exportRecord)
+	mux.HandleFunc("GET /runs/{id}/trace.json", s.exportTrace)
+	mux.HandleFunc("GET /source", s.sourcePage)
 	mux.HandleFunc("GET /start", s.startPage)
 	mux.HandleFunc("GET /start/{pipeline}", s.formPage)
 	mux.HandleFunc("POST /start/{pipeline}", s.start)
@@ -278,8 +283,10 @@ func (s *Studio) problem(w http.ResponseWriter, r *http.Request, err *apiError) 
 		if r.Method == http.MethodGet && r.URL.RawQuery != "" {
 			next += "?" + r.URL.RawQuery
 		}
-		if r.Method != http.MethodGet { // an answer or a cancel: back to the run's page
-			next = strings.TrimSuffix(strings.TrimSuffix(next, "/answer"), "/cancel")
+		if r.Method != http.MethodGet { // an answer, a cancel, a rerun, a replay: back to the run's page
+			for _, action := range []string{"/answer", "/cancel", "/rerun", "/replay"} {
+				next = strings.TrimSuffix(next, action)
+			}
 		}
 		s.render(w, r, http.StatusUnauthorized, "login", &loginData{
 			page: page{Title: "Sign in", Problem: &apiError{err.Status, err.Code, "Studio needs this server's token (HALO_SERVE_TOKEN). Nothing is shown without it."}},

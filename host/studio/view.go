@@ -89,139 +89,6 @@ type entry struct {
 	Texts      []text
 }
 
-// A stage is consecutive events written at one place in the file.
-type stage struct {
-	N       int
-	At      string
-	Title   string
-	Entries []entry
-}
-
-// A bar is one stage's share of the run's time and cost.
-type bar struct {
-	Title, At          string
-	Ms                 int64
-	Cost               float64
-	MsPct, CostPct     float64
-	MsLabel, CostLabel string
-	MsWidth, CostWidth string
-}
-
-// timeline groups a run's events into its stages and makes the chart of where the time
-// and the cost went. A "stage" event closes each stage of the pipeline the run started
-// with: the events before it are that stage's (those of a fan-out or an each included). A
-// stage a loop runs again is a new group in the timeline, and one row in the chart. Events
-// after the last stage event are of the stage running (or failed). Records made before
-// stage events existed are grouped by where each event is written. started is when the
-// run started: the first stage's time counts from it.
-func timeline(evs []event, started time.Time) ([]stage, []bar) {
-	hasStages := false
-	for _, e := range evs {
-		if e.Type == "stage" {
-			hasStages = true
-			break
-		}
-	}
-	type agg struct {
-		title, at string
-		ms        int64
-		cost      float64
-		callMs    int64
-	}
-	var order []string
-	byKey := map[string]*agg{}
-	row := func(key, title, at string) *agg {
-		a := byKey[key]
-		if a == nil {
-			a = &agg{title: title, at: at}
-			byKey[key] = a
-			order = append(order, key)
-		}
-		return a
-	}
-	var stages []stage
-	var cur []event
-	mark := started
-	flush := func(title, at string, end *event) {
-		if len(cur) == 0 && end == nil {
-			return
-		}
-		var targets []string
-		for _, e := range cur {
-			if t := stageName(e); t != "" && !contains(targets, t) {
-				targets = append(targets, t)
-			}
-		}
-		if title == "" {
-			title = titleOf(targets)
-		}
-		if at == "" && len(cur) > 0 {
-			at = cur[0].At
-		}
-		st := stage{N: len(stages) + 1, At: at, Title: title}
-		a := row(at+"|"+title, title, at)
-		for _, e := range cur {
-			st.Entries = append(st.Entries, entryOf(e))
-			if e.Type == "llm" || e.Type == "tool" { // agent_tool repeats its tool call's time
-				a.cost += e.Cost
-				a.callMs += e.DurationMs
-			}
-			if e.Type == "paused" {
-				mark = time.Time{} // waiting for a person is no stage's time
-			} else if mark.IsZero() {
-				mark = e.Time
-			}
-		}
-		if end != nil && !mark.IsZero() && end.Time.After(mark) {
-			a.ms += end.Time.Sub(mark).Milliseconds()
-		}
-		if end != nil {
-			mark = end.Time
-		}
-		if len(st.Entries) > 0 || end != nil {
-			stages = append(stages, st)
-		}
-		cur = cur[:0]
-	}
-	for _, e := range evs {
-		switch {
-		case e.Type == "run" || e.Type == "progress":
-			continue
-		case e.Type == "stage":
-			flush(e.Target, e.At, &e)
-			continue
-		case !hasStages && len(cur) > 0 && cur[len(cur)-1].At != e.At:
-			flush("", "", nil)
-		}
-		cur = append(cur, e)
-	}
-	flush("", "", nil)
-	var maxMs int64
-	var maxCost float64
-	for _, k := range order {
-		a := byKey[k]
-		if a.ms == 0 {
-			a.ms = a.callMs // no stage events, or a stage still running: its calls' time
-		}
-		maxMs = max(maxMs, a.ms)
-		maxCost = max(maxCost, a.cost)
-	}
-	var bars []bar
-	for _, k := range order {
-		a := byKey[k]
-		b := bar{Title: a.title, At: a.at, Ms: a.ms, Cost: a.cost, MsLabel: duration(a.ms), CostLabel: money(a.cost)}
-		if maxMs > 0 {
-			b.MsPct = 100 * float64(a.ms) / float64(maxMs)
-		}
-		if maxCost > 0 {
-			b.CostPct = 100 * a.cost / maxCost
-		}
-		b.MsWidth, b.CostWidth = pct(b.MsPct), pct(b.CostPct)
-		bars = append(bars, b)
-	}
-	return stages, bars
-}
-
 func pct(p float64) string {
 	if p > 0 && p < 0.5 {
 		p = 0.5 // a sliver stays visible
@@ -301,8 +168,11 @@ func entryOf(e event) entry {
 		if e.Usage != nil {
 			add("tokens", fmt.Sprintf("%d in, %d out", e.Usage.InputTokens, e.Usage.OutputTokens))
 		}
-		add("cost", money(e.Cost))
+		add("cost", costOf(e.Cost, e.Unpriced))
 		add("time", duration(e.DurationMs))
+		if e.System != "" {
+			addText(newText("system", e.System, false), true)
+		}
 		if e.Prompt != "" {
 			addText(newText("prompt", e.Prompt, false), true)
 		}
@@ -331,9 +201,13 @@ func entryOf(e event) entry {
 		if e.Detail != "" {
 			addText(newText(detailLabel(e.Decision), e.Detail, false), true)
 		}
+		if e.Result != "" {
+			addText(newText(readLabel, e.Result, false), true)
+		}
 	case "violation":
 		en.Head = "Policy " + e.Policy
 		en.Note = "violation"
+		add("policy", e.Policy)
 		add("rule", e.Rule)
 		add("phase", e.Phase)
 		add("agent", e.Agent)
@@ -385,6 +259,10 @@ func entryOf(e event) entry {
 	return en
 }
 
+// readLabel labels what an agent's model read of a call: the result after its policies,
+// or the refusal it was told.
+const readLabel = "what the model read"
+
 func detailLabel(decision string) string {
 	switch decision {
 	case "declined":
@@ -397,11 +275,11 @@ func detailLabel(decision string) string {
 	return "detail"
 }
 
-// money shows dollars: "$0" for nothing, more digits for fractions of a cent.
+// money shows dollars to four places ("$0.0000" for nothing), six for fractions of a cent.
 func money(d float64) string {
 	switch {
 	case d == 0:
-		return ""
+		return "$0.0000"
 	case d >= 0.01:
 		return "$" + strconv.FormatFloat(d, 'f', 4, 64)
 	}
