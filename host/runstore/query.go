@@ -95,8 +95,10 @@ type Query struct {
 	Since, Until time.Time
 	// Violations keeps only runs with at least one policy violation.
 	Violations bool
-	// Text keeps the runs whose search text (SearchText: file, pipeline, call targets,
-	// error, inputs and output) holds every word of it, ignoring case.
+	// MinCost, when above 0, keeps only runs whose cost is more than it (dollars).
+	MinCost float64
+	// Text keeps the runs where every word of it is in the search text (SearchText: file,
+	// pipeline, call targets, error, inputs and output), ignoring case, or begins the run's id.
 	Text string
 	// Limit is the most runs one page holds; 0 means 50. Stores cap it at 500.
 	Limit int
@@ -148,8 +150,12 @@ func (d Dialect) ListSQL(q Query, time func(time.Time) any) (string, []any, erro
 	if q.Violations {
 		where = append(where, "violations > 0")
 	}
+	if q.MinCost > 0 {
+		where = append(where, "cost > "+arg(q.MinCost))
+	}
 	for _, w := range words {
-		where = append(where, "search LIKE "+arg("%"+likeEscape(w)+"%")+` ESCAPE '\'`)
+		esc := likeEscape(w)
+		where = append(where, "(search LIKE "+arg("%"+esc+"%")+` ESCAPE '\' OR id LIKE `+arg(esc+"%")+` ESCAPE '\')`)
 	}
 	if cur.RunID != "" {
 		// Written out rather than as a row comparison, which SQLite's planner does not take

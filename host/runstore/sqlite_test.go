@@ -348,7 +348,7 @@ func TestSQLiteImportUnreadableFolder(t *testing.T) {
 }
 
 // Listing keeps every filter the query sets: status, pipeline, a start time window, runs
-// with violations, and words of their search text.
+// with violations, a cost above, and words of their search text or their id's beginning.
 func TestSQLiteListFilters(t *testing.T) {
 	s := openSQLite(t)
 	defer s.Close()
@@ -363,6 +363,7 @@ func TestSQLiteListFilters(t *testing.T) {
 		if i == 7 {
 			rec.Meta.Violations = []runtime.ViolationInfo{{Policy: "P", Rule: "Block"}}
 		}
+		rec.Meta.Cost = float64(i) / 100
 		if err := s.Save(rec); err != nil {
 			t.Fatal(err)
 		}
@@ -390,6 +391,12 @@ func TestSQLiteListFilters(t *testing.T) {
 		{runstore.Query{Violations: true}, "f7"},
 		{runstore.Query{Since: t0.Add(7 * time.Hour)}, "f9 f8 f7"},
 		{runstore.Query{Since: t0.Add(2 * time.Hour), Until: t0.Add(4 * time.Hour), Text: "refund"}, "f2"},
+		{runstore.Query{Text: "F3"}, "f3"}, // a run id's beginning
+		{runstore.Query{Text: "3"}, "f3"},  // in the search text ("ORD-3")
+		{runstore.Query{Text: "f"}, "f9 f8 f7 f6 f5 f4 f3 f2 f1 f0"},
+		{runstore.Query{Text: "f_"}, ""},             // LIKE's wildcards are letters
+		{runstore.Query{MinCost: 0.065}, "f9 f8 f7"}, // cost above
+		{runstore.Query{MinCost: 0.05, Text: "refund"}, "f8 f6"},
 	} {
 		if got := ids(tc.q); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.q, got, tc.want)

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -85,7 +87,7 @@ func errorOf(err error) *apiError {
 		return &apiError{http.StatusConflict, code, err.Error()}
 	case code == runtime.CodeRun:
 		return &apiError{http.StatusConflict, CodeNotWaiting, err.Error()}
-	case code == runstore.CodeCursor:
+	case code == runstore.CodeCursor, code == runstore.CodeQuery:
 		return &apiError{http.StatusBadRequest, code, err.Error()}
 	case code == runstore.CodeStore:
 		return &apiError{http.StatusServiceUnavailable, code, err.Error()}
@@ -465,6 +467,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		query.Limit = n
 	}
+	if err := listFilters(q, &query); err != nil {
+		return err
+	}
 	page, err := s.store.List(r.Context(), query)
 	if err != nil {
 		return err
@@ -473,6 +478,42 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		page.Runs = []runstore.Summary{}
 	}
 	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// listFilters reads GET /api/runs' search and filters beyond status and pipeline into query:
+// ?q= words, ?since= and ?until= (RFC 3339), ?violations=true, ?minCost= dollars.
+func listFilters(q url.Values, query *runstore.Query) error {
+	query.Text = q.Get("q")
+	if len(query.Text) > 1000 {
+		return &apiError{http.StatusBadRequest, runstore.CodeQuery, fmt.Sprintf("?q= of %d bytes: at most 1000", len(query.Text))}
+	}
+	for _, f := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &query.Since}, {"until", &query.Until}} {
+		if v := q.Get(f.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return &apiError{http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("?%s=%q: want a time as RFC 3339 (2026-12-01T09:00:00Z)", f.name, trunc(v, 40))}
+			}
+			*f.to = t
+		}
+	}
+	switch v := q.Get("violations"); v {
+	case "", "false":
+	case "true":
+		query.Violations = true
+	default:
+		return &apiError{http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("?violations=%q: want true or false", trunc(v, 40))}
+	}
+	if v := q.Get("minCost"); v != "" {
+		c, err := strconv.ParseFloat(v, 64)
+		if err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
+			return &apiError{http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("?minCost=%q: want dollars, 0 or more (0.05)", trunc(v, 40))}
+		}
+		query.MinCost = c
+	}
 	return nil
 }
 

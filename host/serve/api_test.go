@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
@@ -99,7 +101,8 @@ func TestInputsChecked(t *testing.T) {
 	}
 }
 
-// The list filters by status and pipeline and pages by cursor.
+// The list filters by status, pipeline, words, run id, time, violations and cost, and pages
+// by cursor; bad filters are refused with a code.
 func TestListFilters(t *testing.T) {
 	e := newEnv(t, opts{})
 	for i := range 5 {
@@ -129,7 +132,40 @@ func TestListFilters(t *testing.T) {
 	if len(seen) != 6 {
 		t.Errorf("paging saw %d runs, want 6", len(seen))
 	}
-	for _, q := range []string{"?status=nope", "?limit=0", "?limit=x", "?cursor=forged"} {
+	// Search: words of the inputs, a run id's beginning; a time window; a cost above.
+	ids := func(q string) []string {
+		t.Helper()
+		var out []string
+		for _, r := range e.do("GET", "/api/runs"+q, nil, 200)["runs"].([]any) {
+			out = append(out, r.(map[string]any)["runId"].(string))
+		}
+		return out
+	}
+	if got := ids("?q=" + url.QueryEscape(`"x":"3"`)); len(got) != 1 {
+		t.Errorf("?q= an input: %v", got)
+	}
+	first := ids("?limit=1")[0]
+	if got := ids("?q=" + first[:6]); len(got) != 1 || got[0] != first {
+		t.Errorf("?q= a run id's beginning: %v, want [%s]", got, first)
+	}
+	if got := ids("?q=" + first[:6] + "&pipeline=Three"); len(got) != 0 { // the newest run is Ask's
+		t.Errorf("a run id's beginning and another pipeline: %v", got)
+	}
+	future := url.QueryEscape(time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	if got := ids("?since=" + future); len(got) != 0 {
+		t.Errorf("?since= an hour ahead: %v", got)
+	}
+	if got := ids("?until=" + future + "&violations=false&minCost=0"); len(got) != 6 {
+		t.Errorf("?until= an hour ahead: %d runs, want 6", len(got))
+	}
+	if got := ids("?violations=true"); len(got) != 0 {
+		t.Errorf("?violations=true: %v", got)
+	}
+	if got := ids("?minCost=1000"); len(got) != 0 {
+		t.Errorf("?minCost=1000: %v", got)
+	}
+	for _, q := range []string{"?status=nope", "?limit=0", "?limit=x", "?cursor=forged", "?since=yesterday", "?until=2026-13-01T00:00:00Z",
+		"?violations=yes", "?minCost=-1", "?minCost=NaN", "?minCost=Inf", "?q=" + strings.Repeat("w+", 17), "?q=" + strings.Repeat("x", 1001)} {
 		m := e.do("GET", "/api/runs"+q, nil, 400)
 		if errCode(m) == "" {
 			t.Errorf("%s: %v", q, m)

@@ -71,7 +71,8 @@ start time, cost, violations, and what a paused run waits for or why a failed on
 Filters narrow the list, each must hold: --status, --pipeline, --since (a duration such as
 24h or 7d back from now, or a date or time: 2026-01-02, 2026-01-02T15:04:05Z), --violations
 (runs with at least one policy violation) and --text (words each found, ignoring case, in
-the run's file, pipeline, inputs, output, error or the targets of its calls). --limit says
+the run's file, pipeline, inputs, output, error or the targets of its calls, or beginning
+its run id). --limit says
 how many (default 20, at most 500); with --json the page's "next" is the --cursor of the
 next page.`,
 		Example: `  halo runs list
@@ -86,7 +87,7 @@ next page.`,
 	fl.StringVar(&lo.Pipeline, "pipeline", "", "only runs of this `PIPELINE`")
 	fl.StringVar(&lo.Since, "since", "", "only runs started since `WHEN`: a duration back (24h, 7d) or a date or time")
 	fl.BoolVar(&lo.Violations, "violations", false, "only runs with policy violations")
-	fl.StringVar(&lo.Text, "text", "", "only runs whose inputs, output, error or call targets hold every word of `TEXT`")
+	fl.StringVar(&lo.Text, "text", "", "only runs whose inputs, output, error or call targets hold every word of `TEXT` (or whose id it begins)")
 	fl.IntVar(&lo.Limit, "limit", 20, "the most runs to list (`N`, at most 500)")
 	fl.StringVar(&lo.Cursor, "cursor", "", "go on after the page whose next this is (`NEXT` of --json)")
 	fl.BoolVar(&lo.JSON, "json", false, "print { runs: [{ runId, file, pipeline, status, started, updated, waitingFor, error, cost, violations }], next }")
