@@ -129,6 +129,8 @@ type opts struct {
 	token string
 	gate  bool
 	src   string
+	// reload, when set, is the source a replay reads as today's files.
+	reload string
 }
 
 func program(t testing.TB, source string, reg *tool.Registry) *lang.Program {
@@ -172,6 +174,12 @@ func newEnv(t testing.TB, o opts) *env {
 			return model.ProviderFunc(e.complete), strings.TrimPrefix(ref, "openai/"), nil
 		}},
 		Interval: 50 * time.Millisecond,
+		Reload: func() (*lang.Program, error) {
+			if o.reload == "" {
+				return prog, nil
+			}
+			return program(t, o.reload, reg), nil
+		},
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
 			return studio.New(studio.Config{API: api, Stopping: stopping, ListInterval: time.Hour}) // the list is live by the API's stream alone
 		},

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,11 +26,18 @@ type row struct {
 
 type listData struct {
 	page
-	Status, Pipeline, Cursor string
-	Statuses                 []string
-	Pipelines                []pipelineInfo
-	Rows                     []row
-	Next                     string
+	// The filter, as the address holds it: Q the search words, Since and Until dates
+	// (YYYY-MM-DD, Until included), MinCost dollars.
+	Q, Status, Pipeline, Since, Until, MinCost, Cursor string
+	Violations                                         bool
+	// Filtered says a filter is set.
+	Filtered  bool
+	Statuses  []string
+	Pipelines []pipelineInfo
+	Rows      []row
+	// Total is what the rows shown cost together.
+	Total string
+	Next  string
 	// PausedCount is how many runs wait for someone (PausedMore: at least that many).
 	PausedCount int
 	PausedMore  bool
@@ -39,17 +48,60 @@ type listData struct {
 
 var statuses = []string{"running", "paused", "completed", "failed"}
 
+// filterKeys are the runs list's filters in its address, as the form names them.
+var filterKeys = []string{"q", "status", "pipeline", "since", "until", "violations", "mincost"}
+
+// dateLayout is how the list's time range is written: the form's date fields.
+const dateLayout = "2006-01-02"
+
+// listQuery turns the list's address into the API's query: dates become the times from the
+// start of since (UTC) to the end of until, the rest as they are. A bad date or cost is
+// refused before anything is asked.
+func listQuery(q url.Values) (url.Values, *apiError) {
+	aq := url.Values{}
+	for _, k := range []string{"q", "status", "pipeline", "cursor"} {
+		if v := strings.TrimSpace(q.Get(k)); v != "" {
+			aq.Set(k, v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		days int
+	}{{"since", 0}, {"until", 1}} {
+		v := strings.TrimSpace(q.Get(f.name))
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(dateLayout, v)
+		if err != nil {
+			return nil, &apiError{http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf("%s %q is not a date: write it as 2026-12-01.", f.name, trim(v, 40))}
+		}
+		aq.Set(f.name, t.AddDate(0, 0, f.days).Format(time.RFC3339))
+	}
+	if q.Get("violations") != "" {
+		aq.Set("violations", "true")
+	}
+	if v := strings.TrimPrefix(strings.TrimSpace(q.Get("mincost")), "$"); v != "" {
+		if c, err := strconv.ParseFloat(v, 64); err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
+			return nil, &apiError{http.StatusBadRequest, "BAD_REQUEST", fmt.Sprintf("a cost above %q: write dollars, such as 0.05.", trim(v, 40))}
+		}
+		aq.Set("minCost", v)
+	}
+	return aq, nil
+}
+
 // list gathers a page of the runs list from the API; the live stream, which renders only
 // the rows, leaves the pipelines out.
 func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, *apiError) {
 	q := r.URL.Query()
-	d := listData{page: page{Title: "Runs", Nav: "runs"}, Status: q.Get("status"), Pipeline: q.Get("pipeline"), Cursor: q.Get("cursor"), Statuses: statuses}
-	aq := url.Values{"limit": {fmt.Sprint(listLimit)}}
-	for _, k := range []string{"status", "pipeline", "cursor"} {
-		if v := q.Get(k); v != "" {
-			aq.Set(k, v)
-		}
+	d := listData{page: page{Title: "Runs", Nav: "runs"}, Q: q.Get("q"), Status: q.Get("status"), Pipeline: q.Get("pipeline"),
+		Since: q.Get("since"), Until: q.Get("until"), MinCost: q.Get("mincost"), Violations: q.Get("violations") != "",
+		Cursor: q.Get("cursor"), Statuses: statuses}
+	aq, aerr := listQuery(q)
+	if aerr != nil {
+		return d, aerr
 	}
+	aq.Set("limit", fmt.Sprint(listLimit))
 	var runs runPage
 	if err := c.call("GET", "/api/runs?"+aq.Encode(), nil, &runs); err != nil {
 		return d, err
@@ -67,9 +119,11 @@ func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, 
 	}
 	d.PausedCount, d.PausedMore = len(paused.Runs), paused.Next != ""
 	now := s.cfg.Now()
+	var total float64
 	for _, sm := range runs.Runs {
 		rw := row{ID: sm.RunID, Short: shortID(sm.RunID), Pipeline: sm.Pipeline, Status: sm.Status, Waiting: sm.Waiting,
 			Started: clock(sm.Started), Cost: money(sm.Cost), Violations: sm.Violations, Paused: sm.Status == "paused"}
+		total += sm.Cost
 		end := sm.Updated
 		if sm.Status == "running" {
 			end = now
@@ -82,26 +136,25 @@ func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, 
 		}
 		d.Rows = append(d.Rows, rw)
 	}
+	d.Total = money(total)
+	// The filter, as the address keeps it: for the next page and the live list.
+	fq := url.Values{}
+	for _, k := range filterKeys {
+		if v := strings.TrimSpace(q.Get(k)); v != "" {
+			fq.Set(k, v)
+		}
+	}
+	d.Filtered = len(fq) > 0
 	if runs.Next != "" {
 		nq := url.Values{"cursor": {runs.Next}}
-		if d.Status != "" {
-			nq.Set("status", d.Status)
-		}
-		if d.Pipeline != "" {
-			nq.Set("pipeline", d.Pipeline)
+		for k, v := range fq {
+			nq[k] = v
 		}
 		d.Next = "/?" + nq.Encode()
 	}
 	if d.Cursor == "" {
 		d.Live = true
-		lq := url.Values{}
-		if d.Status != "" {
-			lq.Set("status", d.Status)
-		}
-		if d.Pipeline != "" {
-			lq.Set("pipeline", d.Pipeline)
-		}
-		d.LiveQuery = lq.Encode()
+		d.LiveQuery = fq.Encode()
 	}
 	return d, nil
 }

@@ -75,7 +75,7 @@ func TestToken(t *testing.T) {
 }
 
 // TestCrossSite: a form another site's page sends is refused, with or without a token on
-// the server, and starts, answers or cancels nothing; the API's Host check (DNS
+// the server, and starts, answers, cancels, reruns or replays nothing; the API's Host check (DNS
 // rebinding) holds for pages too.
 func TestCrossSite(t *testing.T) {
 	for _, token := range []string{"", "tok-cross-site-1234"} {
@@ -100,6 +100,8 @@ func TestCrossSite(t *testing.T) {
 				{"/start/Greet", url.Values{"in.name": {"Mallory"}}},
 				{"/runs/" + id + "/answer", url.Values{"channel": {"yield"}, "answer": {"approve"}}},
 				{"/runs/" + id + "/cancel", url.Values{}},
+				{"/runs/" + id + "/rerun", url.Values{}},
+				{"/runs/" + id + "/replay", url.Values{}},
 				{"/login", url.Values{"token": {"the attacker's token"}}}, // signing the victim in as someone else
 				{"/logout", url.Values{}},
 			} {
