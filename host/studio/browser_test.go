@@ -236,6 +236,37 @@ func TestBrowserStartRunLive(t *testing.T) {
 	}
 }
 
+// TestBrowserSearch: the search box is reached and sent with the keyboard; the filter is in
+// the address; the live list keeps to it (a run that matches appears by itself, one that
+// does not stays out); Rerun on a run's page starts it again with its inputs.
+func TestBrowserSearch(t *testing.T) {
+	e := newEnv(t, opts{})
+	e.run("Greet", map[string]any{"name": "Ada"})
+	grace := str(e.run("Greet", map[string]any{"name": "Grace"})["runId"])
+	ctx := newTab(t)
+	do(t, ctx, "the list", chromedp.Navigate(e.http.URL+"/"))
+	waitJS(t, ctx, "rows", `document.querySelectorAll("tr.run").length === 2`)
+	tabTo(t, ctx, "#q", 20)
+	do(t, ctx, "search", chromedp.KeyEvent("GRACE"), chromedp.KeyEvent("\r"))
+	waitJS(t, ctx, "the filtered list", `location.search === "?q=GRACE&status=&pipeline=&since=&until=&mincost=" && document.readyState === "complete" && document.querySelectorAll("tr.run").length === 1`)
+	if got := eval[string](t, ctx, `document.querySelector("tr.run").dataset.run`); got != grace {
+		t.Errorf("the row is %s, want %s", got, grace)
+	}
+	e.api("POST", "/api/runs?wait=10s", map[string]any{"pipeline": "Greet", "inputs": map[string]any{"name": "Linus"}}, 200)
+	hopper := str(e.api("POST", "/api/runs?wait=10s", map[string]any{"pipeline": "Greet", "inputs": map[string]any{"name": "Grace Hopper"}}, 200)["runId"])
+	waitJS(t, ctx, "a new run that matches appears", fmt.Sprintf(`document.querySelector('tr[data-run="%s"]') !== null`, hopper))
+	if n := eval[int](t, ctx, `document.querySelectorAll("tr.run").length`); n != 2 {
+		t.Errorf("%d rows in the live filtered list, want 2", n)
+	}
+	do(t, ctx, "the run", chromedp.Click(chromedp.CSS(`#run-`+grace)))
+	waitJS(t, ctx, "its page", `location.pathname.startsWith("/runs/") && document.readyState === "complete"`)
+	do(t, ctx, "rerun", chromedp.Click(chromedp.CSS(`form[action$="/rerun"] button`)))
+	waitJS(t, ctx, "the new run", `location.search === "?sent=rerun" && document.readyState === "complete" && document.querySelector("#outcome").innerText.includes("Hello, Grace!")`)
+	if id := strings.TrimPrefix(eval[string](t, ctx, `location.pathname`), "/runs/"); id == grace || e.runCount() != 5 {
+		t.Errorf("the rerun is %s, %d runs", id, e.runCount())
+	}
+}
+
 // TestBrowserAnswer: a paused run stands out in the list; its page shows the question and
 // a text box, used with the keyboard alone; the answer reaches the (scripted) model and
 // the run completes on the page.
