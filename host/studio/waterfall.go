@@ -513,10 +513,10 @@ func (b *builder) converse(e event, n int) string {
 	}
 	c.Requests++
 	if e.System != "" {
-		c.Messages = append(c.Messages, message{Role: "system", Label: "system", Text: newText("system", e.System, false), HasText: true})
+		c.Messages = append(c.Messages, message{Role: "system", Label: "system", Text: newText("", e.System, false), HasText: true})
 	}
 	if e.Prompt != "" {
-		c.Messages = append(c.Messages, message{Role: "user", Label: "user", Text: newText("user", e.Prompt, false), HasText: true})
+		c.Messages = append(c.Messages, message{Role: "user", Label: "user", Text: newText("", e.Prompt, false), HasText: true})
 	}
 	m := message{Role: "assistant", Label: "assistant, step " + strconv.Itoa(max(e.Step, 1))}
 	if e.Error != nil {
