@@ -362,21 +362,27 @@ func (s *server) publish(folder string) {
 	res := s.check(folder)
 	s.mu.Lock()
 	notify := s.notify
-	var docs []*document
+	// A document's version changes under s.mu as the editor types, so it is read here, once.
+	type open struct {
+		doc     *document
+		version protocol.Integer
+	}
+	var docs []open
 	for _, d := range s.docs {
 		if d.folder() == folder {
-			docs = append(docs, d)
+			docs = append(docs, open{d, d.version})
 		}
 	}
 	s.mu.Unlock()
 	if notify == nil {
 		return
 	}
-	for _, d := range docs {
-		if v, ok := res.versions[d.uri]; !ok || v != d.version {
+	for _, o := range docs {
+		d := o.doc
+		if v, ok := res.versions[d.uri]; !ok || v != o.version {
 			continue // changed since: a check of the new text is due
 		}
-		version := protocol.UInteger(max(0, d.version))
+		version := protocol.UInteger(max(0, o.version))
 		notify(protocol.ServerTextDocumentPublishDiagnostics, protocol.PublishDiagnosticsParams{
 			URI: d.uri, Version: &version, Diagnostics: res.lsp(d),
 		})
