@@ -55,3 +55,32 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# pgvector, for the PostgreSQL VectorStore (host/store): Debian 12 packages none, so the source
+# vendored in third_party/pgvector (a pinned release, see third_party/README.md) is built
+# against the installed server's headers (postgresql-server-dev-<major>) and installed into
+# it, where internal/pgtest's clusters find it (CREATE EXTENSION vector). Built in a
+# temporary folder, so the worktree stays clean; skipped when this version is in place.
+pgdir=$(ls -d /usr/lib/postgresql/*/ 2>/dev/null | sort -V | tail -1)
+if [ -n "$pgdir" ]; then
+  pgmajor=$(basename "$pgdir")
+  want=$(sed -n "s/^default_version = '\(.*\)'/\1/p" third_party/pgvector/vector.control)
+  if [ ! -f "/usr/share/postgresql/$pgmajor/extension/vector--$want.sql" ] || [ ! -f "$pgdir/lib/vector.so" ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "setup-test-deps: pgvector $want is not installed in PostgreSQL $pgmajor: run this script as root" >&2
+      exit 1
+    fi
+    if ! dpkg -s "postgresql-server-dev-$pgmajor" >/dev/null 2>&1; then
+      echo "-- apt-get install postgresql-server-dev-$pgmajor"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-server-dev-$pgmajor" >/dev/null
+    fi
+    echo "-- building pgvector $want for PostgreSQL $pgmajor"
+    build=$(mktemp -d)
+    cp -r third_party/pgvector/. "$build/"
+    # OPTFLAGS="" builds for any x86-64, not only this machine's CPU (-march=native).
+    make -s -C "$build" OPTFLAGS="" PG_CONFIG="$pgdir/bin/pg_config" >/dev/null
+    make -s -C "$build" install PG_CONFIG="$pgdir/bin/pg_config" >/dev/null
+    rm -rf "$build"
+  fi
+fi
