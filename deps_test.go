@@ -32,9 +32,10 @@ var importRules = []struct {
 	{"host/policy/...", []string{"host/policy/...", "host/tool"}},
 	{"host/check/...", []string{"host/check/...", "host/lang/...", "host/tool", "host/policy/..."}},
 	{"host/tool/...", []string{"host/tool/...", "proto/...", "sdk/...", "plugins/...", "pkgmgr/..."}}, // host/tool/builtin serves and describes plugins/workspace and plugins/bash
+	{"host/store/...", []string{"host/store/...", "host/tool", "host/model/..."}}, // stores know the tool contract and embed through host/model, nothing of pipelines
 	{"host/agent/...", []string{"host/agent/...", "host/tool", "host/model/...", "host/policy/..."}},  // the loop knows models, policies and the tool contract, not pipelines
-	{"host/runtime/...", []string{"host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
-	{"host/plan/...", []string{"host/plan/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/..."}}, // halo plan reads what the runtime reads (agents, tool descriptions, policies, prices) and never runs anything, so it stands beside host/runtime without importing it
+	{"host/runtime/...", []string{"host/runtime/...", "host/agent/...", "host/store/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
+	{"host/plan/...", []string{"host/plan/...", "host/agent/...", "host/store/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/..."}}, // halo plan reads what the runtime reads (agents, tool descriptions, policies, prices) and never runs anything, so it stands beside host/runtime without importing it
 	{"host/mcpserver/...", []string{"host/mcpserver/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/runstore/...", []string{"host/runstore/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/serve/...", []string{"host/serve/...", "host/runstore/...", "host/mcpserver/...", "host/telemetry/...", "host/runtime/...", "host/agent/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},

@@ -40,6 +40,7 @@ targets=(
   "./host/mcpserver FuzzFastCall"
   "./host/check FuzzToolPatterns"
   "./sdk FuzzFastDecode"
+  "./host/store FuzzChunk"
   "./sdk FuzzFastEncode"
   "./sdk/internal/wire FuzzDecodeCall"
   "./host/lang/shell FuzzTemplates"

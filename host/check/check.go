@@ -56,6 +56,8 @@ type Config struct {
 type DeclProblem struct {
 	Option  string
 	Message string
+	// Warning reports the problem as a warning, not an error.
+	Warning bool
 }
 
 // Builtin names that declarations cannot take.
@@ -205,6 +207,10 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 			at = a.Pos
 		} else if pos := d.Positional(); len(pos) > 0 && (pr.Option == "" || pr.Option == "command") {
 			at = pos[0].Pos
+		}
+		if pr.Warning {
+			c.warn(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
+			continue
 		}
 		c.errorf(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
 	}

@@ -199,7 +199,7 @@ func DeclarationChecker(reg *tool.Registry) func(provider string, args []any, na
 	return func(provider string, args []any, named map[string]any) []check.DeclProblem {
 		var out []check.DeclProblem
 		for _, p := range reg.CheckDeclaration(tool.Declaration{Provider: provider, Args: args, Named: named}) {
-			out = append(out, check.DeclProblem{Option: p.Option, Message: p.Message})
+			out = append(out, check.DeclProblem{Option: p.Option, Message: p.Message, Warning: p.Warning})
 		}
 		return out
 	}

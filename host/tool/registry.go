@@ -73,6 +73,9 @@ type Type struct {
 type Problem struct {
 	Option  string
 	Message string
+	// Warning marks a problem that does not stop the program from running (a store's
+	// pattern that matches no file yet).
+	Warning bool
 }
 
 func (p Problem) String() string { return p.Option + ": " + p.Message }
