@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -195,6 +196,20 @@ func (s *pgStore) create(ctx context.Context) error {
 func (s *pgStore) drop(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s_chunks, %[1]s_files, %[1]s_meta`, s.t))
 	return s.err(err)
+}
+
+// DropPostgres drops the tables of store name in the PostgreSQL database at dsn, whatever
+// they hold: halo index --rebuild of a store whose tables cannot be opened. No other table
+// is touched.
+func DropPostgres(ctx context.Context, dsn, name string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("store %s (%s): %s", name, pgHost(dsn), redactURL(err.Error(), dsn))
+	}
+	defer conn.Close(ctx)
+	t := pgPrefix(name)
+	_, err = conn.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s_chunks, %[1]s_files, %[1]s_meta`, t))
+	return err
 }
 
 func (s *pgStore) reset(ctx context.Context) error {
@@ -522,6 +537,9 @@ func (s *pgStore) searchVector(ctx context.Context, vec []float32, k int) ([]Hit
 			var d float64
 			if err := rows.Scan(&key, &path, &start, &end, &title, &text, &meta, &d); err != nil {
 				return err
+			}
+			if math.IsNaN(d) {
+				continue // a zero vector is near nothing
 			}
 			out = append(out, hitOf(key, path, start, end, title, text, 1-d, meta))
 		}

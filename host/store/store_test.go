@@ -47,7 +47,7 @@ func vectorDecl(name string, named map[string]any) tool.Declaration {
 	return tool.Declaration{Name: name, Provider: VectorStore, Named: named}
 }
 
-func openStore(t *testing.T, set *Set, d tool.Declaration) *Store {
+func openStore(t testing.TB, set *Set, d tool.Declaration) *Store {
 	t.Helper()
 	st, err := set.Open(context.Background(), d)
 	if err != nil {

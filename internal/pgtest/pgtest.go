@@ -237,3 +237,24 @@ func (c *Cluster) Stop() {
 		os.RemoveAll(c.Dir)
 	}
 }
+
+// VectorDB is DB with the pgvector extension made in it (CREATE EXTENSION vector), for the
+// PostgreSQL VectorStore. scripts/setup-test-deps.sh builds pgvector from third_party/pgvector
+// into the server the cluster runs; without it t fails when CI is set, and is skipped with
+// the reason otherwise.
+func VectorDB(t testing.TB) string {
+	t.Helper()
+	c := Get(t)
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbs.Add(1))
+	if err := c.CreateDB(name); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	if out, err := c.psql(name, "CREATE EXTENSION vector"); err != nil {
+		msg := fmt.Sprintf("pgtest: pgvector is not installed in the server in %s (%v: %s): run scripts/setup-test-deps.sh as root, which builds it from third_party/pgvector", c.bin, err, bytes.TrimSpace(out))
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return c.URL(name)
+}

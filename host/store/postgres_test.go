@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func TestPostgresFileStore(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DB(t)
+	dir := project(t, handbook)
+	set := NewSet(Config{Dir: dir, Postgres: dsn})
+	defer set.Close()
+	st := openStore(t, set, fileDecl("Handbook", "docs/**/*.md"))
+	stats, err := st.Refresh(ctx, Op{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Files != 3 || stats.Chunks < 5 || !strings.HasPrefix(stats.Where, "postgres://") || strings.Contains(stats.Where, "password") {
+		t.Errorf("stats %+v", stats)
+	}
+	hits, err := st.Search(ctx, "how much can a run spend on model calls?", 2, Op{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Path != "docs/policies.md" || hits[0].Source != "docs/policies.md:5-7" || hits[0].Score <= 0 || hits[0].Score >= 1 {
+		t.Fatalf("hits %+v", hits)
+	}
+	if hits, _ := st.Search(ctx, "installing", 1, Op{}); len(hits) != 1 || hits[0].Path != "docs/install.md" {
+		t.Errorf("stemmed: %+v", hits)
+	}
+	if _, err := st.Search(ctx, `'a' & !b | :* <-> ) (`, 3, Op{}); err != nil {
+		t.Errorf("tsquery syntax reached the server: %v", err)
+	}
+	writeFile(t, dir, "docs/install.md", "# Install\n\nUse the installer script; it verifies the signature.\n")
+	os.Remove(filepath.Join(dir, "docs/deep/faq.md"))
+	if hits, _ := st.Search(ctx, "signature", 1, Op{}); len(hits) != 1 || !strings.Contains(hits[0].Text, "installer") {
+		t.Errorf("after a change: %+v", hits)
+	}
+	if c, _ := st.be.counts(ctx); c.files != 2 {
+		t.Errorf("%d files after a removal", c.files)
+	}
+	// The declaration's store: wins over the project's, and nothing was written under
+	// .halo/stores but the lock... which PostgreSQL does not need either.
+	if _, err := os.Stat(filepath.Join(dir, ".halo")); !os.IsNotExist(err) {
+		t.Errorf(".halo was made for a PostgreSQL store: %v", err)
+	}
+}
+
+func TestPostgresVectorStore(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.VectorDB(t)
+	dir := project(t, handbook)
+	emb := MockEmbedder{Dimensions: 64}
+	set := NewSet(Config{Dir: dir, Embedders: func(string) (model.Embedder, string, error) { return emb, "m", nil }})
+	defer set.Close()
+	d := vectorDecl("Notes", map[string]any{"from": "docs/**/*.md", "store": dsn})
+	st := openStore(t, set, d)
+	stats, err := st.Refresh(ctx, Op{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Embedded != stats.Chunks || stats.Chunks < 5 {
+		t.Errorf("stats %+v", stats)
+	}
+	hits, err := st.Search(ctx, "MaxSpend stops a run", 2, Op{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].Path != "docs/policies.md" || hits[0].Score <= hits[1].Score {
+		t.Fatalf("hits %+v", hits)
+	}
+	if _, err := st.Add(ctx, []Doc{{ID: "n1", Text: "zebra giraffe savanna", Metadata: map[string]any{"k": "v"}}}, Op{}); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ = st.Search(ctx, "zebra giraffe savanna", 1, Op{})
+	if len(hits) != 1 || hits[0].ID != "n1" || hits[0].Metadata["k"] != "v" {
+		t.Fatalf("added: %+v", hits)
+	}
+	if n, _ := st.Delete(ctx, []string{"n1"}, Op{}); n != 1 {
+		t.Errorf("deleted %d", n)
+	}
+	// The index is pgvector's HNSW.
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var def string
+	if err := conn.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'halo_store_notes_vec_idx'`).Scan(&def); err != nil || !strings.Contains(def, "hnsw") {
+		t.Errorf("index %q: %v", def, err)
+	}
+	// Another length for the same model: refused.
+	emb.Dimensions = 32
+	set2 := NewSet(Config{Dir: dir, Embedders: func(string) (model.Embedder, string, error) { return emb, "m", nil }})
+	defer set2.Close()
+	st2 := openStore(t, set2, d)
+	if _, err := st2.Add(ctx, []Doc{{ID: "x", Text: "y"}}, Op{}); errcode.Code(err) != CodeDimension {
+		t.Errorf("add of another length: %v", err)
+	}
+}
+
+// Foreign tables of the store's name are not taken for its index, and --rebuild (reset) makes
+// it again.
+func TestPostgresForeignTables(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DB(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE halo_store_f_meta (key text, value text); INSERT INTO halo_store_f_meta VALUES ('format', 'something-else')`); err != nil {
+		t.Fatal(err)
+	}
+	dir := project(t, map[string]string{"a.md": "alpha"})
+	set := NewSet(Config{Dir: dir, Postgres: dsn})
+	defer set.Close()
+	if _, err := set.Open(ctx, fileDecl("F", "*.md")); errcode.Code(err) != CodeCorrupt {
+		t.Fatalf("err = %v", err)
+	}
+	if err := DropPostgres(ctx, dsn, "F"); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, set, fileDecl("F", "*.md"))
+	if hits, err := st.Search(ctx, "alpha", 1, Op{}); err != nil || len(hits) != 1 {
+		t.Errorf("%v %v", hits, err)
+	}
+}
+
+// The HNSW index's recall@10 against an exact scan, on random vectors: reported, and held
+// above a floor so a broken index (or a search that misses ef_search) fails.
+func TestPostgresHNSWRecall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds an index of 2,000 vectors")
+	}
+	ctx := context.Background()
+	dsn := pgtest.VectorDB(t)
+	recall := hnswRecall(t, ctx, dsn, 2000, 64, 20)
+	t.Logf("HNSW recall@10 over 2,000 vectors of 64 dimensions: %.3f", recall)
+	if recall < 0.9 {
+		t.Errorf("recall@10 = %.3f, want at least 0.9", recall)
+	}
+}
+
+// hnswRecall fills a VectorStore in PostgreSQL with n random vectors of dim dimensions and
+// returns the mean share of the exact top 10 that the index's search returns, over queries.
+func hnswRecall(t testing.TB, ctx context.Context, dsn string, n, dim, queries int) float64 {
+	r := rand.New(rand.NewSource(7))
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		vecs[i] = make([]float32, dim)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(r.NormFloat64())
+		}
+	}
+	byText := map[string][]float32{}
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = Doc{ID: "v" + strconv.Itoa(i), Text: "t" + strconv.Itoa(i)}
+		byText[docs[i].Text] = vecs[i]
+	}
+	emb := model.EmbedderFunc(func(ctx context.Context, req model.EmbedRequest) (model.EmbedResponse, error) {
+		out := make([][]float32, len(req.Inputs))
+		for i, t := range req.Inputs {
+			out[i] = byText[t]
+		}
+		return model.EmbedResponse{Vectors: out}, nil
+	})
+	set := NewSet(Config{Dir: t.TempDir(), Embedders: func(string) (model.Embedder, string, error) { return emb, "m", nil }})
+	defer set.Close()
+	st := openStore(t, set, vectorDecl("Recall", map[string]any{"store": dsn}))
+	for i := 0; i < len(docs); i += MaxAddDocs {
+		if _, err := st.Add(ctx, docs[i:min(i+MaxAddDocs, len(docs))], Op{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exact := newVectors(dim)
+	for i, v := range vecs {
+		exact.put(int64(i), v)
+	}
+	total := 0.0
+	for q := 0; q < queries; q++ {
+		query := make([]float32, dim)
+		for j := range query {
+			query[j] = float32(r.NormFloat64())
+		}
+		text := "q" + strconv.Itoa(q)
+		byText[text] = query
+		want := map[string]bool{}
+		for _, s := range exact.search(normalized(query), 10) {
+			want["v"+strconv.Itoa(int(s.id))] = true
+		}
+		hits, err := st.Search(ctx, text, 10, Op{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, h := range hits {
+			if want[h.ID] {
+				found++
+			}
+		}
+		total += float64(found) / 10
+	}
+	return total / float64(queries)
+}
