@@ -49,6 +49,9 @@ type Config struct {
 	// can say. It lets the checker name the method an agent's tool: T calls, and check it
 	// against the agent's tool policies. Nil means no type declares its methods.
 	ToolMethods func(provider string) (methods []tool.Method, ok bool)
+	// IsStore reports whether a provider type is a store (File, VectorStore): tools: auto
+	// does not offer stores, which add to an agent's prompt instead. Nil means none is.
+	IsStore func(provider string) bool
 }
 
 // A DeclProblem is one problem CheckDeclaration found: the option at fault ("url", "env",
@@ -323,6 +326,8 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		case "auto":
 			if len(a.Equips) == 0 {
 				c.warn(v.Pos, CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
+			} else if c.equipsOnlyStores(a) {
+				c.warn(v.Pos, CodeToolConfig, "tools: auto offers agent %s nothing: it equips only stores, which add to its prompt; name one in tools: [%s] to offer its search", a.Name.Name, a.Equips[0].Name)
 			}
 		case "none":
 			wantsTools = false
@@ -359,6 +364,20 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 	if wantsTools && c.noTools(a) {
 		c.errorf(s.Pos, CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
 	}
+}
+
+// equipsOnlyStores reports whether every tool a equips is a store.
+func (c *checker) equipsOnlyStores(a *lang.AgentDecl) bool {
+	if c.cfg.IsStore == nil {
+		return false
+	}
+	for _, id := range a.Equips {
+		td, ok := c.decls[id.Name].(*lang.ToolDecl)
+		if !ok || !c.cfg.IsStore(td.Provider.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // providerTitle is a model provider's name as a sentence writes it.

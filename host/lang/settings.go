@@ -10,6 +10,10 @@ type CallSettings struct {
 	MaxTokens, MaxSteps, ResultChars int
 	// Tools are the names of the tools offered (tools: auto, none, or [A, B]): nil for none.
 	Tools []string
+	// Auto says Tools came from tools: auto: every equipped tool, which the runtime narrows
+	// to those that are not stores (File, VectorStore), since stores add to the prompt
+	// instead.
+	Auto bool
 }
 
 // SettingsOf reads the settings of a call c of agent a. The runtime runs the call with them,
@@ -40,6 +44,8 @@ func (a *AgentDecl) SettingsOf(c *Call) CallSettings {
 			}
 		case "tools":
 			s.Tools = a.toolNames(arg)
+			id, isIdent := arg.Value.(*Ident)
+			s.Auto = isIdent && id.Name == "auto"
 		}
 	}
 	for _, arg := range a.Settings {

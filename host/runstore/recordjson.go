@@ -171,6 +171,16 @@ func (e encoder) meta(b []byte, m *runtime.Meta) ([]byte, bool) {
 	} else if b, ok = e.pauseInfo(b, m.Paused); !ok {
 		return b, false
 	}
+	if len(m.Retrievals) > 0 {
+		b = append(b, `,"retrievals":[`...)
+		for i := range m.Retrievals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonRetrieval(b, &m.Retrievals[i])
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}'), true
 }
 
@@ -211,6 +221,22 @@ func jsonCall(b []byte, c *runtime.CallInfo) ([]byte, bool) {
 		b = append(b, `,"unpriced":true`...)
 	}
 	return append(b, '}'), true
+}
+
+func jsonRetrieval(b []byte, r *runtime.RetrievalInfo) []byte {
+	b = append(b, `{"store":`...)
+	b = appendString(b, r.Store)
+	b = append(b, `,"agent":`...)
+	b = appendString(b, r.Agent)
+	b = append(b, `,"target":`...)
+	b = appendString(b, r.Target)
+	b = append(b, `,"hits":`...)
+	b = strconv.AppendInt(b, int64(r.Hits), 10)
+	if r.Withheld != 0 {
+		b = append(b, `,"withheld":`...)
+		b = strconv.AppendInt(b, int64(r.Withheld), 10)
+	}
+	return append(b, '}')
 }
 
 func jsonViolation(b []byte, v *runtime.ViolationInfo) []byte {

@@ -57,6 +57,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 
 	mocked := rn.mocks().Has(target) || rn.mockAgents()
 	ref := a.Model.String()
+	st.Tools = rn.r.OfferedTools(st)
 	offered, lazy, err := rn.offer(ctx, a, st.Tools, set, mocked)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", target, err)
@@ -213,6 +214,10 @@ func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call,
 	prompt, err = set.Input(prompt)
 	if err != nil {
 		rn.violation(err, agentName, target, o.at)
+		return "", "", err
+	}
+	// The stores the agent equips add what they hold that answers the prompt.
+	if prompt, err = rn.retrieve(ctx, a, prompt, o.at, set); err != nil {
 		return "", "", err
 	}
 	return system, prompt, nil

@@ -344,7 +344,11 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 				progress := func(pr tool.Progress) {
 					rn.st.emitLive(Event{Type: "progress", At: q.at, Agent: q.agent, Target: target, Progress: &pr})
 				}
-				if raw, err = p.call(ctx, progress); err == nil {
+				cctx := ctx
+				if isStore(q.td) {
+					cctx = withStoreCaller(ctx, storeCaller{rn: rn, agent: q.agent, set: q.set, at: q.at})
+				}
+				if raw, err = p.call(cctx, progress); err == nil {
 					out, err = decodeResult(raw)
 				}
 			}

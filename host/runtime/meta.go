@@ -30,6 +30,8 @@ type Meta struct {
 	Violations []ViolationInfo `json:"violations"`
 	// Paused says what a paused run waits for; nil while it runs.
 	Paused *PauseInfo `json:"paused"`
+	// Retrievals lists every search of a store an agent call made for its prompt.
+	Retrievals []RetrievalInfo `json:"retrievals,omitempty"`
 }
 
 // A CallInfo is one model or tool call of a run.
@@ -231,6 +233,13 @@ func (s *state) addCall(c CallInfo) {
 	s.meta.Cost += c.Cost
 }
 
+func (s *state) addRetrieval(r RetrievalInfo) {
+	s = s.top()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.meta.Retrievals = append(s.meta.Retrievals, r)
+}
+
 func (s *state) addViolation(v ViolationInfo) {
 	s = s.top()
 	s.mu.Lock()
@@ -284,6 +293,10 @@ func (s *state) snapshot(inputs map[string]any) map[string]any {
 	for i, v := range s.meta.Violations {
 		viol[i] = plain(v)
 	}
+	retrievals := make([]any, len(s.meta.Retrievals))
+	for i, r := range s.meta.Retrievals {
+		retrievals[i] = plain(r)
+	}
 	var paused any
 	if s.meta.Paused != nil {
 		paused = plain(s.meta.Paused)
@@ -297,6 +310,7 @@ func (s *state) snapshot(inputs map[string]any) map[string]any {
 			"calls":      calls,
 			"violations": viol,
 			"paused":     paused,
+			"retrievals": retrievals,
 		},
 	}
 }

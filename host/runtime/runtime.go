@@ -15,6 +15,7 @@ import (
 	"halolang.dev/halo/host/check"
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 )
 
@@ -39,6 +40,10 @@ type Config struct {
 	// File is the .halo file the run comes from, as recorded in run records when the
 	// pipeline's declaration does not say (a program parsed without a file name).
 	File string
+	// Stores opens File and VectorStore declarations, shared by every run (one index, its
+	// vectors held once); nil means each run opens its own, closed when it ends. Its Mock
+	// should be MockAgents: mocked runs embed without a model.
+	Stores *store.Set
 	// Mocks answers targets instead of models and tools; nil means none.
 	Mocks *Mocks
 	// MockScope, when set, is more of the project whose declarations mock keys may name
@@ -178,6 +183,7 @@ func CheckConfig(reg *tool.Registry) check.Config {
 		ModelProvider:  model.Canonical,
 		ModelProviders: model.Spellings(),
 		CanCallTools:   model.SupportsTools,
+		IsStore:        store.IsStore,
 	}
 	if reg != nil {
 		cfg.CheckDeclaration = DeclarationChecker(reg)

@@ -10,6 +10,7 @@ import (
 
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 )
 
@@ -27,6 +28,8 @@ type toolSet struct {
 	mu    sync.Mutex
 	open  map[string]*openTool
 	order []string
+	// ownStores holds the stores this run opened when the Runtime shares none.
+	ownStores *store.Set
 }
 
 type openTool struct {
@@ -84,6 +87,15 @@ func (ts *toolSet) provider(ctx context.Context, td *lang.ToolDecl) (*openTool, 
 		d, err := ts.declaration(td)
 		if err != nil {
 			ot.err = err
+			return
+		}
+		if store.IsStore(d.Provider) {
+			// A store is opened once per process (its index, its vectors), and serves the
+			// run through a Meter that prices each embedding for its caller.
+			var st *store.Store
+			if st, ot.err = ts.stores().Open(ctx, d); ot.err == nil {
+				ot.p = store.Tool(st, store.Op{Meter: meterStore})
+			}
 			return
 		}
 		ot.p, ot.err = ts.r.cfg.Tools.Open(ctx, d)
@@ -172,6 +184,9 @@ func (p prepared) call(ctx context.Context, progress func(tool.Progress)) (json.
 // Workspace has no write). ok is false when only the provider
 // itself can say (MCP servers, module packages).
 func (ts *toolSet) staticMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
+	if isStore(td) {
+		return store.Methods(td.Provider.Name), true
+	}
 	d, err := ts.declaration(td)
 	if err != nil {
 		// Opening it will say what is wrong; here, what its arguments are known to be.
@@ -211,6 +226,10 @@ func (ts *toolSet) close() {
 	}
 	ts.open = map[string]*openTool{}
 	ts.order = nil
+	if ts.ownStores != nil {
+		ts.ownStores.Close()
+		ts.ownStores = nil
+	}
 }
 
 // takesValue reports whether m can take v as its single positional argument: an object

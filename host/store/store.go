@@ -95,9 +95,18 @@ type Progress struct {
 	Batches, BatchesTotal int
 }
 
+// An Embedding is one embedding request a store is about to make.
+type Embedding struct {
+	// Store is the store's name; Model the embedding model as declared ("openai/...").
+	Store, Model string
+	// Mocked says the vectors come from MockEmbedder.
+	Mocked  bool
+	Request model.EmbedRequest
+}
+
 // A Meter sends one embedding request for whoever uses the store: the runtime prices it,
 // holds it to MaxSpend, and records it as a call. send makes the request.
-type Meter func(ctx context.Context, req model.EmbedRequest, send func(context.Context, model.EmbedRequest) (model.EmbedResponse, error)) (model.EmbedResponse, error)
+type Meter func(ctx context.Context, e Embedding, send func(context.Context, model.EmbedRequest) (model.EmbedResponse, error)) (model.EmbedResponse, error)
 
 // Op is what one operation is done with.
 type Op struct {
@@ -484,7 +493,7 @@ func (st *Store) embed(ctx context.Context, op Op, texts []string, task model.Em
 	var resp model.EmbedResponse
 	var err error
 	if op.Meter != nil {
-		resp, err = op.Meter(ctx, req, send)
+		resp, err = op.Meter(ctx, Embedding{Store: st.spec.Name, Model: st.spec.Embed, Mocked: st.cfg.Mock, Request: req}, send)
 	} else {
 		resp, err = send(ctx, req)
 	}

@@ -162,11 +162,14 @@ func TestVectorStoreWithMockEmbeddings(t *testing.T) {
 	st := openStore(t, set, vectorDecl("Notes", map[string]any{"from": "docs/**/*.md"}))
 	var calls int
 	var mu sync.Mutex
-	op := Op{Meter: func(ctx context.Context, req model.EmbedRequest, send func(context.Context, model.EmbedRequest) (model.EmbedResponse, error)) (model.EmbedResponse, error) {
+	op := Op{Meter: func(ctx context.Context, e Embedding, send func(context.Context, model.EmbedRequest) (model.EmbedResponse, error)) (model.EmbedResponse, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
-		return send(ctx, req)
+		if e.Store != "Notes" || e.Model != "openai/text-embedding-3-small" || !e.Mocked {
+			t.Errorf("meter told %+v", e)
+		}
+		return send(ctx, e.Request)
 	}}
 	stats, err := st.Refresh(ctx, op, false)
 	if err != nil {
