@@ -188,7 +188,7 @@ func (rn *run) retrieve(ctx context.Context, a *lang.AgentDecl, prompt string, a
 		}
 		rn.st.addRetrieval(info)
 		rn.st.emit(Event{Type: "retrieval", At: at, Agent: agentName, Target: name, Prompt: shownText(set, query), Output: shown,
-			Message: fmt.Sprintf("%d passages in the prompt, %d withheld", info.Hits, info.Withheld)})
+			Message: fmt.Sprintf("%d in the prompt, %d withheld", info.Hits, info.Withheld)})
 		if info.Hits > 0 {
 			b.WriteString("\n\nPassages from " + name + " that may answer this request (each names its source):")
 			b.WriteString(section.String())

@@ -35,9 +35,9 @@ func Methods(kind string) []tool.Method {
 	if kind == VectorStore {
 		ms = append(ms,
 			tool.Method{Name: "add", Effect: tool.Write, Params: addSchema, PipelineOnly: true,
-				Description: "Embed a text and store it under an id, with optional metadata."},
+				Description: "Pipelines only: embed a text and store it under an id, with optional metadata."},
 			tool.Method{Name: "delete", Effect: tool.Write, Params: deleteSchema, PipelineOnly: true,
-				Description: "Remove the text stored under an id."})
+				Description: "Pipelines only: remove the text stored under an id."})
 	}
 	return ms
 }

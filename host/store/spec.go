@@ -182,6 +182,9 @@ func ParseSpec(d tool.Declaration, check bool) (Spec, []tool.Problem) {
 	if maxFile > 0 {
 		s.MaxFileBytes = int64(maxFile)
 	}
+	if _, given := d.Named["overlap"]; !given {
+		s.Overlap = min(DefaultOverlap, s.ChunkChars/10)
+	}
 	if s.Overlap > s.ChunkChars/4 {
 		bad("overlap", "overlap: %d is more than a quarter of chunk_chars (%d)", s.Overlap, s.ChunkChars)
 	}

@@ -27,6 +27,7 @@ import (
 	"halolang.dev/halo/host/mcpserver"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
+	haloStore "halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/telemetry"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/pkgmgr/statedir"
@@ -131,7 +132,8 @@ func mcpRun(ctx context.Context, opts *Options) error {
 // A Server is the MCP server of the pipelines, with the run store it saves their runs in.
 type Server struct {
 	*mcpserver.Server
-	store *runstore.SQLite
+	store  *runstore.SQLite
+	stores *haloStore.Set
 }
 
 // ServeStdio serves MCP on in and out until in ends or ctx is cancelled. A pipe or socket
@@ -146,6 +148,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // failed run is answered as soon as its record is in place, and is synced a moment later).
 // Call it once serving ends.
 func (s *Server) Close() error {
+	if s.stores != nil {
+		s.stores.Close()
+	}
 	if s.store == nil {
 		return nil
 	}
@@ -211,13 +216,15 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 			}
 		}()
 	}
+	stores := providers.Stores(f, f.Dir, opts.Mock)
 	cfg := runtime.Config{
 		Tools: reg, Models: providers.Models(f), Env: f.Env, Dir: f.Dir, File: file, Mocks: mocks, MockScope: scope, MockAgents: opts.Mock,
-		Store: rs, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
+		Store: rs, Stores: stores, Now: f.Now, Logger: f.Logger, OnInterrupt: mcpserver.OnInterrupt,
 	}
 	opts.Tracer.Install(&cfg)
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {
+		stores.Close()
 		return nil, err
 	}
 	ms, err := mcpserver.New(mcpserver.Config{
@@ -240,9 +247,10 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 		},
 	})
 	if err != nil {
+		stores.Close()
 		return nil, err
 	}
-	return &Server{Server: ms, store: store}, nil
+	return &Server{Server: ms, store: store, stores: stores}, nil
 }
 
 func unwrapPath(err error) error {

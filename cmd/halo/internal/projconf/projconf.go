@@ -39,6 +39,10 @@ type Config struct {
 	// MaxConns and MaxUnauthenticated are halo serve's limits ("serve": {"maxConnections",
 	// "maxUnauthenticated"}); 0 means its defaults.
 	MaxConns, MaxUnauthenticated int
+	// Stores is where File and VectorStore keep their indexes when a declaration says
+	// nothing: "" for SQLite under .halo/stores, or a postgres:// URL ("stores": {"store":
+	// "postgres://..."}).
+	Stores string
 }
 
 // maxBytes is the largest halo.json Read reads: a repository's may be anything (a named pipe,
@@ -62,7 +66,7 @@ func Read(dir string) (Config, error) {
 		}
 		return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: not a JSON object: %v", FileName, err)
 	}
-	var notify, serve map[string]json.RawMessage
+	var notify, serve, stores map[string]json.RawMessage
 	for _, k := range []struct {
 		key  string
 		dest any
@@ -76,6 +80,7 @@ func Read(dir string) (Config, error) {
 		{"mcp", &cfg.MCP, "true or false (false turns /mcp off)"},
 		{"pinMcp", &cfg.PinMCP, "true or false (false turns pinning MCP tools off)"},
 		{"sandboxMcp", &cfg.SandboxMCP, "true or false (true sandboxes every stdio MCP server)"},
+		{"stores", &stores, `an object, such as {"store": "postgres://..."}`},
 	} {
 		v, ok := raw[k.key]
 		if !ok {
@@ -109,6 +114,14 @@ func Read(dir string) (Config, error) {
 				err = errors.New("not positive")
 			}
 			return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: serve.%s is %s: want a whole number above 0", FileName, k.key, shorten(v))
+		}
+	}
+	if v, ok := stores["store"]; ok {
+		if err := decode(v, &cfg.Stores); err != nil {
+			return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: stores.store is %s: want a string", FileName, shorten(v))
+		}
+		if cfg.Stores != "" && !strings.HasPrefix(cfg.Stores, "postgres://") && !strings.HasPrefix(cfg.Stores, "postgresql://") {
+			return cfg, errcode.New(CodeProjectConfig, "%s: stores.store: want a postgres:// URL, or \"\" for SQLite under .halo/stores", FileName)
 		}
 	}
 	return cfg, nil

@@ -7,6 +7,9 @@ package providers
 import (
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/pkgcmd"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
+	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/builtin"
 	"halolang.dev/halo/host/tool/mcp"
@@ -33,6 +36,9 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 		}
 	}
 	if err := reg.Add(mcp.Type(f.Logger)); err != nil {
+		return nil, err
+	}
+	if err := addStores(reg, f, projectDir); err != nil {
 		return nil, err
 	}
 	// Installed packages add their providers here (host/tool's package glue).
@@ -62,6 +68,9 @@ func Declared(f *cmdutil.Factory, dirs ...string) (*tool.Registry, error) {
 		}
 	}
 	if err := reg.Add(mcp.Type(f.Logger)); err != nil {
+		return nil, err
+	}
+	if err := addStores(reg, f, f.Dir); err != nil {
 		return nil, err
 	}
 	for _, dir := range dirs {
@@ -106,4 +115,27 @@ func sandboxExecutable(f *cmdutil.Factory, b *builtin.Builtins) string {
 func ModuleConfig(f *cmdutil.Factory) packages.Config {
 	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger})
 	return packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b)}
+}
+
+// addStores adds File and VectorStore. Runs open their stores through the runtime's
+// store.Set (Stores); the registry's types describe them, check declarations (a pattern that
+// matches no file in projectDir is a warning) and open them for anything else.
+func addStores(reg *tool.Registry, f *cmdutil.Factory, projectDir string) error {
+	for _, t := range store.Types(Stores(f, projectDir, false)) {
+		if err := reg.Add(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stores returns the store.Set a command's runs share, for the project in projectDir: keys
+// from the environment the CLI read, the project's default store from halo.json ("stores":
+// {"store": "postgres://..."}), mock embeddings and mock databases when mock is set (halo
+// test, --mock). A halo.json that cannot be read leaves the default as SQLite: the command
+// reports that file's problem where it reads its own settings.
+func Stores(f *cmdutil.Factory, projectDir string, mock bool) *store.Set {
+	cfg, _ := projconf.Read(projectDir)
+	return store.NewSet(store.Config{Dir: projectDir, Mock: mock, Postgres: cfg.Stores, Logger: f.Logger,
+		Model: model.Config{Env: f.Env, Logger: f.Logger}})
 }

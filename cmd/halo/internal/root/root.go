@@ -20,6 +20,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/explain"
 	"halolang.dev/halo/cmd/halo/internal/fmtcmd"
+	"halolang.dev/halo/cmd/halo/internal/index"
 	"halolang.dev/halo/cmd/halo/internal/initcmd"
 	"halolang.dev/halo/cmd/halo/internal/install"
 	"halolang.dev/halo/cmd/halo/internal/keygen"
@@ -229,4 +230,5 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return test.NewCmdTest(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return mcp.NewCmdMCP(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmdServe(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return index.NewCmdIndex(f, nil) },
 }

@@ -27,6 +27,7 @@ import (
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/telemetry"
 	"halolang.dev/halo/host/tool"
 )
@@ -167,6 +168,7 @@ type Session struct {
 	Runtime     *runtime.Runtime
 	// Store is the run store the runtime saves in (.halo/runs); Close closes it.
 	Store       *runstore.SQLite
+	stores      *store.Set
 	closeEvents func() error
 	spinner     *spinner
 
@@ -178,6 +180,9 @@ type Session struct {
 func (s *Session) Close() error {
 	if s.spinner != nil {
 		s.spinner.close()
+	}
+	if s.stores != nil {
+		s.stores.Close()
 	}
 	tracing.Close(s.Tracer)
 	var err error
@@ -205,14 +210,15 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 		return nil, err
 	}
 	// Every record is committed before Save returns, so before anything is printed.
-	store, err := f.OpenRuns(runstore.SQLiteOptions{})
+	runs, err := f.OpenRuns(runstore.SQLiteOptions{})
 	if err != nil {
 		return nil, err
 	}
-	s.Store = store
+	s.Store = runs
+	s.stores = providers.Stores(f, f.Dir, s.Mock)
 	cfg := runtime.Config{
 		Tools: reg, Models: providers.Models(f), Env: f.Env, Dir: f.Dir, File: s.File, Mocks: mocks, MockScope: scope, MockAgents: s.Mock,
-		Store: store, Now: f.Now, Logger: f.Logger,
+		Stores: s.stores, Store: runs, Now: f.Now, Logger: f.Logger,
 	}
 	var ask *prompter
 	switch {

@@ -243,6 +243,8 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	rc.Stores = providers.Stores(f, f.Dir, opts.Mock)
+	defer rc.Stores.Close()
 	tr, err := opts.Otel.Open(ctx, f)
 	if err != nil {
 		return err
