@@ -33,6 +33,7 @@ import (
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 )
 
@@ -59,6 +60,9 @@ type Config struct {
 	// (the flowing value, a parameter, an earlier stage's result, a tool: T's result); 0
 	// means DefaultValueTokens.
 	ValueTokens int
+	// StoreBytes says how many bytes of files a store declaration's patterns match now (for
+	// the cost of indexing it); nil, or false, when that is not known.
+	StoreBytes func(td *lang.ToolDecl) (files int, bytes int64, ok bool)
 }
 
 // A Plan is the worst case of one pipeline.
@@ -78,6 +82,39 @@ type Plan struct {
 	Models []ModelPrice `json:"models"`
 	// MaxSpend is the run's spending limit, when its agents have one.
 	MaxSpend *Spend `json:"maxSpend,omitempty"`
+	// Stores are the File and VectorStore stores the run may search or fill, with what
+	// indexing their files costs (once, and again for the files that change).
+	Stores []*StorePlan `json:"stores,omitempty"`
+}
+
+// A StorePlan is one store a run uses.
+type StorePlan struct {
+	Tool string `json:"tool"`
+	Kind string `json:"kind"`
+	// Embed is a VectorStore's embedding model, with its price (per million tokens).
+	Embed  string  `json:"embed,omitempty"`
+	Priced bool    `json:"priced"`
+	Price  float64 `json:"price,omitempty"`
+	// Files and Bytes are what its patterns match now (Known false: not counted);
+	// IndexTokens and IndexUSD what embedding them all costs, at four bytes a token.
+	Known       bool    `json:"known"`
+	Files       int     `json:"files"`
+	Bytes       int64   `json:"bytes"`
+	IndexTokens int64   `json:"indexTokens,omitempty"`
+	IndexUSD    float64 `json:"indexUsd,omitempty"`
+}
+
+// A Retrieval is what one store adds to an agent call: up to TopK passages of up to
+// ChunkChars each in its prompt (PromptTokens), and for a VectorStore the embedding of its
+// query (QueryTokens: the prompt, cut at the query limit), priced in the call's cost.
+type Retrieval struct {
+	Store        string  `json:"store"`
+	Kind         string  `json:"kind"`
+	TopK         int     `json:"topK"`
+	PromptTokens int64   `json:"promptTokens"`
+	Embed        string  `json:"embed,omitempty"`
+	QueryTokens  int64   `json:"queryTokens,omitempty"`
+	QueryUSD     float64 `json:"queryUsd,omitempty"`
 }
 
 // A Stage is one stage and what it may cost over the whole run.
@@ -173,6 +210,8 @@ type AgentCall struct {
 	PromptTokens int64 `json:"promptTokens"`
 	// Offered are the tools the call is offered and what the agent's rules say of each.
 	Offered []*Offer `json:"offered,omitempty"`
+	// Retrievals are the stores the agent equips, each searched for the prompt.
+	Retrievals []*Retrieval `json:"retrievals,omitempty"`
 	// NoneOffered says the agent's policies leave none of its tools' methods: the call
 	// fails with TOOL_CONFIG.
 	NoneOffered string `json:"noneOffered,omitempty"`
@@ -274,6 +313,7 @@ func Pipeline(prog *lang.Program, name string, cfg Config) (*Plan, error) {
 	}
 	sort.Slice(out.Models, func(i, j int) bool { return out.Models[i].Model < out.Models[j].Model })
 	out.MaxSpend = pl.spend(out.Total)
+	out.Stores = pl.storePlans(pd)
 	return out, nil
 }
 
@@ -491,6 +531,16 @@ func (pl *planner) policySet(a *lang.AgentDecl) policy.Set {
 func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb int64, retry, correct int, flowing bool) *AgentCall {
 	set := pl.policySet(a)
 	st := a.SettingsOf(c)
+	if st.Auto {
+		// tools: auto offers no store, as the runtime does.
+		var names []string
+		for _, name := range st.Tools {
+			if td := pl.prog.Tool(name); td == nil || !store.IsStore(td.Provider.Name) {
+				names = append(names, name)
+			}
+		}
+		st.Tools = names
+	}
 	pl.agents[a.Name.Name] = true
 	ref := a.Model.String()
 	ac := &AgentCall{At: c.Pos.String(), Target: c.Target(), Agent: a.Name.Name, Model: ref, Calls: n,
@@ -620,6 +670,7 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 	req := model.Request{System: system, Messages: []model.Message{{Role: model.User, Text: strings.Join(parts, "\n\n")}}, Tools: defs}
 	vt := int64(pl.cfg.ValueTokens)
 	ac.PromptTokens = satAdd(int64(model.EstimateInputTokens(req)), satMul(values, vt))
+	queries := pl.retrievals(ac, a)
 
 	// The reply cap, as the runtime and the model adapters set it.
 	prov, id, _ := strings.Cut(ref, "/")
@@ -664,8 +715,106 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 	// A loop's pass sends the agent its previous answer and the value at the loop.
 	fb = min(fb, n)
 	withFeedback := one(satAdd(satAdd(ac.PromptTokens, ac.ReplyTokens), vt))
-	ac.Cost = ac.Conversation.Times(n - fb).Add(withFeedback.Times(fb))
+	ac.Cost = ac.Conversation.Times(n - fb).Add(withFeedback.Times(fb)).Add(queries.Times(n))
 	return ac
+}
+
+// retrievals adds to ac what the stores its agent equips put in its prompt (the most
+// passages of the largest size), and returns the cost of one call's query embeddings.
+func (pl *planner) retrievals(ac *AgentCall, a *lang.AgentDecl) Cost {
+	var c Cost
+	for _, id := range a.Equips {
+		td := pl.prog.Tool(id.Name)
+		if td == nil || !store.IsStore(td.Provider.Name) {
+			continue
+		}
+		spec, _ := store.ParseSpec(staticDecl(td), true)
+		r := &Retrieval{Store: td.Name.Name, Kind: spec.Kind, TopK: spec.TopK}
+		// Each passage: its text, and 80 characters for its source and headings.
+		r.PromptTokens = int64(spec.TopK) * int64((spec.ChunkChars+80+charsPerToken-1)/charsPerToken)
+		ac.PromptTokens = satAdd(ac.PromptTokens, r.PromptTokens)
+		if spec.Kind == store.VectorStore && spec.Embed != "" {
+			r.Embed = spec.Embed
+			r.QueryTokens = min(ac.PromptTokens, int64(store.MaxQueryBytes/charsPerToken))
+			q := Cost{Requests: 1, InputTokens: r.QueryTokens}
+			prov, mid, _ := strings.Cut(spec.Embed, "/")
+			if price, ok := pl.cfg.Prices.Lookup(prov, mid); ok {
+				r.QueryUSD = float64(r.QueryTokens) * price.Input / 1e6
+				q.USD = r.QueryUSD
+			} else {
+				q.USDUnknown = true
+				q.Unknown = []string{fmt.Sprintf("no price for %s in the price table", spec.Embed)}
+			}
+			c = c.Add(q)
+		}
+		ac.Retrievals = append(ac.Retrievals, r)
+	}
+	return c
+}
+
+// storePlans lists the stores pd's run may use (equipped by an agent it calls, or called as
+// a tool), with the cost of indexing their files.
+func (pl *planner) storePlans(pd *lang.PipelineDecl) []*StorePlan {
+	seen := map[string]bool{}
+	var out []*StorePlan
+	add := func(td *lang.ToolDecl) {
+		if td == nil || !store.IsStore(td.Provider.Name) || seen[td.Name.Name] {
+			return
+		}
+		seen[td.Name.Name] = true
+		spec, _ := store.ParseSpec(staticDecl(td), true)
+		sp := &StorePlan{Tool: td.Name.Name, Kind: spec.Kind, Embed: spec.Embed}
+		if pl.cfg.StoreBytes != nil {
+			sp.Files, sp.Bytes, sp.Known = pl.cfg.StoreBytes(td)
+		}
+		if spec.Kind == store.VectorStore && spec.Embed != "" {
+			prov, mid, _ := strings.Cut(spec.Embed, "/")
+			price, ok := pl.cfg.Prices.Lookup(prov, mid)
+			sp.Priced, sp.Price = ok, price.Input
+			if sp.Known {
+				sp.IndexTokens = (sp.Bytes + charsPerToken - 1) / charsPerToken
+				sp.IndexUSD = float64(sp.IndexTokens) * price.Input / 1e6
+			}
+		}
+		out = append(out, sp)
+	}
+	var walk func(pd *lang.PipelineDecl, stack map[string]bool)
+	walk = func(pd *lang.PipelineDecl, stack map[string]bool) {
+		if stack[pd.Name.Name] {
+			return
+		}
+		stack[pd.Name.Name] = true
+		for _, c := range pd.Calls() {
+			if c.Recv == nil {
+				if sub := pl.prog.Pipeline(c.Method.Name); sub != nil {
+					walk(sub, stack)
+				}
+				continue
+			}
+			if a := pl.prog.Agent(c.Recv.Name); a != nil {
+				for _, id := range a.Equips {
+					add(pl.prog.Tool(id.Name))
+				}
+				continue
+			}
+			add(pl.prog.Tool(c.Recv.Name))
+		}
+	}
+	walk(pd, map[string]bool{})
+	return out
+}
+
+// staticDecl is td's declaration as far as it is known before a run.
+func staticDecl(td *lang.ToolDecl) tool.Declaration {
+	d := tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}}
+	for _, a := range td.Args {
+		if a.Name == nil {
+			d.Args = append(d.Args, lang.StaticValue(a.Value))
+		} else {
+			d.Named[a.Name.Name] = lang.StaticValue(a.Value)
+		}
+	}
+	return d
 }
 
 // conversation is the worst case of one conversation of requests requests (@retry sends each

@@ -14,6 +14,7 @@ import (
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/plan"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 )
 
@@ -41,6 +42,9 @@ func registry() *tool.Registry {
 	reg.Add(tool.Type{Name: "Remote", Kind: tool.KindMCP, Open: func(context.Context, tool.Declaration) (tool.Provider, error) {
 		return nil, errors.New("plan must not start servers")
 	}})
+	for _, t := range store.Types(nil) {
+		reg.Add(t)
+	}
 	return reg
 }
 
@@ -484,5 +488,50 @@ pipeline P(x: String) -> Result:
 	want := int64(56000056) + 4100*int64(500000500000)
 	if ac.Cost.InputTokens != want || ac.Cost.OutputTokens != 100000100 || ac.Cost.TokensUnknown {
 		t.Errorf("in %d out %d, want %d, 100000100", ac.Cost.InputTokens, ac.Cost.OutputTokens, want)
+	}
+}
+
+// Stores: retrieval adds top_k passages to each agent call's prompt, a VectorStore's query
+// embedding is priced into the call, tools: auto offers no store, and indexing is priced from
+// the files' bytes.
+func TestPlanStores(t *testing.T) {
+	src := `
+tool Docs : File("docs/*.md", top_k: 2, chunk_chars: 400)
+tool Notes : VectorStore(embed: "openai/emb", from: "notes/*.md", top_k: 1, chunk_chars: 800)
+tool F : Fake()
+
+agent A [openai/m, max_tokens: 10, tools: auto]
+  equips Docs, Notes, F
+
+pipeline P(x: String):
+  x |> A.go()
+`
+	reg := registry()
+	pr := model.Prices{"openai/m": prices["openai/m"], "openai/emb": {Input: 1000}}
+	p := planOf(t, src, "P", plan.Config{Tools: reg, Prices: pr, ValueTokens: 10,
+		StoreBytes: func(td *lang.ToolDecl) (int, int64, bool) { return 3, 4000, true }})
+	ac := p.Stages[0].Agents[0]
+	for _, o := range ac.Offered {
+		if strings.HasPrefix(o.Target, "Docs.") || strings.HasPrefix(o.Target, "Notes.") {
+			t.Errorf("tools: auto offered %s", o.Target)
+		}
+	}
+	if len(ac.Retrievals) != 2 {
+		t.Fatalf("retrievals %+v", ac.Retrievals)
+	}
+	docs, notes := ac.Retrievals[0], ac.Retrievals[1]
+	// (400 + 80) / 4 = 120 tokens a passage, 2 of them; (800 + 80) / 4 = 220, 1 of them.
+	if docs.PromptTokens != 240 || notes.PromptTokens != 220 || docs.Embed != "" {
+		t.Errorf("docs %+v notes %+v", docs, notes)
+	}
+	// The query is the prompt (at most 2048 tokens): the whole prompt here.
+	if notes.QueryTokens != ac.PromptTokens || notes.QueryUSD != float64(ac.PromptTokens)*1000/1e6 {
+		t.Errorf("query %+v with prompt %d", notes, ac.PromptTokens)
+	}
+	if got, want := ac.Cost.USD, ac.Conversation.USD+notes.QueryUSD; fmt.Sprintf("%.9f", got) != fmt.Sprintf("%.9f", want) {
+		t.Errorf("cost %v, want %v", got, want)
+	}
+	if len(p.Stores) != 2 || p.Stores[1].Tool != "Notes" || p.Stores[1].IndexTokens != 1000 || p.Stores[1].IndexUSD != 1 || p.Stores[0].IndexUSD != 0 {
+		t.Errorf("stores %+v %+v", p.Stores[0], p.Stores[1])
 	}
 }

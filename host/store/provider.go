@@ -186,3 +186,28 @@ func (s *Set) emptyPatterns(spec Spec) []tool.Problem {
 	}
 	return out
 }
+
+// Measure counts the files a store declaration's patterns match in the project folder dir,
+// and their bytes, without reading them or writing anything: halo plan prices indexing them.
+func Measure(dir string, d tool.Declaration) (files int, bytes int64, err error) {
+	spec, probs := ParseSpec(d, true)
+	if len(probs) > 0 {
+		return 0, 0, fmt.Errorf("%s", probs[0])
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer root.Close()
+	found, _, err := scan(root, spec.globs)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, f := range found {
+		if f.Size <= spec.MaxFileBytes {
+			files++
+			bytes += f.Size
+		}
+	}
+	return files, bytes, nil
+}

@@ -18,6 +18,7 @@ import (
 	"halolang.dev/halo/host/lang"
 	hplan "halolang.dev/halo/host/plan"
 	"halolang.dev/halo/host/policy"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 )
 
@@ -103,7 +104,12 @@ func planRun(opts *Options) error {
 			return fmt.Errorf("%s declares no pipeline", opts.File)
 		}
 	}
-	cfg := hplan.Config{Tools: reg, Items: opts.Items, ValueTokens: opts.ValueTokens}
+	cfg := hplan.Config{Tools: reg, Items: opts.Items, ValueTokens: opts.ValueTokens,
+		StoreBytes: func(td *lang.ToolDecl) (int, int64, bool) {
+			// What the patterns match now, read from the folder (nothing is opened or written).
+			files, n, err := store.Measure(f.Dir, storeDecl(f, td))
+			return files, n, err == nil
+		}}
 	res := Result{File: opts.File}
 	for _, name := range names {
 		p, err := hplan.Pipeline(prog, name, cfg)
@@ -174,6 +180,40 @@ func Print(w io.Writer, p *hplan.Plan) {
 	} else {
 		fmt.Fprintln(w, "MaxSpend: none (no agent of the run requires one)")
 	}
+	if len(p.Stores) > 0 {
+		fmt.Fprintln(w, "stores:")
+		for _, s := range p.Stores {
+			fmt.Fprintf(w, "  %s (%s)", s.Tool, s.Kind)
+			if s.Known {
+				fmt.Fprintf(w, ": %d %s, %d bytes", s.Files, plural(int64(s.Files), "file", "files"), s.Bytes)
+			}
+			switch {
+			case s.Embed == "":
+				fmt.Fprintf(w, "; indexing costs nothing (full-text)\n")
+			case !s.Priced:
+				fmt.Fprintf(w, "; indexing with %s: no price in the price table\n", s.Embed)
+			case s.Known:
+				fmt.Fprintf(w, "; indexing them all with %s: %d tokens, %s (halo index; then only changed files)\n", s.Embed, s.IndexTokens, usd(s.IndexUSD))
+			default:
+				fmt.Fprintf(w, "; embeds with %s at $%s per million tokens\n", s.Embed, trimFloat(s.Price))
+			}
+		}
+	}
+}
+
+// storeDecl is td's declaration with Env.NAME read; a value only a run knows is left out.
+func storeDecl(f *cmdutil.Factory, td *lang.ToolDecl) tool.Declaration {
+	d := tool.Declaration{Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}}
+	env := lang.DeclEnv{Getenv: f.Env.Lookup}
+	for _, a := range td.Args {
+		v, _ := lang.DeclValue(a.Value, env)
+		if a.Name == nil {
+			d.Args = append(d.Args, v)
+		} else {
+			d.Named[a.Name.Name] = v
+		}
+	}
+	return d
 }
 
 type printer struct {
@@ -259,6 +299,13 @@ func agentCall(w io.Writer, in string, a *hplan.AgentCall) {
 		reply = fmt.Sprintf("%d tokens (%s)", a.ReplyTokens, a.ReplyFrom)
 	}
 	fmt.Fprintf(w, "%sfirst prompt %d tokens; each reply up to %s\n", in2, a.PromptTokens, reply)
+	for _, r := range a.Retrievals {
+		fmt.Fprintf(w, "%sretrieval from %s (%s): up to %d passages, %d tokens in the prompt", in2, r.Store, r.Kind, r.TopK, r.PromptTokens)
+		if r.Embed != "" {
+			fmt.Fprintf(w, "; the query embedded with %s: %d tokens, %s a call", r.Embed, r.QueryTokens, usd(r.QueryUSD))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "%sworst case: %s\n", in2, costText(a.Cost))
 	for _, u := range a.Cost.Unknown {
 		fmt.Fprintf(w, "%s  unknown: %s\n", in2, u)
