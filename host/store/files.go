@@ -85,7 +85,15 @@ func scan(root *os.Root, globs []glob) ([]found, []Skipped, error) {
 			if inNeverRead(p) {
 				return nil
 			}
-			fi, err := root.Stat(p)
+			// An entry of a folder read through the root was stat'ed (lstatat) as it was
+			// read; only a link needs a stat of its own, through the root, which follows it
+			// only as far as the project goes.
+			var fi fs.FileInfo
+			if d.Type()&fs.ModeSymlink != 0 {
+				fi, err = root.Stat(p)
+			} else {
+				fi, err = d.Info()
+			}
 			switch {
 			case err != nil && d.Type()&fs.ModeSymlink != 0:
 				skipped = append(skipped, Skipped{Path: p, Reason: SkipOutside})

@@ -19,7 +19,8 @@ import (
 
 // The SQLite index: one database per store, .halo/stores/<Name>.db (or <Name>.mock.db for
 // mocked runs), in WAL mode. A File store indexes its chunks in an FTS5 table (porter
-// stemming, BM25 with headings weighted twice); a VectorStore keeps each vector as a blob of
+// stemming, BM25 with headings weighted twice, 32 MB of terms held before a flush to disk,
+// not 1 MB: half the time of indexing went to flushing and merging small segments); a VectorStore keeps each vector as a blob of
 // float32s and holds them all in memory to search (vectors.go).
 
 // formatName marks a database as a Halo store's; a database without it is foreign.
@@ -52,6 +53,7 @@ CREATE INDEX chunks_file ON chunks(file_id);
 const ftsSchema = `
 CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, content='chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
 INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(2.0, 1.0)');
+INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 33554432);
 `
 
 // openSQLite opens (or creates) the store's database under .halo/stores. Nothing is written
@@ -446,60 +448,105 @@ func (s *sqliteStore) files(ctx context.Context) (map[string]fileState, error) {
 	return out, s.sqlErr(rows.Err())
 }
 
+// writeFiles writes a batch of files in one transaction. The full-text index is written by
+// two statements for the whole batch (its rows out, then in): FTS5 flushes what it holds in
+// memory at every statement that touches it, and a flush per file was most of the time of
+// indexing.
 func (s *sqliteStore) writeFiles(ctx context.Context, changes []fileChange) (int, error) {
 	written := 0
 	var dropped []int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		written, dropped = 0, dropped[:0]
-		upsert, err := tx.PrepareContext(ctx, `INSERT INTO files(path, size, mtime, hash) VALUES (?, ?, ?, ?)
-			ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, hash = excluded.hash RETURNING id`)
+		// The files whose chunks go: the changed and the removed ones.
+		for _, q := range []string{`CREATE TEMP TABLE IF NOT EXISTS gone (path TEXT PRIMARY KEY)`, `DELETE FROM temp.gone`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		addGone, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO temp.gone(path) VALUES (?)`)
 		if err != nil {
 			return err
 		}
-		defer upsert.Close()
+		defer addGone.Close()
+		for _, c := range changes {
+			if !c.touch {
+				if _, err := addGone.ExecContext(ctx, c.path); err != nil {
+					return err
+				}
+			}
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id JOIN temp.gone g ON g.path = f.path`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			dropped = append(dropped, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if s.spec.Kind == File && len(dropped) > 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts, rowid, title, text)
+				SELECT 'delete', c.id, c.title, c.text FROM chunks c JOIN files f ON f.id = c.file_id JOIN temp.gone g ON g.path = f.path`); err != nil {
+				return err
+			}
+		}
+		for _, q := range []string{
+			`DELETE FROM chunks WHERE file_id IN (SELECT f.id FROM files f JOIN temp.gone g ON g.path = f.path)`,
+			`DELETE FROM files WHERE path IN (SELECT path FROM temp.gone)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM chunks`).Scan(&last); err != nil {
+			return err
+		}
+		insFile, err := tx.PrepareContext(ctx, `INSERT INTO files(path, size, mtime, hash) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer insFile.Close()
 		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(file_id, key, start_line, end_line, title, text) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer insChunk.Close()
-		var insFTS *sql.Stmt
-		if s.spec.Kind == File {
-			if insFTS, err = tx.PrepareContext(ctx, `INSERT INTO chunks_fts(rowid, title, text) VALUES (?, ?, ?)`); err != nil {
-				return err
-			}
-			defer insFTS.Close()
-		}
 		for _, c := range changes {
-			if c.touch {
+			switch {
+			case c.touch:
 				if _, err := tx.ExecContext(ctx, `UPDATE files SET size = ?, mtime = ? WHERE path = ?`, c.state.Size, c.state.ModTime, c.path); err != nil {
 					return err
 				}
 				continue
+			case c.remove:
+				continue
 			}
-			ids, err := s.dropFile(ctx, tx, c.path, c.remove)
+			res, err := insFile.ExecContext(ctx, c.path, c.state.Size, c.state.ModTime, c.state.Hash)
 			if err != nil {
 				return err
 			}
-			dropped = append(dropped, ids...)
-			if c.remove {
-				continue
-			}
-			var fileID int64
-			if err := upsert.QueryRowContext(ctx, c.path, c.state.Size, c.state.ModTime, c.state.Hash).Scan(&fileID); err != nil {
+			fileID, err := res.LastInsertId()
+			if err != nil {
 				return err
 			}
 			for n, ch := range c.chunks {
-				res, err := insChunk.ExecContext(ctx, fileID, fileKey(c.path, n), ch.Start, ch.End, ch.Title, ch.Text)
-				if err != nil {
+				if _, err := insChunk.ExecContext(ctx, fileID, fileKey(c.path, n), ch.Start, ch.End, ch.Title, ch.Text); err != nil {
 					return err
 				}
-				if insFTS != nil {
-					id, _ := res.LastInsertId()
-					if _, err := insFTS.ExecContext(ctx, id, ch.Title, ch.Text); err != nil {
-						return err
-					}
-				}
 				written++
+			}
+		}
+		if s.spec.Kind == File && written > 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, title, text) SELECT id, title, text FROM chunks WHERE id > ?`, last); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -509,41 +556,6 @@ func (s *sqliteStore) writeFiles(ctx context.Context, changes []fileChange) (int
 		}
 	})
 	return written, err
-}
-
-// dropFile deletes a file's chunks (and, with row, its row), returning the chunks' ids.
-func (s *sqliteStore) dropFile(ctx context.Context, tx *sql.Tx, path string, row bool) ([]int64, error) {
-	var ids []int64
-	rows, err := tx.QueryContext(ctx, `SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?`, path)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if len(ids) > 0 {
-		if s.spec.Kind == File {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts, rowid, title, text)
-				SELECT 'delete', c.id, c.title, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?`, path); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?)`, path); err != nil {
-			return nil, err
-		}
-	}
-	if row {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE path = ?`, path); err != nil {
-			return nil, err
-		}
-	}
-	return ids, rows.Err()
 }
 
 func (s *sqliteStore) staleCount(ctx context.Context) (int, error) {

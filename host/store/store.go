@@ -263,6 +263,11 @@ type Store struct {
 	write sync.Mutex
 	// ready is set once the embedding model has been checked against the index.
 	ready bool
+	// seen holds the size and time of every file the patterns matched at the last refresh
+	// (the ones skipped too), so a search can tell that nothing changed without reading the
+	// index.
+	seenMu sync.Mutex
+	seen   map[string]fileState
 }
 
 // Spec returns the store's declaration, read.
@@ -394,6 +399,10 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 		report(prog)
 		return nil
 	}
+	seen := make(map[string]fileState, len(files))
+	for _, f := range files {
+		seen[f.Path] = fileState{Size: f.Size, ModTime: f.ModTime}
+	}
 	present := make(map[string]bool, len(files))
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -438,7 +447,13 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 			stats.Removed++
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	st.seenMu.Lock()
+	st.seen = seen
+	st.seenMu.Unlock()
+	return nil
 }
 
 // embedStale embeds every text that has no vector, in batches, each a request through the
@@ -571,15 +586,14 @@ func (st *Store) changed(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	indexed, err := st.be.files(ctx)
-	if err != nil {
-		return false, err
-	}
-	if len(files) != len(indexed) {
+	st.seenMu.Lock()
+	seen := st.seen
+	st.seenMu.Unlock()
+	if seen == nil || len(files) != len(seen) {
 		return true, nil
 	}
 	for _, f := range files {
-		old, ok := indexed[f.Path]
+		old, ok := seen[f.Path]
 		if !ok || old.Size != f.Size || old.ModTime != f.ModTime {
 			return true, nil
 		}

@@ -133,6 +133,11 @@ func TestFileStoreSearchesAndFollowsTheFiles(t *testing.T) {
 	if len(entries) != 1 || entries[0].Name() != "stores" {
 		t.Errorf(".halo holds %v", entries)
 	}
+	// A search with nothing changed does not refresh, the skipped binary file not
+	// counting as a change.
+	if changed, err := st.changed(ctx); changed || err != nil {
+		t.Errorf("changed = %v, %v with nothing changed", changed, err)
+	}
 }
 
 func TestFileStoreMinScoreAndTopK(t *testing.T) {
