@@ -79,7 +79,7 @@ func (rn *run) embedCall(ctx context.Context, c storeCaller, e store.Embedding, 
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
 	ci := CallInfo{Kind: "embed", Target: target, Agent: c.agent, Model: e.Model, Cost: resp.Cost, DurationMs: dur, Mocked: e.Mocked}
 	ev := Event{Type: "embed", At: c.at, Agent: c.agent, Target: target, Model: e.Model, Cost: resp.Cost, DurationMs: dur, Mocked: e.Mocked,
-		Message: fmt.Sprintf("%d texts", len(e.Request.Inputs))}
+		Message: plural(len(e.Request.Inputs), "text", "texts")}
 	if err != nil {
 		ci.Error = codeOf(err)
 		ev.Error = infoOf(err, "")
@@ -225,4 +225,12 @@ func retrieved(out any) []store.Hit {
 		}
 	}
 	return hits
+}
+
+// plural is n and the noun that goes with it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

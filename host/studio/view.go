@@ -204,6 +204,27 @@ func entryOf(e event) entry {
 		if e.Result != "" {
 			addText(newText(readLabel, e.Result, false), true)
 		}
+	case "retrieval":
+		en.Head = "Passages from " + e.Target
+		en.Note = "retrieval for " + e.Agent
+		add("found", e.Message)
+		if e.Prompt != "" {
+			addText(newText("query", e.Prompt, false), true)
+		}
+		addText(jsonText("hits", e.Output))
+	case "embed":
+		en.Head = e.Target
+		en.Note = "embedding"
+		if e.Agent != "" {
+			en.Note = "embedding for " + e.Agent
+		}
+		add("model", e.Model)
+		add("texts", e.Message)
+		if e.Usage != nil {
+			add("tokens", fmt.Sprintf("%d in", e.Usage.InputTokens))
+		}
+		add("cost", money(e.Cost))
+		add("time", duration(e.DurationMs))
 	case "violation":
 		en.Head = "Policy " + e.Policy
 		en.Note = "violation"

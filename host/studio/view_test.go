@@ -174,3 +174,21 @@ func TestFold(t *testing.T) {
 		t.Errorf("many lines: %q", tx.Short)
 	}
 }
+
+// A store's retrieval and its embeddings have timeline entries of their own: the store, the
+// query and the hits; the embedding's model, texts, tokens and cost (counted in the stage's).
+func TestRetrievalEntries(t *testing.T) {
+	r := entryOf(event{Type: "retrieval", Agent: "Support", Target: "Handbook", Prompt: "when is my refund paid",
+		Output: []any{map[string]any{"source": "docs/refunds.md:1-4", "score": 0.8, "withheld": false}}, Message: "1 in the prompt, 0 withheld"})
+	if r.Head != "Passages from Handbook" || r.Note != "retrieval for Support" || len(r.Texts) != 2 || !strings.Contains(r.Texts[1].Full, "docs/refunds.md:1-4") {
+		t.Errorf("retrieval entry %+v", r)
+	}
+	e := entryOf(event{Type: "embed", Agent: "Support", Target: "Notes.embed", Model: "openai/text-embedding-3-small", Message: "1 text",
+		Usage: &usage{InputTokens: 12}, Cost: 0.000001, DurationMs: 40})
+	facts := fmt.Sprint(e.Facts)
+	for _, want := range []string{"openai/text-embedding-3-small", "12 in", "$0.000001", "40 ms"} {
+		if !strings.Contains(facts, want) {
+			t.Errorf("embed entry lacks %s: %s", want, facts)
+		}
+	}
+}
