@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // What a cloned repository can put in a store's way: links out of the project, a named pipe,
@@ -30,6 +31,7 @@ func TestAttackRepositoryFilesOutsideAndHostile(t *testing.T) {
 	big.Close()
 	os.WriteFile(filepath.Join(dir, "docs/bin.md"), []byte("PK\x03\x04\x00\x00launch"), 0o644)
 	os.WriteFile(filepath.Join(dir, "docs/latin1.md"), []byte("caf\xe9 launch"), 0o644)
+	os.WriteFile(filepath.Join(dir, "docs/private.md"), []byte("# Private\n\nlaunch plans\n"), 0o000)
 
 	set := NewSet(Config{Dir: dir})
 	defer set.Close()
@@ -57,8 +59,13 @@ func TestAttackRepositoryFilesOutsideAndHostile(t *testing.T) {
 			t.Errorf("%s: skipped as %q, want %q (all: %v)", p, reasons[p], r, stats.Skipped)
 		}
 	}
-	if stats.Files != 1 {
-		t.Errorf("%d files indexed, want only docs/ok.md", stats.Files)
+	// A file the user may not read is skipped as such; root reads it.
+	if os.Geteuid() == 0 {
+		if _, skipped := reasons["docs/private.md"]; skipped || stats.Files != 2 {
+			t.Errorf("as root: %d files, private.md skipped as %q", stats.Files, reasons["docs/private.md"])
+		}
+	} else if reasons["docs/private.md"] != SkipUnread || stats.Files != 1 {
+		t.Errorf("unprivileged: %d files, private.md skipped as %q", stats.Files, reasons["docs/private.md"])
 	}
 	hits, _ := st.Search(context.Background(), "launch codes", 5, Op{})
 	for _, h := range hits {
@@ -66,6 +73,7 @@ func TestAttackRepositoryFilesOutsideAndHostile(t *testing.T) {
 			t.Errorf("a file outside the project was indexed: %+v", h)
 		}
 	}
+	usertest.Rerun(t)
 }
 
 // A file that vanishes between the walk and its read is skipped and named.
@@ -119,6 +127,7 @@ func TestAttackPlantedDatabase(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, ".halo/stores/keep.txt")); string(b) != "mine" {
 		t.Error("the rebuild touched another file")
 	}
+	usertest.Rerun(t)
 }
 
 func TestCorruptAndForeignDatabases(t *testing.T) {
@@ -220,6 +229,7 @@ func TestAttackLinksWhereTheStoreWrites(t *testing.T) {
 			}
 		})
 	}
+	usertest.Rerun(t)
 }
 
 func must(t *testing.T, err error) {

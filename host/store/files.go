@@ -137,8 +137,10 @@ func readText(root *os.Root, p string, max int64) (text []byte, st fileState, re
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, st, SkipVanished
+	case errors.Is(err, fs.ErrPermission):
+		return nil, st, SkipUnread
 	case err != nil:
-		return nil, st, SkipOutside
+		return nil, st, SkipOutside // the root refuses a link that leads out of it
 	}
 	defer f.Close()
 	fi, err := f.Stat()
