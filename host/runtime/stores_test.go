@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/store"
@@ -287,5 +287,29 @@ func TestStoreErrorsReachTheRun(t *testing.T) {
 	if !strings.Contains(res.Error.Message, "halo index --rebuild Handbook") {
 		t.Errorf("message %s", res.Error.Message)
 	}
-	_ = errcode.Code
+}
+
+// halo validate: tools: auto on an agent that equips only stores offers nothing, and says so;
+// a store named in tools: is offered as any tool.
+func TestValidateToolsAutoWithOnlyStores(t *testing.T) {
+	_, err := runtime.Load("v.halo", `
+tool Handbook : File("docs/*.md")
+
+agent A [openai/gpt-4o-mini, tools: auto]
+  equips Handbook
+
+agent B [openai/gpt-4o-mini]
+  equips Handbook
+
+pipeline P(q: String):
+  q |> A.go(q) |> B.go(q, tools: [Handbook]) |> B.go(q, tool: Handbook)
+`, runtime.Config{})
+	if err != nil {
+		t.Fatalf("only a warning expected: %v", err)
+	}
+	f, _ := lang.Parse("v.halo", []byte("tool Handbook : File(\"docs/*.md\")\nagent A [openai/gpt-4o-mini, tools: auto]\n  equips Handbook\n"))
+	diags := runtime.Validate(&lang.Program{Files: []*lang.File{f}}, nil)
+	if len(diags) != 1 || !strings.Contains(diags[0].Message, "it equips only stores") {
+		t.Errorf("diagnostics %v", diags)
+	}
 }
