@@ -19,6 +19,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24
 	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/pgvector/pgvector-go v0.3.0
+	github.com/philippgille/chromem-go v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
