@@ -500,7 +500,9 @@ func (s *pgStore) searchText(ctx context.Context, query string, k int) ([]Hit, e
 }
 
 // searchVector asks the HNSW index for the k nearest chunks by cosine distance, with a
-// search list of at least 2k (hnsw.ef_search) so the k are the index's best.
+// search list of at least 2k (hnsw.ef_search) so the k are the index's best. The query orders
+// by the distance alone: pgvector's index answers only that order (a second key, even the
+// id, turns the search into a scan of every row).
 func (s *pgStore) searchVector(ctx context.Context, vec []float32, k int) ([]Hit, error) {
 	var out []Hit
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -523,7 +525,7 @@ func (s *pgStore) searchVector(ctx context.Context, vec []float32, k int) ([]Hit
 			dist = fmt.Sprintf("c.vec::halfvec(%d) <=> $1::halfvec(%d)", dims, dims)
 		}
 		rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT c.key, coalesce(f.path, ''), c.start_line, c.end_line, c.title, c.text, c.metadata, %[2]s AS d
-			FROM %[1]s_chunks c LEFT JOIN %[1]s_files f ON f.id = c.file_id WHERE c.vec IS NOT NULL ORDER BY %[2]s, c.id LIMIT $2`, s.t, dist),
+			FROM %[1]s_chunks c LEFT JOIN %[1]s_files f ON f.id = c.file_id WHERE c.vec IS NOT NULL ORDER BY %[2]s LIMIT $2`, s.t, dist),
 			pgvector.NewVector(vec), k)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -262,7 +263,7 @@ type Store struct {
 	// write is held by whoever refreshes or writes.
 	write sync.Mutex
 	// ready is set once the embedding model has been checked against the index.
-	ready bool
+	ready atomic.Bool
 	// seen holds the size and time of every file the patterns matched at the last refresh
 	// (the ones skipped too), so a search can tell that nothing changed without reading the
 	// index.
@@ -350,7 +351,7 @@ func (st *Store) prepare(ctx context.Context, stats *Stats) error {
 			return err
 		}
 	}
-	st.ready = true
+	st.ready.Store(true)
 	return nil
 }
 
@@ -566,10 +567,10 @@ func (st *Store) Search(ctx context.Context, query string, k int, op Op) ([]Hit,
 // freshen refreshes the index when the files changed since it was last indexed, or when it
 // was never prepared in this process. A search that finds nothing to do takes no lock.
 func (st *Store) freshen(ctx context.Context, op Op) error {
-	if st.ready && len(st.spec.globs) == 0 {
+	if st.ready.Load() && len(st.spec.globs) == 0 {
 		return nil
 	}
-	if st.ready {
+	if st.ready.Load() {
 		stale, err := st.changed(ctx)
 		if err != nil || !stale {
 			return err
@@ -626,7 +627,7 @@ func (st *Store) Add(ctx context.Context, docs []Doc, op Op) (int, error) {
 		return 0, err
 	}
 	defer unlock()
-	if !st.ready {
+	if !st.ready.Load() {
 		if err := st.prepare(ctx, &Stats{}); err != nil {
 			return 0, err
 		}
