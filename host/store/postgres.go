@@ -500,7 +500,8 @@ func (s *pgStore) searchText(ctx context.Context, query string, k int) ([]Hit, e
 }
 
 // searchVector asks the HNSW index for the k nearest chunks by cosine distance, with a
-// search list of at least 2k (hnsw.ef_search) so the k are the index's best. The query orders
+// search list of 100, or 4k when that is more (hnsw.ef_search; pgvector's default is 40), so
+// the k are the index's best. The query orders
 // by the distance alone: pgvector's index answers only that order (a second key, even the
 // id, turns the search into a scan of every row).
 func (s *pgStore) searchVector(ctx context.Context, vec []float32, k int) ([]Hit, error) {
@@ -517,7 +518,7 @@ func (s *pgStore) searchVector(ctx context.Context, vec []float32, k int) ([]Hit
 		if err := sameLength(s.spec, dims, [][]float32{vec}); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(40, 2*k))); err != nil {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, max(100, 4*k))); err != nil {
 			return err
 		}
 		dist := "c.vec <=> $1"
