@@ -32,7 +32,7 @@ var importRules = []struct {
 	{"host/policy/...", []string{"host/policy/...", "host/tool"}},
 	{"host/check/...", []string{"host/check/...", "host/lang/...", "host/tool", "host/policy/..."}},
 	{"host/tool/...", []string{"host/tool/...", "proto/...", "sdk/...", "plugins/...", "pkgmgr/..."}}, // host/tool/builtin serves and describes plugins/workspace and plugins/bash
-	{"host/store/...", []string{"host/store/...", "host/tool", "host/model/..."}}, // stores know the tool contract and embed through host/model, nothing of pipelines
+	{"host/store/...", []string{"host/store/...", "host/tool", "host/model/..."}},                     // stores know the tool contract and embed through host/model, nothing of pipelines
 	{"host/agent/...", []string{"host/agent/...", "host/tool", "host/model/...", "host/policy/..."}},  // the loop knows models, policies and the tool contract, not pipelines
 	{"host/runtime/...", []string{"host/runtime/...", "host/agent/...", "host/store/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/...", "pkgmgr/...", "sdk/...", "proto/..."}},
 	{"host/plan/...", []string{"host/plan/...", "host/agent/...", "host/store/...", "host/tool/...", "host/model/...", "host/policy/...", "host/check/...", "host/lang/..."}}, // halo plan reads what the runtime reads (agents, tool descriptions, policies, prices) and never runs anything, so it stands beside host/runtime without importing it
