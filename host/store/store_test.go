@@ -388,3 +388,53 @@ func TestLockWaitsForAnotherProcess(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Runs of halo serve share one store: searches side by side with adds, and with a file
+// that changes under them.
+func TestConcurrentSearchesAndWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := project(t, handbook)
+	set := NewSet(Config{Dir: dir, Mock: true})
+	defer set.Close()
+	vs := openStore(t, set, vectorDecl("V", map[string]any{"from": "docs/**/*.md"}))
+	fs := openStore(t, set, fileDecl("F", "docs/**/*.md"))
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 4; g++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				if _, err := vs.Search(ctx, "MaxSpend policy", 3, Op{}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				if _, err := fs.Search(ctx, "install release", 3, Op{}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 10; i++ {
+			if _, err := vs.Add(ctx, []Doc{{ID: "d" + strings.Repeat("x", i), Text: "concurrent text number"}}, Op{}); err != nil {
+				errs <- err
+			}
+			writeFile(t, dir, "docs/install.md", "# Install\n\nVersion "+strings.Repeat("1", i+1)+"\n")
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if c, _ := vs.be.counts(ctx); c.docs != 10 {
+		t.Errorf("%d docs", c.docs)
+	}
+}
