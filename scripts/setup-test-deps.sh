@@ -70,10 +70,16 @@ if [ -n "$pgdir" ]; then
       echo "setup-test-deps: pgvector $want is not installed in PostgreSQL $pgmajor: run this script as root" >&2
       exit 1
     fi
-    if ! dpkg -s "postgresql-server-dev-$pgmajor" >/dev/null 2>&1; then
-      echo "-- apt-get install postgresql-server-dev-$pgmajor"
+    # The server's headers and PGXS (which bring clang and llvm for the JIT bitcode), and the
+    # C compiler and make, which a clean machine with only Go may lack.
+    build_deps=()
+    dpkg -s "postgresql-server-dev-$pgmajor" >/dev/null 2>&1 || build_deps+=("postgresql-server-dev-$pgmajor")
+    command -v make >/dev/null || build_deps+=(make)
+    command -v gcc >/dev/null || build_deps+=(gcc libc6-dev)
+    if [ ${#build_deps[@]} -gt 0 ]; then
+      echo "-- apt-get install ${build_deps[*]}"
       apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-server-dev-$pgmajor" >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${build_deps[@]}" >/dev/null
     fi
     echo "-- building pgvector $want for PostgreSQL $pgmajor"
     build=$(mktemp -d)
