@@ -1,9 +1,10 @@
 // Package complete gives the commands their shell completions (cobra's ValidArgsFunction,
 // which `halo completion bash|zsh|fish|powershell` scripts call): the pipelines a .halo file
 // declares, with their doc comments; the runs in the project's .halo/runs, newest first, with
-// their status and pipeline; the packages of the registry and those halo.lock lists. What
-// cannot be read completes nothing. What a completion shows comes from files a repository may
-// ship, so it is cut to one line, with what a terminal would act on shown as escapes.
+// their status and pipeline; the packages of the registry and those halo.lock lists; the stores
+// the .halo files declare. What cannot be read completes nothing. What a completion shows comes
+// from files a repository may ship, so it is cut to one line, with what a terminal would act
+// on shown as escapes.
 package complete
 
 import (
@@ -23,6 +24,7 @@ import (
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/pkgmgr"
 )
 
@@ -83,6 +85,30 @@ func InstalledPackages(f *cmdutil.Factory) Func {
 		for _, n := range lock.Names() {
 			if packageName(n) {
 				out = append(out, cobra.CompletionWithDesc(n, line(lock.Tools[n].Version)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// StoreNames completes the File and VectorStore stores the command's --file values (else the
+// .halo files of the working folder) declare, each with its kind, leaving out those already
+// named: what halo index takes.
+func StoreNames(f *cmdutil.Factory) Func {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		paths, _ := cmd.Flags().GetStringArray("file")
+		if len(paths) == 0 {
+			paths = []string{"."}
+		}
+		named := map[string]bool{}
+		for _, a := range args {
+			named[a] = true
+		}
+		prog, _ := lang.Load(f.Dir, paths)
+		var out []cobra.Completion
+		for _, d := range prog.Decls() {
+			if td, ok := d.(*lang.ToolDecl); ok && store.IsStore(td.Provider.Name) && !named[td.Name.Name] {
+				out = append(out, cobra.CompletionWithDesc(td.Name.Name, td.Provider.Name))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/projconf"
 	"halolang.dev/halo/cmd/halo/internal/providers"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
@@ -67,6 +68,7 @@ indexing is waited for.`,
 
   # The stores of one file, with the mock embeddings halo test uses
   halo index --file support.halo --mock`,
+		ValidArgsFunction: complete.StoreNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stores = args
 			if runF != nil {
