@@ -108,7 +108,8 @@ type commits struct {
 	closed       bool
 	loop         sync.WaitGroup
 	size         atomic.Int64
-	upsert       *sql.Stmt
+	// stmts are the writer's statements, by putKind, prepared once.
+	stmts [3]*sql.Stmt
 }
 
 // init starts the commit goroutine.
@@ -133,8 +134,10 @@ func (c *commits) close() error {
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.loop.Wait()
-	if c.upsert != nil {
-		c.upsert.Close()
+	for _, st := range c.stmts {
+		if st != nil {
+			st.Close()
+		}
 	}
 	return err
 }
@@ -393,10 +396,12 @@ func (c *commits) write(batch map[string]*pending) {
 	}
 	s := c.s
 	var err error
-	if c.upsert == nil { // before the transaction, which holds the one connection
-		if c.upsert, err = s.w.Prepare(upsertSQL); err != nil {
-			fail(s.dbErr("save records", err))
-			return
+	for kind, q := range [...]string{putSave: upsertSQL, putStart: startSQL, putClaim: claimSQL} {
+		if c.stmts[kind] == nil { // before the transaction, which holds the one connection
+			if c.stmts[kind], err = s.w.Prepare(q); err != nil {
+				fail(s.dbErr("save records", err))
+				return
+			}
 		}
 	}
 	tx, err := s.w.Begin()
@@ -404,7 +409,7 @@ func (c *commits) write(batch map[string]*pending) {
 		fail(s.dbErr("save records", err))
 		return
 	}
-	upsert := tx.Stmt(c.upsert)
+	var stmts [len(c.stmts)]*sql.Stmt
 	for _, p := range batch {
 		p.encode(&c.size)
 		if p.err != nil {
@@ -412,19 +417,18 @@ func (c *commits) write(batch map[string]*pending) {
 		}
 		k := &p.cols
 		args := []any{p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, p.data}
+		if stmts[p.kind] == nil {
+			stmts[p.kind] = tx.Stmt(c.stmts[p.kind])
+		}
+		if p.kind == putClaim {
+			args = append(args, p.was.UnixNano())
+		}
 		var res sql.Result
-		switch p.kind {
-		case putStart:
-			res, err = tx.Exec(startSQL, args...)
-		case putClaim:
-			res, err = tx.Exec(claimSQL, append(args, p.was.UnixNano())...)
-			if err == nil {
-				if n, _ := res.RowsAffected(); n == 0 {
-					p.err = errClaimLost
-				}
+		res, err = stmts[p.kind].Exec(args...)
+		if err == nil && p.kind == putClaim {
+			if n, _ := res.RowsAffected(); n == 0 {
+				p.err = errClaimLost
 			}
-		default:
-			res, err = upsert.Exec(args...)
 		}
 		if err != nil {
 			tx.Rollback()
