@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +42,7 @@ import (
 // are halo re-executed).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
+		"halo": func() { os.Exit(profiled(func() int { return root.Main(os.Args[1:], root.ProcessSystem()) })) },
 		// halo mcp with runs not saved, for the benchmarks (see BenchmarkToolsCall).
 		"halo-mcp-norecords": func() {
 			f := root.ProcessSystem()
@@ -66,6 +67,27 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		},
 	})
+}
+
+// profiled runs main, with a CPU profile written to $HALO_BENCH_CPUPROFILE.PID when that is
+// set (each server process of the benchmarks: where the time of a call goes).
+func profiled(main func() int) int {
+	path := os.Getenv("HALO_BENCH_CPUPROFILE")
+	if path == "" {
+		return main()
+	}
+	f, err := os.Create(path + "." + strconv.Itoa(os.Getpid()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer pprof.StopCPUProfile()
+	return main()
 }
 
 // A proc is a real `halo mcp` process and an mcp-go client speaking to it.

@@ -1,0 +1,146 @@
+//go:build unix
+
+package runstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
+)
+
+// mcpRecord is the record of one call of scripts/bench-mcp.sh's pipeline (a one-stage
+// mocked agent call), as halo mcp saves it.
+const mcpRecord = `{"runId":"5ed08d4d388e8dcd","file":"flow.halo","pipeline":"Greet","status":"completed","inputs":{"name":"Ada"},"output":"Hello!","meta":{"runId":"5ed08d4d388e8dcd","cost":0,"calls":[{"kind":"llm","target":"Greeter.greet","agent":"Greeter","model":"openai/gpt-4o-mini","usage":{"inputTokens":0,"outputTokens":0},"durationMs":0,"mocked":true}],"violations":[],"paused":null},"data":{"name":"Ada"},"events":[{"type":"llm","time":"2026-12-01T22:42:40.380867578Z","runId":"5ed08d4d388e8dcd","at":"flow.halo:5:8","agent":"Greeter","target":"Greeter.greet","model":"openai/gpt-4o-mini","prompt":"Say hello to Ada.","answer":"Hello!","step":1,"usage":{"inputTokens":0,"outputTokens":0},"mocked":true,"attempt":1},{"type":"stage","time":"2026-12-01T22:42:40.380870744Z","runId":"5ed08d4d388e8dcd","at":"flow.halo:5:8","target":"Greeter.greet"},{"type":"run","time":"2026-12-01T22:42:40.380871546Z","runId":"5ed08d4d388e8dcd","status":"completed"}],"started":"2026-12-01T22:42:40.380821252Z","updated":"2026-12-01T22:42:40.380877617Z","recording":{"calls":[{"kind":"llm","target":"Greeter.greet","at":"flow.halo:5:8","step":1,"response":{"text":"Hello!","message":{"role":"assistant","text":"Hello!"},"usage":{"inputTokens":0,"outputTokens":0},"cost":0,"stopReason":"end","attempts":1}}]}}`
+
+var saveProfile = flag.String("save-cpuprofile", "", "BenchmarkSave writes a CPU profile of its measured part (not of the 20,000 saves before) to this file")
+
+// BenchmarkSave is what halo mcp (mcp: Save) and halo serve (serve: Start, then Save) ask
+// of the embedded store per run: from 16 callers, 4,000 runs a second, the completed record of
+// scripts/bench-mcp.sh's pipeline, a new random run id each, group commit on, into a store
+// that holds 20,000 runs already. It reports the process's processor time per run
+// (cpu-µs/op, the commit goroutine's share included, which ns/op does not show), with
+// the time Sync takes to commit the last of them.
+//
+// floor is the same callers at the same pace making the same records and saving them
+// nowhere: what the benchmark itself costs, to subtract.
+//
+//	go test -run '^$' -bench Save -benchtime 8000x ./host/runstore [-args -save-cpuprofile FILE]
+//
+// Figures, and where the time goes: docs/mcp.md, "Where a record's time goes".
+func BenchmarkSave(b *testing.B) {
+	b.Run("floor", func(b *testing.B) { benchSave(b, false, true) })
+	b.Run("mcp", func(b *testing.B) { benchSave(b, false, false) })
+	b.Run("serve", func(b *testing.B) { benchSave(b, true, false) })
+}
+
+func benchSave(b *testing.B, start, floor bool) {
+	var tmpl runtime.Record
+	if err := json.Unmarshal([]byte(mcpRecord), &tmpl); err != nil {
+		b.Fatal(err)
+	}
+	s, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	save := func(t time.Time) error {
+		rec := tmpl
+		rec.RunID = randomID()
+		rec.Meta.RunID = rec.RunID
+		rec.Started, rec.Updated = t, t
+		if floor {
+			sink.Store(&rec)
+			return nil
+		}
+		if start {
+			rec.Status = runtime.Running
+			if err := s.Start(ctx, &rec); err != nil {
+				return err
+			}
+			rec.Status = runtime.Completed
+		}
+		return s.Save(&rec)
+	}
+	t0 := time.Now()
+	for i := range 20_000 {
+		if err := save(t0.Add(time.Duration(i) * time.Millisecond)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	// Runs arrive at 4,000 a second, as calls do under scripts/bench-mcp.sh's 16 clients, so
+	// that a commit takes the records of about 20 ms, as there.
+	if *saveProfile != "" {
+		f, err := os.Create(*saveProfile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := processorTime()
+	b.ResetTimer()
+	begin := time.Now()
+	var mu sync.Mutex
+	n := 0
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				n++
+				mine := n
+				mu.Unlock()
+				if mine > b.N {
+					return
+				}
+				time.Sleep(time.Until(begin.Add(time.Duration(mine) * time.Second / 4000)))
+				if err := save(time.Now()); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((processorTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// sink keeps the floor's records from being optimised away.
+var sink atomic.Pointer[runtime.Record]
+
+func randomID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// processorTime is the processor time this process has used, user and system.
+func processorTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
