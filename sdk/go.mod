@@ -3,12 +3,13 @@ module halolang.dev/halo/sdk
 go 1.26.0
 
 require (
-	halolang.dev/halo/proto v0.1.0
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/invopop/jsonschema v0.14.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
+	halolang.dev/halo/proto v0.1.0
 )
 
 require (
