@@ -286,7 +286,7 @@ func (c *compiler) format() *rule {
 // regex compiles argument n (1-based) as a pattern; DenyArgs compiles case-insensitively.
 func (c *compiler) regex(n int, opts regexp2.RegexOptions) (*regexp2.Regexp, bool) {
 	src := c.spec.Args[n-1].(string)
-	re, err := compileRegex(src, opts)
+	re, err := cachedRegex(src, opts)
 	if err != nil {
 		msg := fmt.Sprintf("%s: %v", c.spec.Name, err)
 		if isEscapeError(err) {
