@@ -268,6 +268,9 @@ type Conversation struct {
 	hidden map[string]*Tool // by function name: methods the policies hide
 	defs   []model.ToolDef
 	names  []string // function names, sorted, for "You can call"
+	// wire keeps the conversation in its provider's wire bytes: each message is encoded once,
+	// by the request that first carries it.
+	wire model.Wire
 }
 
 // New starts a conversation with cfg.Prompt as its first message.
@@ -402,6 +405,7 @@ func (c *Conversation) request() (model.Request, bool) {
 		}
 	}
 	req.Messages = c.st.Messages
+	req.Wire = &c.wire
 	return req, toolsOff
 }
 

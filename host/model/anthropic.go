@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
@@ -37,12 +39,20 @@ func newAnthropic(cfg Config) (Provider, error) {
 
 func (p *anthropicProvider) Complete(ctx context.Context, req Request) (Response, error) {
 	req = p.clamped(req)
-	params, err := p.params(req)
+	params, b, err := p.body(req)
 	if err != nil {
 		return Response{}, err
 	}
+	// The SDK sends the body as it is, its pieces read in order (its params give it the model
+	// and the token cap, from which it derives its own timeout); it does not encode the
+	// conversation again.
+	sized := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		r.ContentLength = b.len()
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
+		return next(r)
+	})
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
-		msg, err := p.client.Messages.New(ctx, params)
+		msg, err := p.client.Messages.New(ctx, params, option.WithRequestBody("application/json", b.reader()), sized)
 		if err != nil {
 			return Response{}, err
 		}
@@ -50,78 +60,102 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request) (Response
 	})
 }
 
-func (p *anthropicProvider) params(req Request) (anthropic.MessageNewParams, error) {
+// body returns the request's settings as the SDK's params and its body: each message as the
+// SDK encodes a MessageParam (kept in req.Wire), the user turns around tool results merged
+// as the Messages API wants them, the tools, the settings.
+func (p *anthropicProvider) body(req Request) (anthropic.MessageNewParams, body, error) {
 	params := anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: int64(req.MaxTokens)}
 	if params.MaxTokens <= 0 {
 		params.MaxTokens = DefaultAnthropicMaxTokens
-	}
-	if req.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.System}}
 	}
 	if req.Temperature != nil {
 		// API version 2026-10-21 answers 400 to any temperature, top_p or top_k, and the v2
 		// SDK has no field for them: the setting cannot reach Claude.
 		p.cfg.logger().Debug("Anthropic's API takes no temperature; not sending it", "model", req.Model)
 	}
-	for i, m := range req.Messages {
-		switch m.Role {
-		case Assistant:
-			if m.Native != nil && m.Native.Provider == Anthropic {
-				var native anthropic.Message
-				if err := json.Unmarshal(m.Native.Data, &native); err != nil {
-					return params, configError(Anthropic, "message %d: unreadable native message: %v", i, err)
-				}
-				params.Messages = append(params.Messages, native.ToParam())
-				continue
-			}
-			var blocks []anthropic.ContentBlockParamUnion
-			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
-			}
-			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, argsObject(c.Args), c.Name))
-			}
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
-		case Tool:
-			var blocks []anthropic.ContentBlockParamUnion
-			for _, r := range m.ToolResults {
-				blocks = append(blocks, anthropic.NewToolResultBlock(r.CallID, r.Content, r.IsError))
-			}
-			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
-			}
-			p.appendUser(&params, blocks)
-		default:
-			p.appendUser(&params, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Text)})
-		}
+	i := 0
+	parts, err := req.Wire.messages(Anthropic, req.Messages, func(m Message) ([]byte, error) {
+		i++
+		return p.message(i-1, m)
+	})
+	if err != nil {
+		return params, nil, err
 	}
-	for _, t := range req.Tools {
-		tp := anthropic.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Params)}
-		if t.Description != "" {
-			tp.Description = anthropic.String(t.Description)
+	var b body
+	b.str(`{"max_tokens":`)
+	b.add(itoa(int(params.MaxTokens)))
+	b.str(`,"messages":[`)
+	// A user turn is every user and tool message in a row: their blocks are joined into one
+	// message. An assistant message's part is the whole message.
+	userTurns(&b, parts, req.Messages, `{"role":"user","content":[`, "]}")
+	b.str("]")
+	b.field("model", quote(req.Model))
+	if req.System != "" {
+		sys, err := json.Marshal([]anthropic.TextBlockParam{{Text: req.System}})
+		if err != nil {
+			return params, nil, err
 		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+		b.field("system", sys)
 	}
-	if len(req.Tools) > 0 {
+	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
+		ts := make([]anthropic.ToolUnionParam, len(defs))
+		for i, t := range defs {
+			tp := anthropic.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Params)}
+			if t.Description != "" {
+				tp.Description = anthropic.String(t.Description)
+			}
+			ts[i] = anthropic.ToolUnionParam{OfTool: &tp}
+		}
+		return json.Marshal(ts)
+	})
+	if err != nil {
+		return params, nil, err
+	}
+	if tools != nil {
 		if toolChoice(req.ToolChoice) == ToolNone {
-			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+			b.str(`,"tool_choice":{"type":"none"}`)
 		} else {
-			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
+			b.str(`,"tool_choice":{"type":"auto"}`)
 		}
+		b.field("tools", tools)
 	}
-	return params, nil
+	b.str("}")
+	return params, b, nil
 }
 
-// appendUser adds user content, merging it into a user message just before: the Messages API
-// wants tool_result blocks in the user turn that follows the tool_use, and a follow-up text
-// (a @correct note, say) in that same turn.
-func (p *anthropicProvider) appendUser(params *anthropic.MessageNewParams, blocks []anthropic.ContentBlockParamUnion) {
-	if n := len(params.Messages); n > 0 && params.Messages[n-1].OfUser != nil {
-		last := params.Messages[n-1].OfUser
-		last.Content = append(last.Content, blocks...)
-		return
+// message encodes message i: an assistant message as the whole MessageParam (its native form
+// as the API returned it, when it has one), a user or tool message as its content blocks
+// joined by commas, for the user turn it belongs to.
+func (p *anthropicProvider) message(i int, m Message) ([]byte, error) {
+	switch m.Role {
+	case Assistant:
+		if m.Native != nil && m.Native.Provider == Anthropic {
+			var native anthropic.Message
+			if err := json.Unmarshal(m.Native.Data, &native); err != nil {
+				return nil, configError(Anthropic, "message %d: unreadable native message: %v", i, err)
+			}
+			return encode(native.ToParam())
+		}
+		var blocks []anthropic.ContentBlockParamUnion
+		if m.Text != "" {
+			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+		}
+		for _, c := range m.ToolCalls {
+			blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, argsObject(c.Args), c.Name))
+		}
+		return encode(anthropic.NewAssistantMessage(blocks...))
+	case Tool:
+		var blocks []anthropic.ContentBlockParamUnion
+		for _, r := range m.ToolResults {
+			blocks = append(blocks, anthropic.NewToolResultBlock(r.CallID, r.Content, r.IsError))
+		}
+		if m.Text != "" {
+			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+		}
+		return joinEncoded(len(blocks), func(i int) ([]byte, error) { return encode(blocks[i]) })
+	default:
+		return encode(anthropic.NewTextBlock(m.Text))
 	}
-	params.Messages = append(params.Messages, anthropic.NewUserMessage(blocks...))
 }
 
 func (p *anthropicProvider) response(msg *anthropic.Message) (Response, error) {

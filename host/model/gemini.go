@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 
 	"google.golang.org/genai"
@@ -13,12 +15,15 @@ import (
 // one; they are never sent back to Gemini.
 const geminiCallPrefix = "halo-gemini-"
 
-// geminiProvider talks to generateContent through Google's genai SDK, Gemini API backend, with
-// the key and base URL given explicitly (so the SDK's own environment lookups find nothing to
-// add) and the SDK's retries left off (its RetryOptions stay nil).
+// geminiProvider talks to the Gemini API's generateContent. Google's genai SDK gives the wire
+// types (each message is encoded as a genai.Content, the response decoded into the SDK's
+// types); the body is made of each message's bytes, encoded once per conversation (Wire), in
+// the layout the SDK sends for the Gemini API backend, and sent on net/http with the key in
+// x-goog-api-key. Nothing retries on its own.
 type geminiProvider struct {
 	caller
-	client *genai.Client
+	rest
+	base string
 }
 
 func newGemini(cfg Config) (Provider, error) {
@@ -35,113 +40,156 @@ func newGemini(cfg Config) (Provider, error) {
 	if base == "" {
 		base = "https://generativelanguage.googleapis.com/"
 	}
-	// NewClient only checks its config with an API key; it makes no request.
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:      key,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  cfg.httpClient(),
-		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: "v1beta"},
-	})
-	if err != nil {
-		return nil, configError(Gemini, "%v", err)
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, configError(Gemini, "GEMINI_BASE_URL %q is not a URL", base)
 	}
-	return &geminiProvider{caller: newCaller(Gemini, cfg, keyEnv), client: client}, nil
+	h := http.Header{}
+	h.Set("x-goog-api-key", key)
+	return &geminiProvider{caller: newCaller(Gemini, cfg, keyEnv), rest: rest{client: cfg.httpClient(), header: h},
+		base: strings.TrimRight(base, "/") + "/v1beta/"}, nil
 }
 
 func (p *geminiProvider) Complete(ctx context.Context, req Request) (Response, error) {
 	req = p.clamped(req)
-	contents, config, err := p.request(req)
+	endpoint, err := p.endpoint(req.Model)
+	if err != nil {
+		return Response{}, err
+	}
+	b, err := p.body(req)
 	if err != nil {
 		return Response{}, err
 	}
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
-		gresp, err := p.client.Models.GenerateContent(ctx, req.Model, contents, config)
-		if err != nil {
+		var gresp genai.GenerateContentResponse
+		if err := p.post(ctx, endpoint, b, &gresp); err != nil {
 			return Response{}, err
 		}
-		return p.response(gresp)
+		return p.response(&gresp)
 	})
 }
 
-func (p *geminiProvider) request(req Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
-	config := &genai.GenerateContentConfig{MaxOutputTokens: int32(req.MaxTokens)}
-	if req.System != "" {
-		config.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
+// endpoint is generateContent's URL for model, named as the SDK names it: models/ID, unless
+// the id already says models/ or tunedModels/.
+func (p *geminiProvider) endpoint(model string) (string, error) {
+	if strings.ContainsAny(model, "?&#") || strings.Contains(model, "..") {
+		return "", configError(Gemini, "model %q: not a model id", model)
 	}
+	if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
+		model = "models/" + model
+	}
+	return p.base + model + ":generateContent", nil
+}
+
+// body is the request body as the SDK lays it out for the Gemini API: the contents (each
+// message a genai.Content, kept in req.Wire; function responses and a note after them in one
+// user turn), generationConfig, systemInstruction, toolConfig and tools.
+func (p *geminiProvider) body(req Request) (body, error) {
+	i := 0
+	parts, err := req.Wire.messages(Gemini, req.Messages, func(m Message) ([]byte, error) {
+		i++
+		return p.message(i-1, m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b body
+	b.str(`{"contents":[`)
+	userTurns(&b, parts, req.Messages, `{"parts":[`, `],"role":"user"}`)
+	b.str("]")
+	gc := struct {
+		MaxOutputTokens int32    `json:"maxOutputTokens,omitempty"`
+		Temperature     *float32 `json:"temperature,omitempty"`
+	}{MaxOutputTokens: int32(req.MaxTokens)}
 	if req.Temperature != nil {
 		t := float32(*req.Temperature)
-		config.Temperature = &t
+		gc.Temperature = &t
 	}
-	var contents []*genai.Content
-	user := func(parts ...*genai.Part) {
-		// Function responses and a following note go in one user turn.
-		if n := len(contents); n > 0 && contents[n-1].Role == genai.RoleUser {
-			contents[n-1].Parts = append(contents[n-1].Parts, parts...)
-			return
+	cfg, err := json.Marshal(gc)
+	if err != nil {
+		return nil, err
+	}
+	b.field("generationConfig", cfg)
+	if req.System != "" {
+		sys, err := json.Marshal(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: req.System}}})
+		if err != nil {
+			return nil, err
 		}
-		contents = append(contents, &genai.Content{Role: genai.RoleUser, Parts: parts})
+		b.field("systemInstruction", sys)
 	}
-	for i, m := range req.Messages {
-		switch m.Role {
-		case Assistant:
-			if m.Native != nil && m.Native.Provider == Gemini {
-				// Parts carry thought signatures the API checks: send them back unchanged.
-				var c genai.Content
-				if err := json.Unmarshal(m.Native.Data, &c); err != nil {
-					return nil, nil, configError(Gemini, "message %d: unreadable native message: %v", i, err)
-				}
-				c.Role = genai.RoleModel
-				contents = append(contents, &c)
-				continue
-			}
-			c := &genai.Content{Role: genai.RoleModel}
-			if m.Text != "" {
-				c.Parts = append(c.Parts, &genai.Part{Text: m.Text})
-			}
-			for _, tc := range m.ToolCalls {
-				fc := &genai.FunctionCall{Name: tc.Name, Args: argsObject(tc.Args)}
-				if !strings.HasPrefix(tc.ID, geminiCallPrefix) {
-					fc.ID = tc.ID
-				}
-				c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc})
-			}
-			contents = append(contents, c)
-		case Tool:
-			var parts []*genai.Part
-			for _, r := range m.ToolResults {
-				// Gemini's convention: the result under "output", a failure under "error".
-				key := "output"
-				if r.IsError {
-					key = "error"
-				}
-				fr := &genai.FunctionResponse{Name: r.Name, Response: map[string]any{key: r.Content}}
-				if !strings.HasPrefix(r.CallID, geminiCallPrefix) {
-					fr.ID = r.CallID
-				}
-				parts = append(parts, &genai.Part{FunctionResponse: fr})
-			}
-			if m.Text != "" {
-				parts = append(parts, &genai.Part{Text: m.Text})
-			}
-			user(parts...)
-		default:
-			user(&genai.Part{Text: m.Text})
-		}
-	}
-	if len(req.Tools) > 0 {
+	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
 		tool := &genai.Tool{}
-		for _, t := range req.Tools {
+		for _, t := range defs {
 			tool.FunctionDeclarations = append(tool.FunctionDeclarations, &genai.FunctionDeclaration{
 				Name: t.Name, Description: t.Description, ParametersJsonSchema: schema(t.Params)})
 		}
-		config.Tools = []*genai.Tool{tool}
+		return json.Marshal([]*genai.Tool{tool})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tools != nil {
 		mode := genai.FunctionCallingConfigModeAuto
 		if toolChoice(req.ToolChoice) == ToolNone {
 			mode = genai.FunctionCallingConfigModeNone
 		}
-		config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
+		b.str(`,"toolConfig":{"functionCallingConfig":{"mode":`)
+		b.add(quote(string(mode)))
+		b.str("}}")
+		b.field("tools", tools)
 	}
-	return contents, config, nil
+	b.str("}")
+	return b, nil
+}
+
+// message encodes message i: a model message as the whole Content (its native form, with the
+// parts' thought signatures, when it has one), a user or tool message as its parts joined by
+// commas, for the user turn it belongs to.
+func (p *geminiProvider) message(i int, m Message) ([]byte, error) {
+	switch m.Role {
+	case Assistant:
+		if m.Native != nil && m.Native.Provider == Gemini {
+			// Parts carry thought signatures the API checks: send them back unchanged.
+			var c genai.Content
+			if err := json.Unmarshal(m.Native.Data, &c); err != nil {
+				return nil, configError(Gemini, "message %d: unreadable native message: %v", i, err)
+			}
+			c.Role = genai.RoleModel
+			return json.Marshal(&c)
+		}
+		c := &genai.Content{Role: genai.RoleModel}
+		if m.Text != "" {
+			c.Parts = append(c.Parts, &genai.Part{Text: m.Text})
+		}
+		for _, tc := range m.ToolCalls {
+			fc := &genai.FunctionCall{Name: tc.Name, Args: argsObject(tc.Args)}
+			if !strings.HasPrefix(tc.ID, geminiCallPrefix) {
+				fc.ID = tc.ID
+			}
+			c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc})
+		}
+		return json.Marshal(c)
+	case Tool:
+		var parts []*genai.Part
+		for _, r := range m.ToolResults {
+			// Gemini's convention: the result under "output", a failure under "error".
+			key := "output"
+			if r.IsError {
+				key = "error"
+			}
+			fr := &genai.FunctionResponse{Name: r.Name, Response: map[string]any{key: r.Content}}
+			if !strings.HasPrefix(r.CallID, geminiCallPrefix) {
+				fr.ID = r.CallID
+			}
+			parts = append(parts, &genai.Part{FunctionResponse: fr})
+		}
+		if m.Text != "" {
+			parts = append(parts, &genai.Part{Text: m.Text})
+		}
+		return joinEncoded(len(parts), func(i int) ([]byte, error) { return json.Marshal(parts[i]) })
+	default:
+		return json.Marshal(&genai.Part{Text: m.Text})
+	}
 }
 
 func (p *geminiProvider) response(gresp *genai.GenerateContentResponse) (Response, error) {

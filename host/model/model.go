@@ -120,6 +120,9 @@ type Request struct {
 	MaxTokens int
 	// Timeout bounds each attempt (not the retries together); zero means Config.Timeout.
 	Timeout time.Duration
+	// Wire, when set, keeps the conversation's wire bytes between its requests, so each
+	// message is encoded once (see Wire). The tool loop keeps one per conversation.
+	Wire *Wire
 }
 
 // Usage is what the provider reported the call used.

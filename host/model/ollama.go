@@ -12,13 +12,6 @@ import (
 
 // The /api/chat wire types, as Ollama's API documentation gives them.
 type (
-	ollamaRequest struct {
-		Model    string          `json:"model"`
-		Messages []ollamaMessage `json:"messages"`
-		Tools    []ollamaTool    `json:"tools,omitempty"`
-		Stream   bool            `json:"stream"`
-		Options  *ollamaOptions  `json:"options,omitempty"`
-	}
 	ollamaOptions struct {
 		Temperature *float64 `json:"temperature,omitempty"`
 		// NumPredict is Ollama's cap on generated tokens.
@@ -109,66 +102,98 @@ func ollamaBase(host string) (string, error) {
 
 func (p *ollamaProvider) Complete(ctx context.Context, req Request) (Response, error) {
 	req = p.clamped(req)
-	oreq := p.request(req)
+	b, err := p.body(req)
+	if err != nil {
+		return Response{}, err
+	}
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
 		var oresp ollamaResponse
-		if err := p.send(ctx, http.MethodPost, p.url, oreq, &oresp); err != nil {
+		if err := p.post(ctx, p.url, b, &oresp); err != nil {
 			return Response{}, err
 		}
 		return p.response(oresp)
 	})
 }
 
-func (p *ollamaProvider) request(req Request) ollamaRequest {
-	oreq := ollamaRequest{Model: req.Model, Messages: []ollamaMessage{}}
-	if req.System != "" {
-		oreq.Messages = append(oreq.Messages, ollamaMessage{Role: "system", Content: req.System})
+// body is the /api/chat request (model, messages, tools, stream, options) with its messages
+// made of each message's bytes, encoded once per conversation (req.Wire).
+func (p *ollamaProvider) body(req Request) (body, error) {
+	parts, err := req.Wire.messages(Ollama, req.Messages, p.message)
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case Assistant:
-			om := ollamaMessage{Role: "assistant", Content: m.Text}
-			for k, c := range m.ToolCalls {
-				// As Ollama's API documentation sends a call back: type, and the call's index
-				// in its reply.
-				tc := ollamaToolCall{Type: "function"}
-				if !strings.HasPrefix(c.ID, ollamaCallPrefix) {
-					tc.ID = c.ID
-				}
-				tc.Function.Index = &k
-				tc.Function.Name = c.Name
-				tc.Function.Arguments = json.RawMessage(mustJSON(argsObject(c.Args)))
-				om.ToolCalls = append(om.ToolCalls, tc)
-			}
-			oreq.Messages = append(oreq.Messages, om)
-		case Tool:
-			for _, r := range m.ToolResults {
-				om := ollamaMessage{Role: "tool", Content: r.Content, ToolName: r.Name}
-				if !strings.HasPrefix(r.CallID, ollamaCallPrefix) {
-					// An id the reply gave, not one made up for a call without one.
-					om.ToolCallID = r.CallID
-				}
-				oreq.Messages = append(oreq.Messages, om)
-			}
-			if m.Text != "" {
-				oreq.Messages = append(oreq.Messages, ollamaMessage{Role: "user", Content: m.Text})
-			}
-		default:
-			oreq.Messages = append(oreq.Messages, ollamaMessage{Role: "user", Content: m.Text})
+	var sys []byte
+	if req.System != "" {
+		if sys, err = json.Marshal(ollamaMessage{Role: "system", Content: req.System}); err != nil {
+			return nil, err
 		}
 	}
+	var b body
+	b.chatStart(req.Model, sys, parts)
 	// Ollama has no tool_choice: with ToolNone the tools are still offered, and the caller
 	// ignores any calls the model makes anyway.
-	for _, t := range req.Tools {
-		var ot ollamaTool
-		ot.Type = "function"
-		ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, schema(t.Params)
-		oreq.Tools = append(oreq.Tools, ot)
+	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
+		ts := make([]ollamaTool, len(defs))
+		for i, t := range defs {
+			ts[i].Type = "function"
+			ts[i].Function.Name, ts[i].Function.Description, ts[i].Function.Parameters = t.Name, t.Description, schema(t.Params)
+		}
+		return json.Marshal(ts)
+	})
+	if err != nil {
+		return nil, err
 	}
+	if tools != nil {
+		b.field("tools", tools)
+	}
+	b.str(`,"stream":false`)
 	if req.Temperature != nil || req.MaxTokens > 0 {
-		oreq.Options = &ollamaOptions{Temperature: req.Temperature, NumPredict: req.MaxTokens}
+		opts, err := json.Marshal(ollamaOptions{Temperature: req.Temperature, NumPredict: req.MaxTokens})
+		if err != nil {
+			return nil, err
+		}
+		b.field("options", opts)
 	}
-	return oreq
+	b.str("}")
+	return b, nil
+}
+
+// message encodes one message as the /api/chat messages it is, joined by commas (a tool
+// message is a "tool" message per result, and its note a user message after them).
+func (p *ollamaProvider) message(m Message) ([]byte, error) {
+	var oms []ollamaMessage
+	switch m.Role {
+	case Assistant:
+		om := ollamaMessage{Role: "assistant", Content: m.Text}
+		for k, c := range m.ToolCalls {
+			// As Ollama's API documentation sends a call back: type, and the call's index
+			// in its reply.
+			tc := ollamaToolCall{Type: "function"}
+			if !strings.HasPrefix(c.ID, ollamaCallPrefix) {
+				tc.ID = c.ID
+			}
+			tc.Function.Index = &k
+			tc.Function.Name = c.Name
+			tc.Function.Arguments = json.RawMessage(mustJSON(argsObject(c.Args)))
+			om.ToolCalls = append(om.ToolCalls, tc)
+		}
+		oms = append(oms, om)
+	case Tool:
+		for _, r := range m.ToolResults {
+			om := ollamaMessage{Role: "tool", Content: r.Content, ToolName: r.Name}
+			if !strings.HasPrefix(r.CallID, ollamaCallPrefix) {
+				// An id the reply gave, not one made up for a call without one.
+				om.ToolCallID = r.CallID
+			}
+			oms = append(oms, om)
+		}
+		if m.Text != "" {
+			oms = append(oms, ollamaMessage{Role: "user", Content: m.Text})
+		}
+	default:
+		oms = append(oms, ollamaMessage{Role: "user", Content: m.Text})
+	}
+	return joinEncoded(len(oms), func(i int) ([]byte, error) { return json.Marshal(oms[i]) })
 }
 
 func (p *ollamaProvider) response(oresp ollamaResponse) (Response, error) {

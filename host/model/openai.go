@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net/http"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -17,11 +18,15 @@ var openAICompatible = map[string]struct{ keyEnv, urlEnv, url string }{
 	Together:   {"TOGETHER_API_KEY", "TOGETHER_BASE_URL", "https://api.together.xyz/v1"},
 }
 
-// openAIProvider talks to /chat/completions through go-openai, which does not retry on its
-// own: the caller's policy is the only one.
+// openAIProvider talks to /chat/completions. go-openai gives the wire types (each message is
+// encoded as go-openai encodes it, the response decoded into its types, its reasoning-model
+// checks applied); the body is made of each message's bytes, encoded once per conversation
+// (Wire), and sent on net/http. Nothing retries on its own: the caller's policy is the only
+// one.
 type openAIProvider struct {
 	caller
-	client *openai.Client
+	rest
+	url string
 }
 
 func newOpenAI(name string, cfg Config) (Provider, error) {
@@ -30,62 +35,35 @@ func newOpenAI(name string, cfg Config) (Provider, error) {
 	if key == "" {
 		return nil, missingKey(name, svc.keyEnv, "")
 	}
-	oc := openai.DefaultConfig(key)
-	oc.BaseURL = strings.TrimRight(svc.url, "/")
+	base := strings.TrimRight(svc.url, "/")
 	if u := cfg.env(svc.urlEnv); u != "" {
-		oc.BaseURL = strings.TrimRight(u, "/")
+		base = strings.TrimRight(u, "/")
 	}
-	oc.HTTPClient = cfg.httpClient()
-	return &openAIProvider{caller: newCaller(name, cfg, svc.keyEnv), client: openai.NewClientWithConfig(oc)}, nil
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+key)
+	return &openAIProvider{caller: newCaller(name, cfg, svc.keyEnv), rest: rest{client: cfg.httpClient(), header: h},
+		url: base + "/chat/completions"}, nil
 }
 
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (Response, error) {
 	req = p.clamped(req)
-	creq := p.request(req)
+	b, err := p.body(req)
+	if err != nil {
+		return Response{}, err
+	}
 	return p.do(ctx, req, func(ctx context.Context) (Response, error) {
-		cresp, err := p.client.CreateChatCompletion(ctx, creq)
-		if err != nil {
+		var cresp openai.ChatCompletionResponse
+		if err := p.post(ctx, p.url, b, &cresp); err != nil {
 			return Response{}, err
 		}
 		return p.response(cresp)
 	})
 }
 
-func (p *openAIProvider) request(req Request) openai.ChatCompletionRequest {
+// settings is the request without its messages and tools: what go-openai checks for reasoning
+// models, and the scalar fields of the body.
+func (p *openAIProvider) settings(req Request) openai.ChatCompletionRequest {
 	creq := openai.ChatCompletionRequest{Model: req.Model}
-	if req.System != "" {
-		creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case Assistant:
-			om := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
-			for _, c := range m.ToolCalls {
-				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
-					Function: openai.FunctionCall{Name: c.Name, Arguments: argsText(c.Args)}})
-			}
-			creq.Messages = append(creq.Messages, om)
-		case Tool:
-			for _, r := range m.ToolResults {
-				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
-					Content: r.Content, ToolCallID: r.CallID})
-			}
-			if m.Text != "" {
-				// A note after the results (the tool loop's "steps used") is a user message:
-				// tool messages carry only results.
-				creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
-			}
-		default:
-			creq.Messages = append(creq.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
-		}
-	}
-	for _, t := range req.Tools {
-		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: schema(t.Params)}})
-	}
-	if len(req.Tools) > 0 {
-		creq.ToolChoice = string(toolChoice(req.ToolChoice))
-	}
 	if req.Temperature != nil {
 		// go-openai drops a zero temperature (omitempty); its documented way to send 0 is the
 		// smallest float32 above it, which every server reads as 0.
@@ -104,6 +82,83 @@ func (p *openAIProvider) request(req Request) openai.ChatCompletionRequest {
 		}
 	}
 	return creq
+}
+
+// body is the request body in go-openai's field order: the system prompt and each message as
+// go-openai encodes a ChatCompletionMessage (kept in req.Wire), the tools, the settings.
+func (p *openAIProvider) body(req Request) (body, error) {
+	creq := p.settings(req)
+	if err := openai.NewReasoningValidator().Validate(creq); err != nil {
+		return nil, configError(p.name, "%v", err)
+	}
+	parts, err := req.Wire.messages(p.name, req.Messages, p.message)
+	if err != nil {
+		return nil, err
+	}
+	var sys []byte
+	if req.System != "" {
+		if sys, err = encode(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System}); err != nil {
+			return nil, err
+		}
+	}
+	var b body
+	b.chatStart(req.Model, sys, parts)
+	if creq.MaxTokens > 0 {
+		b.field("max_tokens", itoa(creq.MaxTokens))
+	}
+	if creq.MaxCompletionTokens > 0 {
+		b.field("max_completion_tokens", itoa(creq.MaxCompletionTokens))
+	}
+	if creq.Temperature != 0 {
+		t, _ := json.Marshal(creq.Temperature)
+		b.field("temperature", t)
+	}
+	b.str(`,"stream":false`)
+	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
+		ts := make([]openai.Tool, len(defs))
+		for i, t := range defs {
+			ts[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+				Name: t.Name, Description: t.Description, Parameters: schema(t.Params)}}
+		}
+		return json.Marshal(ts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tools != nil {
+		b.field("tools", tools)
+		b.field("tool_choice", quote(string(toolChoice(req.ToolChoice))))
+	}
+	b.str("}")
+	return b, nil
+}
+
+// message encodes one message: the messages go-openai sends for it, joined by commas (a tool
+// message is a "tool" message per result, and its note a user message after them).
+func (p *openAIProvider) message(m Message) ([]byte, error) {
+	var oms []openai.ChatCompletionMessage
+	switch m.Role {
+	case Assistant:
+		om := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
+		for _, c := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: c.Name, Arguments: argsText(c.Args)}})
+		}
+		oms = append(oms, om)
+	case Tool:
+		for _, r := range m.ToolResults {
+			oms = append(oms, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
+				Content: r.Content, ToolCallID: r.CallID})
+		}
+		if m.Text != "" {
+			// A note after the results (the tool loop's "steps used") is a user message:
+			// tool messages carry only results.
+			oms = append(oms, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
+		}
+	default:
+		oms = append(oms, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
+	}
+	return joinEncoded(len(oms), func(i int) ([]byte, error) { return encode(oms[i]) })
 }
 
 func (p *openAIProvider) response(cresp openai.ChatCompletionResponse) (Response, error) {

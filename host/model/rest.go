@@ -1,14 +1,14 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 )
 
-// A rest client sends JSON requests for the adapters that have no SDK (Ollama, Replicate).
+// A rest client sends JSON requests on net/http: for the adapters that have no SDK (Ollama,
+// Replicate), and for those whose body is made of a Wire's bytes (OpenAI-compatible, Gemini).
 type rest struct {
 	client *http.Client
 	header http.Header
@@ -19,22 +19,36 @@ type rest struct {
 // recorded; a body that does not decode is returned as a decoding error, which classify turns
 // into CodeBadResponse.
 func (r rest) send(ctx context.Context, method, url string, in, out any) error {
-	var body io.Reader
+	var b body
 	if in != nil {
 		data, err := json.Marshal(in)
 		if err != nil {
 			return err
 		}
-		body = bytes.NewReader(data)
+		b = body{data}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	return r.exchange(ctx, method, url, b, out)
+}
+
+// post sends b, a JSON body made of pieces (see Wire), and decodes the answer as send does.
+func (r rest) post(ctx context.Context, url string, b body, out any) error {
+	return r.exchange(ctx, http.MethodPost, url, b, out)
+}
+
+func (r rest) exchange(ctx context.Context, method, url string, b body, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return err
+	}
+	if b != nil {
+		req.Body = io.NopCloser(b.reader())
+		req.ContentLength = b.len()
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
 	}
 	for k, v := range r.header {
 		req.Header[k] = v
 	}
-	if in != nil {
+	if b != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
