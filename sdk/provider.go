@@ -25,6 +25,13 @@ type Provider struct {
 	// user as TOOL_CONFIG, so say which argument is wrong and how to fix it. Nil accepts any
 	// declaration and offers every method.
 	Configure func(ctx context.Context, d Declaration) (Instance, error)
+	// PerRun says the provider must not be shared across runs. A host keeps a plugin's
+	// process for later runs of the same declaration (halo serve, halo mcp), so what a
+	// process keeps in memory, in its own files or in processes it started, a later run of
+	// that declaration can meet. A provider that keeps anything one run must not see of
+	// another's sets PerRun: each run then gets a process of its own, stopped when the run
+	// ends.
+	PerRun bool
 }
 
 // An Instance is one configured declaration.
@@ -91,7 +98,7 @@ func (d Declaration) Decode(v any, positional ...string) error {
 }
 
 func (p Provider) toWire() wire.Provider {
-	w := wire.Provider{Name: p.Name, Description: p.Description}
+	w := wire.Provider{Name: p.Name, Description: p.Description, PerRun: p.PerRun}
 	for _, m := range p.Methods {
 		w.Methods = append(w.Methods, m.toWire())
 	}

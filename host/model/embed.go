@@ -190,8 +190,8 @@ func (p *openAIProvider) Embed(ctx context.Context, req EmbedRequest) (EmbedResp
 	ereq := openai.EmbeddingRequest{Input: req.Inputs, Model: openai.EmbeddingModel(req.Model),
 		EncodingFormat: openai.EmbeddingEncodingFormatFloat, Dimensions: req.Dimensions}
 	return p.embed(ctx, req, func(ctx context.Context) ([][]float32, Usage, string, error) {
-		eresp, err := p.client.CreateEmbeddings(ctx, ereq)
-		if err != nil {
+		var eresp openai.EmbeddingResponse
+		if err := p.send(ctx, http.MethodPost, strings.TrimSuffix(p.url, "/chat/completions")+"/embeddings", ereq, &eresp); err != nil {
 			return nil, Usage{}, "", err
 		}
 		out := make([][]float32, len(eresp.Data))
@@ -205,24 +205,40 @@ func (p *openAIProvider) Embed(ctx context.Context, req EmbedRequest) (EmbedResp
 	})
 }
 
-// Embed calls batchEmbedContents through the genai SDK. Gemini's API reports no token count:
-// the usage is estimated.
+// Embed calls batchEmbedContents, with the genai SDK's types laid out as its API documents
+// them. Gemini's API reports no token count: the usage is estimated.
 func (p *geminiProvider) Embed(ctx context.Context, req EmbedRequest) (EmbedResponse, error) {
-	contents := make([]*genai.Content, len(req.Inputs))
-	for i, t := range req.Inputs {
-		contents[i] = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: t}}}
+	endpoint, err := p.endpoint(req.Model)
+	if err != nil {
+		return EmbedResponse{}, err
 	}
-	cfg := &genai.EmbedContentConfig{TaskType: "RETRIEVAL_DOCUMENT"}
+	endpoint = strings.TrimSuffix(endpoint, ":generateContent") + ":batchEmbedContents"
+	model := strings.TrimPrefix(strings.TrimSuffix(endpoint, ":batchEmbedContents"), p.base)
+	task := "RETRIEVAL_DOCUMENT"
 	if req.Task == EmbedQuery {
-		cfg.TaskType = "RETRIEVAL_QUERY"
+		task = "RETRIEVAL_QUERY"
 	}
+	type embedContent struct {
+		Model                string         `json:"model"`
+		Content              *genai.Content `json:"content"`
+		TaskType             string         `json:"taskType,omitempty"`
+		OutputDimensionality *int32         `json:"outputDimensionality,omitempty"`
+	}
+	var dims *int32
 	if req.Dimensions > 0 {
 		d := int32(req.Dimensions)
-		cfg.OutputDimensionality = &d
+		dims = &d
+	}
+	breq := struct {
+		Requests []embedContent `json:"requests"`
+	}{Requests: make([]embedContent, len(req.Inputs))}
+	for i, t := range req.Inputs {
+		breq.Requests[i] = embedContent{Model: model, Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: t}}},
+			TaskType: task, OutputDimensionality: dims}
 	}
 	return p.embed(ctx, req, func(ctx context.Context) ([][]float32, Usage, string, error) {
-		gresp, err := p.client.Models.EmbedContent(ctx, req.Model, contents, cfg)
-		if err != nil {
+		var gresp genai.EmbedContentResponse
+		if err := p.send(ctx, http.MethodPost, endpoint, breq, &gresp); err != nil {
 			return nil, Usage{}, "", err
 		}
 		out := make([][]float32, 0, len(gresp.Embeddings))

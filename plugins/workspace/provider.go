@@ -73,7 +73,8 @@ type deleteParams struct {
 var writing = map[string]bool{"write": true, "edit": true, "delete": true}
 
 // Offers reports whether a declaration with write: as given offers method: a read-only
-// workspace leaves out write, edit and delete.
+// workspace leaves out write, edit and delete. The host describes a declaration by it without
+// starting the plugin, so what it offers is what Configure offers.
 func Offers(write bool, method string) bool { return write || !writing[method] }
 
 // fail turns a Failure into the SDK's domain failure, which the model reads as the result.

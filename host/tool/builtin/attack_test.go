@@ -257,7 +257,7 @@ func TestBashCannotDriveAnotherPlugin(t *testing.T) {
 			if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {
 				t.Fatalf("control: the victim's own command: %+v", r)
 			}
-			pid := victim.(*owned).PID()
+			pid := pidOf(victim)
 			sock := listeningSocket(t, pid)
 			attacker := fx.open(t, "Offline", "Bash", nil, map[string]any{"network": false, "read": []any{filepath.Dir(exe)}})
 			r := run(t, attacker, fmt.Sprintf("%q %s %q", exe, attackDriveCommand, sock))
@@ -268,7 +268,7 @@ func TestBashCannotDriveAnotherPlugin(t *testing.T) {
 			if !strings.Contains(r.Stdout, sock+" configure: rpc error: code = Unauthenticated") {
 				t.Fatalf("the attacker did not reach the victim's socket and get UNAUTHENTICATED, so the test proves nothing:\n%s%s", r.Stdout, r.Stderr)
 			}
-			if victim.(*owned).PID() != pid {
+			if pidOf(victim) != pid {
 				t.Fatalf("the victim plugin was stopped")
 			}
 			if r := run(t, victim, "echo $HALO_VISIBLE"); r.Stdout != "visible-value\n" {

@@ -31,6 +31,7 @@ import (
 
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/host/tool/sandbox"
 	"halolang.dev/halo/plugins/bash"
 	"halolang.dev/halo/plugins/workspace"
@@ -55,6 +56,10 @@ type Config struct {
 	Sandbox *bool
 	// Status is what the kernel can enforce; zero means sandbox.Detect() is asked.
 	Status *sandbox.Status
+	// Pool, when not nil, keeps each declaration's plugin process for later runs of a
+	// declaration with the same resolved configuration (halo serve, halo mcp); nil gives each
+	// opened provider a process of its own, stopped when it is closed.
+	Pool *pool.Pool
 
 	// userNamespace starts sandboxed plugins in a user namespace even when the host is root
 	// (plugin.Options.UserNamespace): the tests use it to run the path of a host that is
@@ -202,7 +207,10 @@ func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
 	p.ReadOnly = append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
 	p.ReadOnly = append(p.ReadOnly, sandbox.ProcReadOnly("/proc")...)
 	p.ReadOnly = append(append(p.ReadOnly, sandbox.SystemReadOnly...), o.Read...)
-	p.ReadWrite = append([]string{o.Cwd, tmp}, o.Write...)
+	p.ReadWrite = append([]string{o.Cwd}, o.Write...)
+	if tmp != "" {
+		p.ReadWrite = append(p.ReadWrite, tmp)
+	}
 	return p
 }
 
@@ -234,7 +242,14 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err != nil {
 		return nil, err
 	}
-	return b.open(ctx, resolved(d, named), "workspace", pol, nil, nil, nil, plugin.DefaultCallTimeout)
+	var offered []tool.Method
+	for _, m := range Methods(workspace.Provider()) {
+		if workspace.Offers(o.Write, m.Name) {
+			offered = append(offered, m)
+		}
+	}
+	return b.open(launch{decl: resolved(d, named), which: "workspace", policy: func(string) (sandbox.Policy, error) { return pol, nil },
+		methods: offered, callTimeout: plugin.DefaultCallTimeout})
 }
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
@@ -264,27 +279,7 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 			}
 		}
 	}
-	// Each declaration gets a temporary folder of its own (TMPDIR), removed with it: the
-	// shared /tmp stays out of the sandbox.
-	tmp, err := os.MkdirTemp("", "halo-bash-")
-	if err == nil {
-		// Granted with its links resolved, as every folder is (sandbox.Resolve).
-		var real string
-		if real, err = filepath.EvalSymlinks(tmp); err == nil {
-			tmp = real
-		} else {
-			os.RemoveAll(tmp)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("Bash: temporary folder: %w", err)
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	pol, err := protectProject(BashPolicy(o, tmp), sd.ProjectDir)
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
+	project := sd.ProjectDir
 	// The plugin works in the folders the sandbox grants.
 	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
 	// A command has its own time limit, which the plugin enforces; the host gives the call a
@@ -293,12 +288,9 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 	if o.TimeoutMS > 0 {
 		limit = time.Duration(o.TimeoutMS * float64(time.Millisecond))
 	}
-	p, err := b.open(ctx, resolved(d, named), "bash", pol, o.Env, map[string]string{"TMPDIR": tmp}, cleanup, limit+bashCallMargin)
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
-	return p, nil
+	return b.open(launch{decl: resolved(d, named), which: "bash", env: o.Env, tmp: true,
+		policy:  func(tmp string) (sandbox.Policy, error) { return protectProject(BashPolicy(o, tmp), project) },
+		methods: Methods(bash.Provider(nil)), callTimeout: limit + bashCallMargin})
 }
 
 // asDeclared is d without its project folder: parsed, its paths read as the declaration
@@ -355,23 +347,94 @@ func (b *Builtins) sandboxed() bool {
 	return runtime.GOOS == "linux"
 }
 
-// open starts one plugin process for one declaration. The process is the declaration's
-// alone: its sandbox grants that declaration's folders, so it is never shared.
 // bashCallMargin is how much longer than its command's own time limit the host waits for a
 // Bash call.
 const bashCallMargin = 10 * time.Second
 
-func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, pol sandbox.Policy, env []string, setEnv map[string]string, cleanup func(), callTimeout time.Duration) (tool.Provider, error) {
+// A launch is how one declaration's plugin is started: everything that decides what its
+// process may do, which is also what its pool key is made of.
+type launch struct {
+	decl  tool.Declaration // resolved: the folders the sandbox grants
+	which string           // "workspace" or "bash"
+	env   []string         // the variables the plugin sees besides PATH and HOME
+	// tmp gives each process a temporary folder of its own (TMPDIR), granted read-write and
+	// removed with it: the shared /tmp stays out of the sandbox.
+	tmp bool
+	// policy is the sandbox policy of a process with temporary folder tmp ("" without one).
+	policy      func(tmp string) (sandbox.Policy, error)
+	methods     []tool.Method // what the declaration offers, known without starting anything
+	callTimeout time.Duration
+}
+
+// key identifies the plugin a launch starts: equal keys start the same program with the same
+// arguments, grants and environment, for the same declared tool.
+func (b *Builtins) key(l launch) (string, error) {
+	pol, err := l.policy("")
+	if err != nil {
+		return "", err
+	}
+	k, err := pool.Key(l.which, b.cfg.Executable, l.decl.Name, l.decl.Provider, l.decl.Named, l.decl.Dir,
+		pool.Env(append([]string{"PATH", "HOME"}, l.env...), b.cfg.Getenv), pol, b.sandboxed(), b.cfg.userNamespace, l.callTimeout)
+	if err != nil {
+		return "", tool.Errorf(tool.CodeToolConfig, "tool %s: %v", l.decl.Name, err)
+	}
+	return k, nil
+}
+
+// open leases the declaration's plugin: a process with exactly the declaration's grants,
+// started on the first call (its methods are known without it), kept by Config.Pool for a
+// later run of a declaration with the same key, or stopped when the provider is closed.
+func (b *Builtins) open(l launch) (tool.Provider, error) {
 	if b.cfg.Executable == "" {
 		return nil, errors.New("built-in plugins need the path of the halo executable")
 	}
+	key, err := b.key(l)
+	if err != nil {
+		return nil, err
+	}
+	return b.cfg.Pool.Lease(pool.Spec{
+		Key: key, Name: l.decl.Provider,
+		New: func() (pool.Resource, error) { return b.process(l) },
+		Provider: func(r pool.Resource) (tool.Provider, error) {
+			pr := r.(*process)
+			p, err := pr.client.Declare(l.decl)
+			if err != nil {
+				return nil, err
+			}
+			return &owned{Provider: p, proc: pr, methods: l.methods}, nil
+		},
+		Reusable: func(r pool.Resource) bool { return r.(*process).reusable() },
+	})
+}
+
+// process makes the plugin client of a launch; nothing starts until its first call.
+func (b *Builtins) process(l launch) (*process, error) {
+	pr := &process{}
+	if l.tmp {
+		tmp, err := os.MkdirTemp("", "halo-"+l.which+"-")
+		if err == nil {
+			// Granted with its links resolved, as every folder is (sandbox.Resolve).
+			var real string
+			if real, err = filepath.EvalSymlinks(tmp); err == nil {
+				tmp = real
+			} else {
+				os.RemoveAll(tmp)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: temporary folder: %w", l.decl.Provider, err)
+		}
+		pr.tmp = tmp
+	}
 	cmd := plugin.Command{
-		Name:   d.Provider,
+		Name:   l.decl.Provider,
 		Path:   b.cfg.Executable,
-		Args:   []string{PluginCommand, which},
-		Env:    env,
-		SetEnv: setEnv,
+		Args:   []string{PluginCommand, l.which},
+		Env:    l.env,
 		Getenv: b.cfg.Getenv,
+	}
+	if pr.tmp != "" {
+		cmd.SetEnv = map[string]string{"TMPDIR": pr.tmp}
 	}
 	if b.sandboxed() {
 		b.warnOnce.Do(func() {
@@ -379,39 +442,72 @@ func (b *Builtins) open(ctx context.Context, d tool.Declaration, which string, p
 				b.cfg.Logger.Warn(b.status.String())
 			}
 		})
+		pol, err := l.policy(pr.tmp)
+		if err != nil {
+			if pr.tmp != "" {
+				os.RemoveAll(pr.tmp)
+			}
+			return nil, err
+		}
 		exe := b.cfg.Executable
 		cmd.Sandbox = func(env []string) error { return sandbox.ConfineThread(pol, exe, env) }
 	}
-	client := plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace, CallTimeout: callTimeout})
-	p, err := client.Open(ctx, d)
-	if err != nil {
-		client.Close()
-		return nil, err
+	pr.client = plugin.New(cmd, plugin.Options{Logger: b.cfg.Logger, UserNamespace: b.cfg.userNamespace, CallTimeout: l.callTimeout})
+	return pr, nil
+}
+
+// A process is one built-in plugin process (started on first use) and its temporary folder.
+type process struct {
+	client *plugin.Client
+	tmp    string
+}
+
+// reusable reports whether the process may serve another run: its provider did not ask for a
+// process per run, it left no process running (plugin.Client.Alone), and its temporary folder
+// could be emptied. Nothing one run left there is seen by the next.
+func (p *process) reusable() bool {
+	if p.client.PerRun() || !p.client.Alone() {
+		return false
 	}
-	return &owned{Provider: p, client: client, cleanup: cleanup}, nil
-}
-
-// owned is a provider that owns its plugin process: closing it stops the process.
-type owned struct {
-	tool.Provider
-	client  *plugin.Client
-	cleanup func()
-	once    sync.Once
-}
-
-func (o *owned) Close() error {
-	var err error
-	o.once.Do(func() {
-		err = errors.Join(o.Provider.Close(), o.client.Close())
-		if o.cleanup != nil {
-			o.cleanup()
+	if p.tmp == "" {
+		return true
+	}
+	entries, err := os.ReadDir(p.tmp)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(p.tmp, e.Name())); err != nil {
+			return false
 		}
-	})
+	}
+	return true
+}
+
+// Close stops the plugin and removes its temporary folder.
+func (p *process) Close() error {
+	err := p.client.Close()
+	if p.tmp != "" {
+		os.RemoveAll(p.tmp)
+	}
 	return err
 }
 
+// owned is one run's provider of a declaration: its instance on the plugin process, and the
+// methods the declaration offers, which need no process.
+type owned struct {
+	tool.Provider
+	proc    *process
+	methods []tool.Method
+}
+
+// Methods returns what the declaration offers without starting the plugin.
+func (o *owned) Methods(context.Context) ([]tool.Method, error) {
+	return append([]tool.Method(nil), o.methods...), nil
+}
+
 // PID returns the plugin's process id, 0 when none runs. Tests use it.
-func (o *owned) PID() int { return o.client.PID() }
+func (o *owned) PID() int { return o.proc.client.PID() }
 
 // Main runs the hidden `halo __plugin NAME`: it serves the built-in plugin NAME
 // ("workspace" or "bash") to the host that started this process, returning when the host

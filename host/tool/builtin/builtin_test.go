@@ -20,6 +20,7 @@ import (
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/host/tool/sandbox"
 	"halolang.dev/halo/plugins/workspace"
 	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
@@ -76,7 +77,10 @@ type fixture struct {
 // well, as a host that is not root starts it.
 var modes = []string{"none", "sandbox", "sandbox+userns"}
 
-func newFixture(t *testing.T, mode string) *fixture {
+func newFixture(t *testing.T, mode string) *fixture { return fixtureWith(t, mode, nil) }
+
+// fixtureWith is newFixture with the plugins kept in pl (nil: not kept).
+func fixtureWith(t *testing.T, mode string, pl *pool.Pool) *fixture {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -99,7 +103,7 @@ func newFixture(t *testing.T, mode string) *fixture {
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Output: fx.logs, Level: hclog.Warn})
 	sandboxed := mode != "none"
-	cfg := Config{Executable: exe, Getenv: hostEnv(fx.home), Logger: logger, Sandbox: &sandboxed, userNamespace: mode == "sandbox+userns"}
+	cfg := Config{Executable: exe, Getenv: hostEnv(fx.home), Logger: logger, Sandbox: &sandboxed, userNamespace: mode == "sandbox+userns", Pool: pl}
 	fx.reg = tool.NewRegistry()
 	b := New(cfg)
 	fx.status = b.SandboxStatus()
@@ -294,9 +298,22 @@ func run(t *testing.T, p tool.Provider, command string) runResult {
 // pluginPID finds the one running child of this process serving the built-in plugin which.
 func pluginPID(t *testing.T, which string) int {
 	t.Helper()
+	pids := pluginPIDs(which)
+	switch len(pids) {
+	case 0:
+		t.Fatalf("no %s plugin is running", which)
+	case 1:
+	default:
+		t.Fatalf("%d %s plugins are running", len(pids), which)
+	}
+	return pids[0]
+}
+
+// pluginPIDs lists the running children of this process serving the built-in plugin which.
+func pluginPIDs(which string) []int {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	want := PluginCommand + "\x00" + which + "\x00"
-	found := 0
+	var found []int
 	for _, d := range dirs {
 		cmdline, err := os.ReadFile(d + "/cmdline")
 		if err != nil || !strings.HasSuffix(string(cmdline), want) || strings.Contains(string(cmdline), sandbox.Command) {
@@ -308,15 +325,10 @@ func pluginPID(t *testing.T, which string) int {
 		}
 		s := string(stat)
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
-			if found != 0 {
-				t.Fatalf("two %s plugins are running", which)
-			}
-			found, _ = strconv.Atoi(filepath.Base(d))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) && fields[0] != "Z" {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			found = append(found, pid)
 		}
-	}
-	if found == 0 {
-		t.Fatalf("no %s plugin is running", which)
 	}
 	return found
 }
@@ -441,6 +453,10 @@ func TestPluginsStartConfined(t *testing.T) {
 		t.Run("sandbox="+mode, func(t *testing.T) {
 			fx := newFixture(t, mode)
 			sh := fx.open(t, "Shell", "Bash", nil, nil)
+			if pids := pluginPIDs("bash"); len(pids) != 0 {
+				t.Fatalf("opening a declaration started its plugin (%v): it starts on the first call", pids)
+			}
+			run(t, sh, "true")
 			pid := pluginPID(t, "bash")
 			// What the plugin runs gains nothing either, even as root of a user namespace. (A
 			// command cannot read its own /proc entries: the host reads them.)
@@ -623,6 +639,7 @@ func TestBashTimeoutKillsGrandchildren(t *testing.T) {
 func testTimeoutKillsGrandchildren(t *testing.T, mode string) {
 	fx := newFixture(t, mode)
 	sh := fx.open(t, "Shell", "Bash", nil, map[string]any{"timeout_ms": 500})
+	run(t, sh, "true")
 	plugin := pluginPID(t, "bash")
 	// A subshell in the background starts a grandchild that becomes sleep. The host finds
 	// both below the plugin (a command cannot read its own /proc entries, and the plugin's
@@ -722,7 +739,7 @@ func BenchmarkColdStart(b *testing.B) {
 						c.Close()
 						return nil, err
 					}
-					return &owned{Provider: p, client: c}, nil
+					return stopsClient{Provider: p, client: c}, nil
 				}
 				sandboxed := mode != "none"
 				return New(Config{Executable: exe, Getenv: hostEnv(dir), Sandbox: &sandboxed, userNamespace: mode == "sandbox+userns"}).openWorkspace(ctx, decl)
@@ -749,6 +766,28 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(closing.Microseconds())/float64(b.N)/1000, "close-ms/op")
 			b.ReportMetric(float64((childCPU()-cpuBefore).Microseconds())/float64(b.N)/1000, "plugin-cpu-ms/op")
 		})
+	}
+}
+
+// stopsClient is a provider that stops its own plugin client when it is closed.
+type stopsClient struct {
+	tool.Provider
+	client *plugin.Client
+}
+
+func (c stopsClient) Close() error { return errors.Join(c.Provider.Close(), c.client.Close()) }
+
+// pidOf returns the process id of the plugin serving p, a provider a registry opened.
+func pidOf(p tool.Provider) int {
+	for {
+		switch x := p.(type) {
+		case *owned:
+			return x.PID()
+		case interface{ Unwrap() tool.Provider }:
+			p = x.Unwrap()
+		default:
+			return 0
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ package packages
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"path/filepath"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 	"halolang.dev/halo/host/tool/httppkg"
 	"halolang.dev/halo/host/tool/mcp"
 	"halolang.dev/halo/host/tool/plugin"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/host/tool/sandbox"
 	"halolang.dev/halo/pkgmgr"
 )
@@ -45,6 +45,10 @@ type Config struct {
 	// (the binary is no longer re-executed as a wrapper for them). Empty means they start
 	// unconfined.
 	Executable string
+	// Pool, when not nil, keeps each module declaration's plugin process for later runs of a
+	// declaration with the same configuration and pinned executable, and each MCP
+	// declaration's connection; nil gives each opened provider its own.
+	Pool *pool.Pool
 }
 
 // Register verifies the packages installed in the project at dir and adds their providers
@@ -168,6 +172,9 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 		return tool.Type{}, err
 	}
 	cmd.Getenv = nil // each declaration's, below
+	// What each key's declaration offers, once a plugin has said so: a later run's offer needs
+	// no process then (the key holds the pinned executable's sha256 and every argument).
+	var described sync.Map
 	return tool.Type{
 		Name: name, Description: spec.Description, Kind: tool.KindModule, Package: m.Name,
 		Open: func(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
@@ -176,14 +183,48 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			if c.Getenv == nil {
 				c.Getenv = cfg.Getenv
 			}
-			// Each call may take DefaultCallTimeout unless the declaration says timeout_ms:.
-			client := plugin.New(c, plugin.Options{Logger: cfg.Logger, CallTimeout: plugin.DefaultCallTimeout, TimeoutArg: "timeout_ms"})
-			p, err := client.Open(ctx, d)
+			key, err := pool.Key("module", m.Name, name, d.Name, c.Path, c.SHA256, d.Args, d.Named, d.Dir,
+				pool.Env(append([]string{"PATH", "HOME"}, c.Env...), c.Getenv), c.Sandbox != nil)
 			if err != nil {
-				client.Close()
+				return nil, tool.Errorf(tool.CodeToolConfig, "tool %s: %v", d.Name, err)
+			}
+			// Each call may take DefaultCallTimeout unless the declaration says timeout_ms:.
+			opts := plugin.Options{Logger: cfg.Logger, CallTimeout: plugin.DefaultCallTimeout, TimeoutArg: "timeout_ms"}
+			// The executable is hashed against its pin at every start; one that changed on
+			// disk also stops the process a pool kept.
+			lease, err := cfg.Pool.Lease(pool.Spec{
+				Key: key, Name: name, Files: []string{c.Path},
+				New: func() (pool.Resource, error) { return plugin.New(c, opts), nil },
+				Provider: func(r pool.Resource) (tool.Provider, error) {
+					client := r.(*plugin.Client)
+					p, err := client.Declare(d)
+					if err != nil {
+						return nil, err
+					}
+					o := &owned{Provider: p, client: client}
+					if ms, ok := described.Load(key); ok {
+						o.methods = ms.([]tool.Method)
+					}
+					return o, nil
+				},
+				// A provider that asks for a process per run (sdk.Provider.PerRun) is stopped.
+				Reusable: func(r pool.Resource) bool { return !r.(*plugin.Client).PerRun() },
+			})
+			if err != nil {
 				return nil, err
 			}
-			return &owned{Provider: p, client: client}, nil
+			if _, ok := described.Load(key); ok {
+				return lease, nil
+			}
+			// Configured now, as an unpooled declaration always was: a wrong argument is a
+			// TOOL_CONFIG error when the tool opens, not at its first call.
+			ms, err := lease.Methods(ctx)
+			if err != nil {
+				lease.Close()
+				return nil, err
+			}
+			described.Store(key, ms)
+			return lease, nil
 		},
 	}, nil
 }
@@ -216,17 +257,22 @@ func platformsOf(spec *pkgmgr.Provider) []string {
 	return out
 }
 
-// owned is a module provider that owns its plugin process: closing it stops the process.
+// owned is one run's module provider: its declaration on the plugin process. Closing it
+// releases the declaration; the lease around it decides whether the process stops.
 type owned struct {
 	tool.Provider
 	client *plugin.Client
-	once   sync.Once
+	// methods, when not nil, is what the declaration offers, as its plugin said in an
+	// earlier run: Methods returns it without starting the plugin.
+	methods []tool.Method
 }
 
-func (o *owned) Close() error {
-	var err error
-	o.once.Do(func() { err = errors.Join(o.Provider.Close(), o.client.Close()) })
-	return err
+// Methods returns what the declaration offers.
+func (o *owned) Methods(ctx context.Context) ([]tool.Method, error) {
+	if o.methods != nil {
+		return append([]tool.Method(nil), o.methods...), nil
+	}
+	return o.Provider.Methods(ctx)
 }
 
 // PID returns the plugin's process id, 0 when none runs.

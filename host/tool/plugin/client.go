@@ -111,6 +111,9 @@ type Client struct {
 	// maxResult is the largest max_result_bytes: of the declarations opened on this client:
 	// what the plugin process may send in one message (recvLimit).
 	maxResult int
+	// perRun is set once a declaration's Configure said its provider must not be shared
+	// across runs (sdk.Provider.PerRun).
+	perRun bool
 }
 
 // process is one running plugin process.
@@ -216,6 +219,20 @@ func (c *Client) describe(ctx context.Context, p *process) ([]Spec, error) {
 // by the largest limit of the declarations it serves. A declaration that allows more than
 // the running process takes has the next call start a process that does.
 func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
+	p, err := c.Declare(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := p.(*provider).instance(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Declare is Open without starting anything: the plugin starts, and the declaration is
+// configured on it, at the provider's first Methods or Call. A declaration whose options
+// the host reads itself (max_result_bytes:, the timeout argument) is checked now.
+func (c *Client) Declare(d tool.Declaration) (tool.Provider, error) {
 	d, timeout, err := c.callTimeout(d)
 	if err != nil {
 		return nil, err
@@ -241,11 +258,33 @@ func (c *Client) Open(ctx context.Context, d tool.Declaration) (tool.Provider, e
 		c.proc.dead.Store(true)
 	}
 	c.mu.Unlock()
-	pr := &provider{client: c, decl: d, maxResult: limit, timeout: timeout}
-	if _, _, err := pr.instance(ctx); err != nil {
-		return nil, err
+	return &provider{client: c, decl: d, maxResult: limit, timeout: timeout}, nil
+}
+
+// PerRun reports whether a declaration configured on this client said its provider must not
+// be shared across runs (sdk.Provider.PerRun). A pool stops such a plugin when its run ends.
+func (c *Client) PerRun() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.perRun
+}
+
+// Alone reports whether the plugin has nothing of its own left running: no process runs, or
+// it runs alone in a PID namespace of its own (every process it started that outlived its
+// parent is then its child, and it has none). A plugin started without a PID namespace of
+// its own cannot be seen that way, and is never Alone while it runs. A Bash plugin that is
+// not Alone when its run ends left something running that the next run could meet.
+func (c *Client) Alone() bool {
+	c.mu.Lock()
+	p := c.proc
+	c.mu.Unlock()
+	if p == nil || !p.alive() {
+		return true
 	}
-	return pr, nil
+	if p.runner.isolation == isolateNone {
+		return false
+	}
+	return !hasChildren(p.runner.PID())
 }
 
 // Close stops the plugin (a graceful shutdown, then SIGKILL to its whole process group after

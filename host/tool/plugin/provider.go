@@ -84,6 +84,11 @@ func (pr *provider) instance(ctx context.Context) (*process, string, error) {
 		}
 	}
 	pr.gen, pr.id, pr.methods = p.gen, resp.GetInstanceId(), methods
+	if resp.GetPerRun() {
+		pr.client.mu.Lock()
+		pr.client.perRun = true
+		pr.client.mu.Unlock()
+	}
 	return p, pr.id, nil
 }
 

@@ -183,7 +183,7 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 		}
 		inst.state, offered = state, names
 	}
-	out := &pluginv1.ConfigureResponse{}
+	out := &pluginv1.ConfigureResponse{PerRun: p.PerRun}
 	if offered == nil {
 		for i := range p.Methods {
 			inst.methods[p.Methods[i].Name] = bind(&p.Methods[i])

@@ -340,3 +340,21 @@ func TestResultLimit(t *testing.T) {
 		t.Errorf("the default limit: %v", r)
 	}
 }
+
+// Configure tells the host whether the provider must not be shared across runs.
+func TestConfigureSaysPerRun(t *testing.T) {
+	for _, perRun := range []bool{false, true} {
+		p := (&testProvider{}).provider()
+		p.PerRun = perRun
+		client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{pluginv1.PluginName: &Plugin{Providers: []Provider{p}}})
+		raw, err := client.Dispense(pluginv1.PluginName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := raw.(pluginv1.PluginServiceClient).Configure(context.Background(), &pluginv1.ConfigureRequest{Provider: "Test", ToolName: "T"})
+		if err != nil || resp.GetPerRun() != perRun {
+			t.Errorf("PerRun %v: Configure answered per_run %v (%v)", perRun, resp.GetPerRun(), err)
+		}
+		client.Close()
+	}
+}

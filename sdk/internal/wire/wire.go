@@ -26,6 +26,8 @@ type Provider struct {
 	// Configure checks a declaration and returns the instance's state and the names of the
 	// methods it offers (nil: all). Nil Configure accepts any declaration.
 	Configure func(ctx context.Context, d Declaration) (state any, offered []string, err error)
+	// PerRun is sdk.Provider.PerRun: Configure tells the host.
+	PerRun bool
 }
 
 // A Method is one method as the server runs it.

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/projconf"
 	"halolang.dev/halo/cmd/halo/internal/providers"
 	"halolang.dev/halo/cmd/halo/internal/run"
 	"halolang.dev/halo/cmd/halo/internal/tracing"
@@ -30,6 +31,7 @@ import (
 	haloStore "halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/telemetry"
 	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/pkgmgr/statedir"
 )
 
@@ -129,11 +131,13 @@ func mcpRun(ctx context.Context, opts *Options) error {
 	return err
 }
 
-// A Server is the MCP server of the pipelines, with the run store it saves their runs in.
+// A Server is the MCP server of the pipelines, with the run store it saves their runs in and
+// the pool that keeps its tools' processes between runs.
 type Server struct {
 	*mcpserver.Server
 	store  *runstore.SQLite
 	stores *haloStore.Set
+	pool   *pool.Pool
 }
 
 // ServeStdio serves MCP on in and out until in ends or ctx is cancelled. A pipe or socket
@@ -151,10 +155,12 @@ func (s *Server) Close() error {
 	if s.stores != nil {
 		s.stores.Close()
 	}
+	// The runs have ended: the processes their tools left to the pool stop.
+	perr := s.pool.Close()
 	if s.store == nil {
-		return nil
+		return perr
 	}
-	return s.store.Close()
+	return errors.Join(s.store.Close(), perr)
 }
 
 // Open loads and validates the files of opts and makes the MCP server of their pipelines:
@@ -175,10 +181,27 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	prog, reg, err := providers.LoadProgram(f, paths, opts.Registry)
+	pcfg, err := projconf.Read(f.Dir)
 	if err != nil {
 		return nil, err
 	}
+	// Plugin processes and MCP servers outlive a run: each is kept for the next call of a
+	// pipeline that uses its declaration, and all stop with the server.
+	pl := providers.NewPool(f, pcfg)
+	defer func() {
+		if srv == nil {
+			pl.Close()
+		}
+	}()
+	build := opts.Registry
+	if build == nil {
+		build = providers.Pooled(pl)
+	}
+	prog, reg, err := providers.LoadProgram(f, paths, build)
+	if err != nil {
+		return nil, err
+	}
+	providers.Watch(pl, f, prog)
 	hasPipeline := false
 	for _, d := range prog.Decls() {
 		if _, ok := d.(*lang.PipelineDecl); ok {
@@ -250,7 +273,7 @@ func Open(f *cmdutil.Factory, opts *Options) (srv *Server, err error) {
 		stores.Close()
 		return nil, err
 	}
-	return &Server{Server: ms, store: store, stores: stores}, nil
+	return &Server{Server: ms, store: store, stores: stores, pool: pl}, nil
 }
 
 func unwrapPath(err error) error {

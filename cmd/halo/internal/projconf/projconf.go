@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/internal/safefile"
@@ -43,7 +44,14 @@ type Config struct {
 	// nothing: "" for SQLite under .halo/stores, or a postgres:// URL ("stores": {"store":
 	// "postgres://..."}).
 	Stores string
+	// ToolIdleTimeout is how long halo serve and halo mcp keep a plugin process or MCP
+	// server that no run uses (default DefaultToolIdleTimeout); 0 stops each when its run
+	// ends.
+	ToolIdleTimeout time.Duration
 }
+
+// DefaultToolIdleTimeout is ToolIdleTimeout when halo.json does not say.
+const DefaultToolIdleTimeout = 5 * time.Minute
 
 // maxBytes is the largest halo.json Read reads: a repository's may be anything (a named pipe,
 // which is refused too, is read without waiting).
@@ -51,7 +59,7 @@ const maxBytes = 1 << 20
 
 // Read reads halo.json in dir. No file means every default.
 func Read(dir string) (Config, error) {
-	cfg := Config{MCP: true, PinMCP: true}
+	cfg := Config{MCP: true, PinMCP: true, ToolIdleTimeout: DefaultToolIdleTimeout}
 	b, err := safefile.Read(filepath.Join(dir, FileName), maxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
@@ -67,6 +75,7 @@ func Read(dir string) (Config, error) {
 		return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: not a JSON object: %v", FileName, err)
 	}
 	var notify, serve, stores map[string]json.RawMessage
+	var idle string
 	for _, k := range []struct {
 		key  string
 		dest any
@@ -81,6 +90,7 @@ func Read(dir string) (Config, error) {
 		{"pinMcp", &cfg.PinMCP, "true or false (false turns pinning MCP tools off)"},
 		{"sandboxMcp", &cfg.SandboxMCP, "true or false (true sandboxes every stdio MCP server)"},
 		{"stores", &stores, `an object, such as {"store": "postgres://..."}`},
+		{"toolIdleTimeout", &idle, `a duration such as "5m" or "30s" ("0s" stops a tool's process when its run ends)`},
 	} {
 		v, ok := raw[k.key]
 		if !ok {
@@ -89,6 +99,16 @@ func Read(dir string) (Config, error) {
 		if err := decode(v, k.dest); err != nil {
 			return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: %q is %s: want %s", FileName, k.key, shorten(v), k.want)
 		}
+	}
+	if _, ok := raw["toolIdleTimeout"]; ok {
+		d, err := time.ParseDuration(idle)
+		if err != nil || d < 0 {
+			if err == nil {
+				err = errors.New("negative")
+			}
+			return cfg, errcode.Wrap(CodeProjectConfig, err, "%s: \"toolIdleTimeout\" is %q: want a duration such as \"5m\" or \"30s\" (\"0s\" stops a tool's process when its run ends)", FileName, idle)
+		}
+		cfg.ToolIdleTimeout = d
 	}
 	if v, ok := notify["webhook"]; ok {
 		if err := decode(v, &cfg.Webhook); err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"halolang.dev/halo/cmd/halo/internal/projconf"
 	"halolang.dev/halo/errcode"
@@ -13,7 +14,7 @@ import (
 // TestRead: every key halo.json may hold, its default when left out, and a clear
 // PROJECT_CONFIG error naming the key when its value has the wrong type.
 func TestRead(t *testing.T) {
-	defaults := projconf.Config{MCP: true, PinMCP: true}
+	defaults := projconf.Config{MCP: true, PinMCP: true, ToolIdleTimeout: projconf.DefaultToolIdleTimeout}
 	for _, tc := range []struct {
 		json string // "" for no halo.json
 		want projconf.Config
@@ -21,10 +22,14 @@ func TestRead(t *testing.T) {
 	}{
 		{"", defaults, ""},
 		{`{}`, defaults, ""},
-		{`{"name": "x", "unknown": [1]}`, projconf.Config{Name: "x", MCP: true, PinMCP: true}, ""},
-		{`{"registry": "https://r.example/index.json", "publicUrl": "https://h.example", "notify": {"webhook": "https://hooks.example/x"}, "mcp": false, "pinMcp": false, "sandboxMcp": true}`,
-			projconf.Config{Registry: "https://r.example/index.json", PublicURL: "https://h.example", Webhook: "https://hooks.example/x", SandboxMCP: true}, ""},
-		{`{"serve": {"maxConnections": 500, "maxUnauthenticated": 8}}`, projconf.Config{MCP: true, PinMCP: true, MaxConns: 500, MaxUnauthenticated: 8}, ""},
+		{`{"name": "x", "unknown": [1]}`, projconf.Config{Name: "x", MCP: true, PinMCP: true, ToolIdleTimeout: projconf.DefaultToolIdleTimeout}, ""},
+		{`{"registry": "https://r.example/index.json", "publicUrl": "https://h.example", "notify": {"webhook": "https://hooks.example/x"}, "mcp": false, "pinMcp": false, "sandboxMcp": true, "toolIdleTimeout": "90s"}`,
+			projconf.Config{Registry: "https://r.example/index.json", PublicURL: "https://h.example", Webhook: "https://hooks.example/x", SandboxMCP: true, ToolIdleTimeout: 90 * time.Second}, ""},
+		{`{"toolIdleTimeout": "0s"}`, projconf.Config{MCP: true, PinMCP: true}, ""},
+		{`{"toolIdleTimeout": 300}`, defaults, `"toolIdleTimeout" is 300: want a duration such as "5m"`},
+		{`{"toolIdleTimeout": "soon"}`, defaults, `"toolIdleTimeout" is "soon": want a duration such as "5m"`},
+		{`{"toolIdleTimeout": "-1m"}`, defaults, `"toolIdleTimeout" is "-1m": want a duration`},
+		{`{"serve": {"maxConnections": 500, "maxUnauthenticated": 8}}`, projconf.Config{MCP: true, PinMCP: true, MaxConns: 500, MaxUnauthenticated: 8, ToolIdleTimeout: projconf.DefaultToolIdleTimeout}, ""},
 		{`{"serve": 5}`, defaults, `"serve" is 5: want an object`},
 		{`{"serve": {"maxConnections": 0}}`, defaults, `serve.maxConnections is 0: want a whole number above 0`},
 		{`{"serve": {"maxUnauthenticated": 2.5}}`, defaults, `serve.maxUnauthenticated is 2.5: want a whole number above 0`},

@@ -7,6 +7,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/projconf"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/mcp"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/pkgmgr"
 )
 
@@ -25,9 +26,9 @@ func PinStore(projectDir string) (mcp.PinStore, error) {
 
 // pinMCP returns reg with every MCP provider type (MCP(...) and mcp packages) confined as
 // declarations and halo.json ask (exe is the halo binary, the sandbox wrapper; folders where
-// sandboxed servers get a folder of their own) and held to the project's pins, unless the
-// project turned pinning off.
-func pinMCP(reg *tool.Registry, projectDir, exe, folders string) (*tool.Registry, error) {
+// sandboxed servers get a folder of their own), its connections kept in pl when there is
+// one, and held to the project's pins, unless the project turned pinning off.
+func pinMCP(reg *tool.Registry, projectDir, exe, folders string, pl *pool.Pool) (*tool.Registry, error) {
 	cfg, err := projconf.Read(projectDir)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func pinMCP(reg *tool.Registry, projectDir, exe, folders string) (*tool.Registry
 	out := tool.NewRegistry()
 	for _, t := range reg.Types() {
 		if t.Kind == tool.KindMCP {
-			t = mcp.Confined(t, mcp.SandboxOptions{Executable: exe, Default: cfg.SandboxMCP, Folders: folders})
+			t = mcp.Pooled(mcp.Confined(t, mcp.SandboxOptions{Executable: exe, Default: cfg.SandboxMCP, Folders: folders}), pl)
 			if store != nil {
 				t = mcp.Pinned(t, store)
 			}

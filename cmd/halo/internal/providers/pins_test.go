@@ -48,7 +48,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		}
 		return out
 	}
-	got, err := pinMCP(reg, dir, "", "")
+	got, err := pinMCP(reg, dir, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		t.Errorf("pinned: %v", k)
 	}
 	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"name":"x","pinMcp":false}`), 0o644)
-	got, err = pinMCP(reg, dir, "", "")
+	got, err = pinMCP(reg, dir, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestPinMCPWrapsEveryMCPType(t *testing.T) {
 		t.Errorf("pinned although pinMcp is false: %v", k)
 	}
 	os.WriteFile(filepath.Join(dir, "halo.json"), []byte(`{"pinMcp": "no"}`), 0o644)
-	if _, err := pinMCP(reg, dir, "", ""); err == nil {
+	if _, err := pinMCP(reg, dir, "", "", nil); err == nil {
 		t.Errorf("a bad halo.json was accepted")
 	}
 }

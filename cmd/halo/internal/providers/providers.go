@@ -14,6 +14,7 @@ import (
 	"halolang.dev/halo/host/tool/builtin"
 	"halolang.dev/halo/host/tool/mcp"
 	"halolang.dev/halo/host/tool/packages"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/host/tool/sandbox"
 )
 
@@ -28,8 +29,28 @@ type Set struct {
 // Build returns the providers available to the project in projectDir (an absolute folder).
 // Opened providers belong to whoever opens them (each Provider's Close stops its process).
 func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
+	return BuildPooled(f, projectDir, nil)
+}
+
+// Pooled is the RegistryFunc of BuildPooled with pl: halo serve, halo mcp and halo run keep
+// the plugin processes and MCP connections of their runs in pl, which they close when they
+// stop.
+func Pooled(pl *pool.Pool) RegistryFunc {
+	return func(f *cmdutil.Factory, dir string) (*tool.Registry, error) {
+		set, err := BuildPooled(f, dir, pl)
+		if err != nil {
+			return nil, err
+		}
+		return set.Registry, nil
+	}
+}
+
+// BuildPooled is Build with each declaration's plugin process and MCP connection kept in pl
+// for the later runs of the same declaration (nil keeps nothing: each opened provider's
+// Close stops its process).
+func BuildPooled(f *cmdutil.Factory, projectDir string, pl *pool.Pool) (*Set, error) {
 	reg := tool.NewRegistry()
-	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger})
+	b := builtin.New(builtin.Config{Executable: f.Executable, Getenv: f.Env.Lookup, Logger: f.Logger, Pool: pl})
 	for _, t := range b.Types() {
 		if err := reg.Add(t); err != nil {
 			return nil, err
@@ -43,12 +64,12 @@ func Build(f *cmdutil.Factory, projectDir string) (*Set, error) {
 	}
 	// Installed packages add their providers here (host/tool's package glue).
 	var err error
-	if err = packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f)}); err != nil {
+	if err = packages.Register(reg, projectDir, packages.Config{Getenv: f.Env.Lookup, Logger: f.Logger, Executable: sandboxExecutable(f, b), TrustFile: pkgcmd.TrustFile(f.Env), Warn: pkgcmd.Warn(f), Pool: pl}); err != nil {
 		return nil, err
 	}
 	// MCP servers' tools are pinned in halo.lock on first listing, and stdio servers are
 	// confined when asked (issue 18).
-	if reg, err = pinMCP(reg, projectDir, f.Executable, MCPFolders(f.Env)); err != nil {
+	if reg, err = pinMCP(reg, projectDir, f.Executable, MCPFolders(f.Env), pl); err != nil {
 		return nil, err
 	}
 	return &Set{Registry: reg, Sandbox: b.SandboxStatus()}, nil

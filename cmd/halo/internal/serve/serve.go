@@ -30,6 +30,7 @@ import (
 	hserve "halolang.dev/halo/host/serve"
 	"halolang.dev/halo/host/studio"
 	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/pool"
 )
 
 // DefaultAddr is where halo serve listens unless told otherwise: loopback only.
@@ -116,14 +117,19 @@ are then saved as interrupted; paused runs stay paused.`,
 	return cmd
 }
 
-// load reads and validates the files and makes the tool registry and mocks.
-func load(f *cmdutil.Factory, opts *Options) (*lang.Program, runtime.Config, error) {
+// load reads and validates the files and makes the tool registry and mocks. The registry
+// keeps its plugin processes and MCP connections in pl.
+func load(f *cmdutil.Factory, opts *Options, pl *pool.Pool) (*lang.Program, runtime.Config, error) {
 	paths := opts.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
 	var rc runtime.Config
-	prog, reg, err := providers.LoadProgram(f, paths, opts.Registry)
+	build := opts.Registry
+	if build == nil {
+		build = providers.Pooled(pl)
+	}
+	prog, reg, err := providers.LoadProgram(f, paths, build)
 	if err != nil {
 		return nil, rc, err
 	}
@@ -239,12 +245,17 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	prog, rc, err := load(f, opts)
+	// Plugin processes and MCP servers outlive a run: each is kept for the next run of its
+	// declaration, and all stop with the server.
+	pl := providers.NewPool(f, pcfg)
+	defer pl.Close()
+	prog, rc, err := load(f, opts, pl)
 	if err != nil {
 		return err
 	}
 	rc.Stores = providers.Stores(f, f.Dir, opts.Mock)
 	defer rc.Stores.Close()
+	providers.Watch(pl, f, prog)
 	tr, err := opts.Otel.Open(ctx, f)
 	if err != nil {
 		return err
@@ -309,10 +320,14 @@ func serveRun(ctx context.Context, opts *Options) error {
 		cancel()
 		<-closed
 		<-served
+		if err := pl.Close(); err != nil {
+			log.Warn("stopping the tools' processes", "error", err)
+		}
 		log.Info("stopped")
 		return nil
 	}
 	srv.Close(opts.Grace)
+	pl.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -32,6 +32,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(stopAfter{m}, map[string]func(){
 		"halo": func() { os.Exit(root.Main(os.Args[1:], root.ProcessSystem())) },
+		// An MCP stdio server (pool_test.go).
+		"mcp-echo": echoServer,
 	})
 }
 

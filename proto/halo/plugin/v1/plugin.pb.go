@@ -537,7 +537,12 @@ type ConfigureResponse struct {
 	Methods []*Method `protobuf:"bytes,2,rep,name=methods,proto3" json:"methods,omitempty"`
 	// Set when the arguments are wrong: the host reports it as TOOL_CONFIG with this message
 	// (say which argument and how to fix it).
-	Error         string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// Set when the provider must not be shared across runs: the host then gives each run a
+	// process of its own and stops it when that run ends, instead of keeping the process for
+	// the next run of the same declaration. A host that does not know the field gives every
+	// run a process of its own anyway.
+	PerRun        bool `protobuf:"varint,4,opt,name=per_run,json=perRun,proto3" json:"per_run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -591,6 +596,13 @@ func (x *ConfigureResponse) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *ConfigureResponse) GetPerRun() bool {
+	if x != nil {
+		return x.PerRun
+	}
+	return false
 }
 
 // CallRequest runs one method of a configured instance.
@@ -1460,12 +1472,13 @@ const file_halo_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"named_args\x18\x04 \x01(\fR\tnamedArgs\x12\x1f\n" +
 	"\vproject_dir\x18\x05 \x01(\tR\n" +
-	"projectDir\"|\n" +
+	"projectDir\"\x95\x01\n" +
 	"\x11ConfigureResponse\x12\x1f\n" +
 	"\vinstance_id\x18\x01 \x01(\tR\n" +
 	"instanceId\x120\n" +
 	"\amethods\x18\x02 \x03(\v2\x16.halo.plugin.v1.MethodR\amethods\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"Z\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x17\n" +
+	"\aper_run\x18\x04 \x01(\bR\x06perRun\"Z\n" +
 	"\vCallRequest\x12\x1f\n" +
 	"\vinstance_id\x18\x01 \x01(\tR\n" +
 	"instanceId\x12\x16\n" +

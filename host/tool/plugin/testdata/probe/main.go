@@ -14,7 +14,8 @@
 // --no-calls` also turns the Calls stream down as an older plugin would. `probe
 // --calls-socket=elsewhere:PATH` answers the host's request for a calls socket with PATH, and
 // `probe --calls-socket=oversize:N` serves a calls socket of its own that answers every call
-// with N bytes.
+// with N bytes. `probe --hang-start` never answers the handshake; `probe --per-run` serves a
+// provider that must not be shared across runs (sdk.Provider.PerRun).
 package main
 
 import (
@@ -250,6 +251,18 @@ func main() {
 	}
 	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "--calls-socket=") {
 		hostileCallsSocket(strings.TrimPrefix(os.Args[1], "--calls-socket="))
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--hang-start" {
+		// Never answers the handshake: a plugin stuck before it serves.
+		time.Sleep(time.Hour)
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--per-run" {
+		// A provider that must not be shared across runs.
+		p := provider()
+		p.PerRun = true
+		sdk.Serve(p)
 		return
 	}
 	if len(os.Args) == 2 && os.Args[1] == "--imposter" {
