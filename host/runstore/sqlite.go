@@ -618,6 +618,10 @@ func (s *SQLite) AppendEvent(ctx context.Context, runID string, seq int, e runti
 	return nil
 }
 
+// LocalEvents says the embedded store keeps no live events, so halo serve need not hand it
+// each one.
+func (s *SQLite) LocalEvents() bool { return true }
+
 // Events returns the events of run id's record after number after.
 func (s *SQLite) Events(ctx context.Context, id string, after int) ([]runtime.Event, runtime.Status, error) {
 	rec, err := s.Load(id)

@@ -148,7 +148,8 @@ func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 	return s.limited(s.logged(mux)), nil
 }
 
-// logged writes one line per request: never the query, which may hold the token.
+// logged logs one line per request (off the request path: see accessLog), never with the
+// query, which may hold the token.
 func (s *Server) logged(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
@@ -163,7 +164,8 @@ func (s *Server) logged(next http.Handler) http.Handler {
 			path = "/approve/…" // the link is a capability: keep it out of logs
 		}
 		s.metrics.request(status)
-		s.log.Info("request", "method", r.Method, "path", trunc(path, 200), "status", status, "bytes", sw.n, "duration", s.now().Sub(start).Round(time.Microsecond), "remote", r.RemoteAddr)
+		s.access.add(accessLine{method: r.Method, path: trunc(path, 200), status: status, bytes: sw.n,
+			duration: s.now().Sub(start).Round(time.Microsecond), remote: r.RemoteAddr})
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,10 @@ type Config struct {
 	Interval time.Duration
 	// Logger gets one line per request and the server's warnings; nil means none.
 	Logger hclog.Logger
+	// AccessLog, when set, is where Logger writes (the terminal, say): the request lines are
+	// then formatted into a buffer and written there in batches, off the requests' path.
+	// Nil has Logger write each request line itself, still off the requests' path.
+	AccessLog io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -146,6 +151,11 @@ type Server struct {
 	// listPoll is how often a runs list stream looks at the store for other processes'
 	// changes (poll; tests change it).
 	listPoll time.Duration
+	// localEvents is set when the store keeps no live events for other processes (see
+	// localStore).
+	localEvents bool
+	// access writes the request log.
+	access *accessLog
 
 	// conns are Serve's connections; unauth holds a place for each request without the
 	// token being handled; credential reads the pages' own (Credentialed); hs is Serve's.
@@ -208,9 +218,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		replays:  make(chan struct{}, maxReplays),
 		unauth:   make(chan struct{}, cfg.MaxUnauthenticated),
 	}
+	if ls, ok := cfg.Store.(localStore); ok {
+		s.localEvents = ls.LocalEvents()
+	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
 	}
+	s.access = newAccessLog(s.log, cfg.AccessLog)
 	var err error
 	hc := mcpserver.HTTPConfig{Token: cfg.Token, PublicURL: cfg.PublicURL, Addr: cfg.Addr}
 	if s.checks, err = mcpserver.NewChecker(hc); err != nil {
@@ -297,6 +311,8 @@ func newRunID() string {
 func (s *Server) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.loops = cancel
+	s.access.start()
+	s.bg.Go(s.access.run)
 	s.bg.Go(func() {
 		t := time.NewTicker(s.cfg.Interval)
 		defer t.Stop()
@@ -392,6 +408,7 @@ func (s *Server) Close(grace time.Duration) error {
 	}
 	if s.loops != nil {
 		s.loops()
+		s.access.close()
 	}
 	s.bg.Wait()
 	return nil

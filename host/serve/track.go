@@ -180,8 +180,11 @@ func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Conte
 		return nil, err
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
+	// Room for the events of a short run, so keeping them copies each once.
+	events := make([]runtime.Event, len(rec.Events), len(rec.Events)+16)
+	copy(events, rec.Events)
 	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
-		events: append([]runtime.Event(nil), rec.Events...), mark: s.now()}
+		events: events, mark: s.now()}
 	s.mu.Lock()
 	cancelled := s.beginning[rec.RunID]
 	delete(s.beginning, rec.RunID)
@@ -270,15 +273,22 @@ func (s *Server) onEvent(e runtime.Event) {
 		lr.mark = e.Time
 	}
 	lr.mu.Unlock()
-	// A cancelled run still has events to keep (the last says it failed).
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	if err := s.store.AppendEvent(ctx, e.RunID, seq, e); err != nil {
-		s.log.Warn("keeping a live event in the store failed", "run", e.RunID, "error", err)
+	if !s.localEvents {
+		// A cancelled run still has events to keep (the last says it failed).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := s.store.AppendEvent(ctx, e.RunID, seq, e); err != nil {
+			s.log.Warn("keeping a live event in the store failed", "run", e.RunID, "error", err)
+		}
+		cancel()
 	}
-	cancel()
 	s.metrics.event(lr.pipeline, e, stage)
+	// Wakes the streams that wait for this run, when there are any.
 	s.pokes.pokeEvent(e.RunID)
 }
+
+// A localStore keeps no live events for other processes: the one process that runs a run
+// serves its events (the embedded SQLite store). The server then does not hand it each event.
+type localStore interface{ LocalEvents() bool }
 
 // cancelLocal cancels run id if it runs here: false when it does not, or once the record
 // that says it stopped is saved (a cancel that comes during that save waits for it).

@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -174,6 +176,16 @@ func reload(f *cmdutil.Factory, opts *Options, reg *tool.Registry) (*lang.Progra
 	return prog, nil
 }
 
+// accessLog is where the request log is written in batches: stderr, when it is a file (whose
+// writes the process serializes, so a batch never splits another log line), cleaned as the
+// logger cleans its lines. Otherwise (a test's buffer) the logger writes each line itself.
+func accessLog(f *cmdutil.Factory) io.Writer {
+	if _, ok := f.IO.ErrOut.(*os.File); ok {
+		return termsafe.Writer(f.IO.ErrOut)
+	}
+	return nil
+}
+
 // openStore opens the run store --store names.
 func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore.Store, string, error) {
 	switch {
@@ -286,7 +298,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		Secret: []byte(f.Env.Get("HALO_SERVE_SECRET")), Webhook: pcfg.Webhook, Interval: interval,
 		SlackSecret: f.Env.Get("HALO_SLACK_SIGNING_SECRET"),
 		MaxConns:    pcfg.MaxConns, MaxUnauthenticated: pcfg.MaxUnauthenticated,
-		Logger: log, Now: f.Now, MCP: pcfg.MCP, Version: version.Current().Version,
+		Logger: log, AccessLog: accessLog(f), Now: f.Now, MCP: pcfg.MCP, Version: version.Current().Version,
 		Reload: func() (*lang.Program, error) { return reload(f, opts, rc.Tools) },
 		Pages: func(api http.Handler, stopping <-chan struct{}) (http.Handler, error) {
 			return studio.New(studio.Config{API: api, Stopping: stopping, Now: f.Now,

@@ -89,6 +89,17 @@ func (p *proc) stderr() string {
 	return p.errb.String()
 }
 
+// logged waits up to 10 seconds for halo serve to log a line holding want (the request log
+// is written off the requests' path, a moment after the answer), and reports whether it did.
+func (p *proc) logged(want string) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(p.stderr(), want) {
+			return true
+		}
+	}
+	return false
+}
+
 var listening = regexp.MustCompile(`listening: url=(http://\S+)`)
 
 // startServe starts `halo serve --addr 127.0.0.1:0 ARGS` in dir, in a process group of its

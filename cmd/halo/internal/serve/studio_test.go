@@ -45,7 +45,7 @@ func TestServeStudio(t *testing.T) {
 	if st, body := get(c, "/"); st != 200 || !strings.Contains(body, "Three") || !strings.Contains(body, `data-status="completed"`) {
 		t.Errorf("the runs list: %d\n%s", st, body)
 	}
-	if !strings.Contains(p.stderr(), "request: method=GET path=/ status=200") {
+	if !p.logged("request: method=GET path=/ status=200") {
 		t.Errorf("Studio's requests are not logged:\n%s", p.stderr())
 	}
 	// At start, halo serve said where Studio is and how to sign in, without the token.
