@@ -97,17 +97,13 @@ func (p *anthropicProvider) body(req Request) (anthropic.MessageNewParams, body,
 		}
 		b.field("system", sys)
 	}
-	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
-		ts := make([]anthropic.ToolUnionParam, len(defs))
-		for i, t := range defs {
-			tp := anthropic.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Params)}
-			if t.Description != "" {
-				tp.Description = anthropic.String(t.Description)
-			}
-			ts[i] = anthropic.ToolUnionParam{OfTool: &tp}
+	tools, err := req.Wire.toolBytes(req.Tools, p.tools.list("[", "]", func(t ToolDef) ([]byte, error) {
+		tp := anthropic.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Params)}
+		if t.Description != "" {
+			tp.Description = anthropic.String(t.Description)
 		}
-		return json.Marshal(ts)
-	})
+		return json.Marshal(anthropic.ToolUnionParam{OfTool: &tp})
+	}))
 	if err != nil {
 		return params, nil, err
 	}

@@ -117,14 +117,10 @@ func (p *geminiProvider) body(req Request) (body, error) {
 		}
 		b.field("systemInstruction", sys)
 	}
-	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
-		tool := &genai.Tool{}
-		for _, t := range defs {
-			tool.FunctionDeclarations = append(tool.FunctionDeclarations, &genai.FunctionDeclaration{
-				Name: t.Name, Description: t.Description, ParametersJsonSchema: schema(t.Params)})
-		}
-		return json.Marshal([]*genai.Tool{tool})
-	})
+	// One genai.Tool holding every function declaration.
+	tools, err := req.Wire.toolBytes(req.Tools, p.tools.list(`[{"functionDeclarations":[`, "]}]", func(t ToolDef) ([]byte, error) {
+		return json.Marshal(&genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: schema(t.Params)})
+	}))
 	if err != nil {
 		return nil, err
 	}

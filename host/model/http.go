@@ -91,10 +91,12 @@ type caller struct {
 	keyEnv string
 	// prices is read once, when the adapter is made.
 	prices Prices
+	// tools keeps the offered tools' wire bytes.
+	tools *toolCache
 }
 
 func newCaller(name string, cfg Config, keyEnv string) caller {
-	return caller{name: name, cfg: cfg, keyEnv: keyEnv, prices: cfg.prices()}
+	return caller{name: name, cfg: cfg, keyEnv: keyEnv, prices: cfg.prices(), tools: newToolCache()}
 }
 
 // do runs attempt until it succeeds, fails for good, or runs out of attempts. Each attempt

@@ -132,14 +132,12 @@ func (p *ollamaProvider) body(req Request) (body, error) {
 	b.chatStart(req.Model, sys, parts)
 	// Ollama has no tool_choice: with ToolNone the tools are still offered, and the caller
 	// ignores any calls the model makes anyway.
-	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
-		ts := make([]ollamaTool, len(defs))
-		for i, t := range defs {
-			ts[i].Type = "function"
-			ts[i].Function.Name, ts[i].Function.Description, ts[i].Function.Parameters = t.Name, t.Description, schema(t.Params)
-		}
-		return json.Marshal(ts)
-	})
+	tools, err := req.Wire.toolBytes(req.Tools, p.tools.list("[", "]", func(t ToolDef) ([]byte, error) {
+		var ot ollamaTool
+		ot.Type = "function"
+		ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, schema(t.Params)
+		return json.Marshal(ot)
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -114,14 +114,10 @@ func (p *openAIProvider) body(req Request) (body, error) {
 		b.field("temperature", t)
 	}
 	b.str(`,"stream":false`)
-	tools, err := req.Wire.toolBytes(req.Tools, func(defs []ToolDef) ([]byte, error) {
-		ts := make([]openai.Tool, len(defs))
-		for i, t := range defs {
-			ts[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-				Name: t.Name, Description: t.Description, Parameters: schema(t.Params)}}
-		}
-		return json.Marshal(ts)
-	})
+	tools, err := req.Wire.toolBytes(req.Tools, p.tools.list("[", "]", func(t ToolDef) ([]byte, error) {
+		return json.Marshal(openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: schema(t.Params)}})
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // A Wire keeps one conversation encoded in one provider's wire format between its requests:
@@ -95,6 +96,59 @@ func (w *Wire) toolBytes(tools []ToolDef, enc func([]ToolDef) ([]byte, error)) (
 		w.tools, w.toolsFirst, w.toolsN = b, &tools[0], len(tools)
 	}
 	return b, nil
+}
+
+// A toolCache keeps each tool definition's wire bytes for one adapter, across conversations:
+// the methods built-in tools and packages offer are the same values, schemas included, run
+// after run, so each is encoded once per process. A definition is known by its name,
+// description and the schema's bytes (the slice itself: schemas are not changed in place).
+// It keeps at most maxCachedTools definitions; past that they are encoded each time.
+type toolCache struct {
+	mu sync.Mutex
+	m  map[toolKey][]byte
+}
+
+type toolKey struct {
+	name, desc string
+	params     *byte
+	n          int
+}
+
+const maxCachedTools = 4096
+
+func newToolCache() *toolCache { return &toolCache{m: map[toolKey][]byte{}} }
+
+// list returns an encoder of a whole tool list for Wire.toolBytes: open, each definition as
+// one encodes it (from the cache when it was encoded before) joined by commas, then end.
+func (c *toolCache) list(open, end string, one func(ToolDef) ([]byte, error)) func([]ToolDef) ([]byte, error) {
+	return func(defs []ToolDef) ([]byte, error) {
+		out := append(make([]byte, 0, 256*len(defs)), open...)
+		for i, t := range defs {
+			k := toolKey{name: t.Name, desc: t.Description, n: len(t.Params)}
+			if len(t.Params) > 0 {
+				k.params = &t.Params[0]
+			}
+			c.mu.Lock()
+			b, ok := c.m[k]
+			c.mu.Unlock()
+			if !ok {
+				var err error
+				if b, err = one(t); err != nil {
+					return nil, err
+				}
+				c.mu.Lock()
+				if len(c.m) < maxCachedTools {
+					c.m[k] = b
+				}
+				c.mu.Unlock()
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, b...)
+		}
+		return append(out, end...), nil
+	}
 }
 
 // A body is a request body as the pieces it is made of, in order: sent as they are, without

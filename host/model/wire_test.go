@@ -138,3 +138,24 @@ func TestEncodeIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// Each tool definition is encoded once per adapter, across conversations; a definition whose
+// schema is other bytes is encoded anew, and its body says what the new schema says.
+func TestToolsEncodedOncePerProcess(t *testing.T) {
+	p, err := New(OpenAI, Config{Env: map[string]string{"OPENAI_API_KEY": "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []ToolDef{{Name: "Files__read", Params: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}, {Name: "Tests__run"}}
+	msgs := []Message{{Role: User, Text: "go"}}
+	first := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: tools, Wire: &Wire{}})
+	second := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: append([]ToolDef(nil), tools...), Wire: &Wire{}})
+	cache := p.(*openAIProvider).tools
+	if !bytes.Equal(first, second) || len(cache.m) != 2 {
+		t.Fatalf("two conversations with the same tools: %d definitions encoded\n%s\n%s", len(cache.m), first, second)
+	}
+	changed := []ToolDef{{Name: "Files__read", Params: json.RawMessage(`{"type":"object","properties":{"file":{"type":"string"}}}`)}}
+	if b := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: changed}); !bytes.Contains(b, []byte(`"file"`)) || len(cache.m) != 3 {
+		t.Errorf("a changed schema was sent from the cache (%d definitions):\n%s", len(cache.m), b)
+	}
+}

@@ -131,8 +131,23 @@ func New(prog *lang.Program, cfg Config) (*Runtime, error) {
 	if cfg.Models == nil {
 		env := cfg.Env
 		logger := cfg.Logger
+		// One provider per model reference, for every run: a provider is safe for concurrent
+		// use, and keeps what it learned (its price table, the offered tools' wire bytes).
+		var opened sync.Map
+		type openedModel struct {
+			p  model.Provider
+			id string
+		}
 		cfg.Models = func(ref string) (model.Provider, string, error) {
-			return model.Open(ref, model.Config{Env: env, Logger: logger})
+			if m, ok := opened.Load(ref); ok {
+				om := m.(openedModel)
+				return om.p, om.id, nil
+			}
+			p, id, err := model.Open(ref, model.Config{Env: env, Logger: logger})
+			if err == nil {
+				opened.LoadOrStore(ref, openedModel{p, id})
+			}
+			return p, id, err
 		}
 	}
 	if cfg.Prices == nil {

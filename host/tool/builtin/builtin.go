@@ -72,6 +72,13 @@ type Builtins struct {
 	cfg      Config
 	status   sandbox.Status
 	warnOnce sync.Once
+	// The providers' methods, derived once (schemas come from Go types by reflection).
+	workspace, bash []tool.Method
+	// system is what every Bash plugin reads (systemReadOnly), listed once per process.
+	systemOnce sync.Once
+	system     []string
+	// protects keeps the policies made from the project's entries (protectCache).
+	protects protectCache
 }
 
 // New prepares the built-in types.
@@ -82,7 +89,7 @@ func New(cfg Config) *Builtins {
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) (string, bool) { return "", false }
 	}
-	b := &Builtins{cfg: cfg}
+	b := &Builtins{cfg: cfg, workspace: Methods(workspace.Provider()), bash: bashMethods(bash.Provider(nil))}
 	if cfg.Status != nil {
 		b.status = *cfg.Status
 	} else {
@@ -114,15 +121,15 @@ func (b *Builtins) Types() []tool.Type {
 			Name:        workspace.Name,
 			Description: ws.Description,
 			Kind:        tool.KindBuiltin,
-			Methods:     Methods(ws),
-			MethodsOf:   workspaceMethods(Methods(ws)),
+			Methods:     b.workspace,
+			MethodsOf:   workspaceMethods(b.workspace),
 			Open:        b.openWorkspace,
 		},
 		{
 			Name:        bash.Name,
 			Description: bs.Description,
 			Kind:        tool.KindBuiltin,
-			Methods:     bashMethods(bs),
+			Methods:     b.bash,
 			Open:        b.openBash,
 		},
 	}
@@ -203,10 +210,20 @@ func WorkspacePolicy(o workspace.Options) sandbox.Policy {
 // temporary folder read-write, the declaration's read: and write: folders, and the network
 // unless network: false.
 func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
+	return bashPolicy(o, tmp, systemReadOnly())
+}
+
+// systemReadOnly is what BashPolicy grants every Bash plugin to read.
+func systemReadOnly() []string {
+	ro := append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
+	ro = append(ro, sandbox.ProcReadOnly("/proc")...)
+	return append(ro, sandbox.SystemReadOnly...)
+}
+
+// bashPolicy is BashPolicy with the system's folders listed already (system).
+func bashPolicy(o bash.Options, tmp string, system []string) sandbox.Policy {
 	p := sandbox.Policy{Network: o.NetworkAllowed()}
-	p.ReadOnly = append(append([]string{}, sandbox.ShellReadOnly...), sandbox.EtcReadOnly("/etc")...)
-	p.ReadOnly = append(p.ReadOnly, sandbox.ProcReadOnly("/proc")...)
-	p.ReadOnly = append(append(p.ReadOnly, sandbox.SystemReadOnly...), o.Read...)
+	p.ReadOnly = append(append([]string{}, system...), o.Read...)
 	p.ReadWrite = append([]string{o.Cwd}, o.Write...)
 	if tmp != "" {
 		p.ReadWrite = append(p.ReadWrite, tmp)
@@ -214,13 +231,24 @@ func BashPolicy(o bash.Options, tmp string) sandbox.Policy {
 	return p
 }
 
+// systemReadOnly is systemReadOnly, listed (/etc's and /proc's entries) once for every Bash
+// declaration these builtins open: opening one is then no listing of /proc's hundreds of
+// entries.
+func (b *Builtins) systemReadOnly() []string {
+	b.systemOnce.Do(func() { b.system = systemReadOnly() })
+	return b.system
+}
+
 func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
 	sd := sdkDeclaration(d)
-	o, err := workspace.ParseOptions(sd)
+	// Read once, as the declaration wrote it; its folder is then made absolute as
+	// ParseOptions does with the project folder.
+	declared, err := workspace.ParseOptions(asDeclared(sd))
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
-	declared, _ := workspace.ParseOptions(asDeclared(sd))
+	o := declared
+	o.Root = inProject(declared.Root, sd.ProjectDir)
 	if o.Root, err = grantedFolder("Workspace root", declared.Root, o.Root, sd.ProjectDir); err != nil {
 		return nil, err
 	}
@@ -238,27 +266,35 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if o.Write {
 		named["write"] = true
 	}
-	pol, err := protectProject(WorkspacePolicy(o), sd.ProjectDir)
+	pol, polDigest, err := b.protects.protect(fmt.Sprintf("workspace\x00%s\x00%t", o.Root, o.Write), WorkspacePolicy(o), sd.ProjectDir)
 	if err != nil {
 		return nil, err
 	}
 	var offered []tool.Method
-	for _, m := range Methods(workspace.Provider()) {
+	for _, m := range b.workspace {
 		if workspace.Offers(o.Write, m.Name) {
 			offered = append(offered, m)
 		}
 	}
-	return b.open(launch{decl: resolved(d, named), which: "workspace", policy: func(string) (sandbox.Policy, error) { return pol, nil },
+	return b.open(launch{decl: resolved(d, named), which: "workspace", policy: func(string) (sandbox.Policy, string, error) { return pol, polDigest, nil },
 		methods: offered, callTimeout: plugin.DefaultCallTimeout})
 }
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
 	sd := sdkDeclaration(d)
-	o, err := bash.ParseOptions(sd)
+	declared, err := bash.ParseOptions(asDeclared(sd))
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
-	declared, _ := bash.ParseOptions(asDeclared(sd))
+	o := declared
+	o.Cwd = inProject(declared.Cwd, sd.ProjectDir)
+	o.Read, o.Write = make([]string, len(declared.Read)), make([]string, len(declared.Write))
+	for i, p := range declared.Read {
+		o.Read[i] = inProject(p, sd.ProjectDir)
+	}
+	for i, p := range declared.Write {
+		o.Write[i] = inProject(p, sd.ProjectDir)
+	}
 	if o.Cwd, err = grantedFolder("Bash cwd", declared.Cwd, o.Cwd, sd.ProjectDir); err != nil {
 		return nil, err
 	}
@@ -289,8 +325,20 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 		limit = time.Duration(o.TimeoutMS * float64(time.Millisecond))
 	}
 	return b.open(launch{decl: resolved(d, named), which: "bash", env: o.Env, tmp: true,
-		policy:  func(tmp string) (sandbox.Policy, error) { return protectProject(BashPolicy(o, tmp), project) },
-		methods: Methods(bash.Provider(nil)), callTimeout: limit + bashCallMargin})
+		policy: func(tmp string) (sandbox.Policy, string, error) {
+			key := fmt.Sprintf("bash\x00%s\x00%q\x00%q\x00%t\x00%s", o.Cwd, o.Read, o.Write, o.NetworkAllowed(), tmp)
+			return b.protects.protect(key, bashPolicy(o, tmp, b.systemReadOnly()), project)
+		},
+		methods: b.bash, callTimeout: limit + bashCallMargin})
+}
+
+// inProject is path p made absolute against the project folder, as the providers'
+// ParseOptions make it.
+func inProject(p, project string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(project, p)
 }
 
 // asDeclared is d without its project folder: parsed, its paths read as the declaration
@@ -360,8 +408,9 @@ type launch struct {
 	// tmp gives each process a temporary folder of its own (TMPDIR), granted read-write and
 	// removed with it: the shared /tmp stays out of the sandbox.
 	tmp bool
-	// policy is the sandbox policy of a process with temporary folder tmp ("" without one).
-	policy      func(tmp string) (sandbox.Policy, error)
+	// policy is the sandbox policy of a process with temporary folder tmp ("" without one),
+	// and a digest of it.
+	policy      func(tmp string) (sandbox.Policy, string, error)
 	methods     []tool.Method // what the declaration offers, known without starting anything
 	callTimeout time.Duration
 }
@@ -369,7 +418,7 @@ type launch struct {
 // key identifies the plugin a launch starts: equal keys start the same program with the same
 // arguments, grants and environment, for the same declared tool.
 func (b *Builtins) key(l launch) (string, error) {
-	pol, err := l.policy("")
+	_, pol, err := l.policy("")
 	if err != nil {
 		return "", err
 	}
@@ -442,7 +491,7 @@ func (b *Builtins) process(l launch) (*process, error) {
 				b.cfg.Logger.Warn(b.status.String())
 			}
 		})
-		pol, err := l.policy(pr.tmp)
+		pol, _, err := l.policy(pr.tmp)
 		if err != nil {
 			if pr.tmp != "" {
 				os.RemoveAll(pr.tmp)
@@ -466,6 +515,9 @@ type process struct {
 // process per run, it left no process running (plugin.Client.Alone), and its temporary folder
 // could be emptied. Nothing one run left there is seen by the next.
 func (p *process) reusable() bool {
+	if !p.client.Ran() {
+		return true // nothing ran: nothing was left
+	}
 	if p.client.PerRun() || !p.client.Alone() {
 		return false
 	}

@@ -1,7 +1,15 @@
 package builtin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/sandbox"
@@ -49,4 +57,95 @@ func protectProject(p sandbox.Policy, project string) (sandbox.Policy, error) {
 		return p, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
 	return out, nil
+}
+
+// A protectCache remembers protectProject's policies: making one lists the folders from each
+// grant that holds the project down to the project, which every declaration's opening did
+// again (a few hundred µs for a run's five). A policy is reused while those folders are as
+// they were: a folder's entries changing (one created, removed or renamed) changes its
+// modification time, and the policy is made again.
+type protectCache struct {
+	mu sync.Mutex
+	m  map[string]protected
+}
+
+type protected struct {
+	stamps []folderStamp
+	pol    sandbox.Policy
+	digest string // of pol: what a pool key holds of it
+}
+
+// A folderStamp is what a folder looked like when a policy was made from its entries.
+type folderStamp struct {
+	path string
+	mod  time.Time
+	ino  any
+}
+
+func stampFolder(path string) (folderStamp, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return folderStamp{}, false
+	}
+	return folderStamp{path: path, mod: st.ModTime(), ino: fileID(st)}, true
+}
+
+// protect is protectProject, from the cache when the folders it read are unchanged, with a
+// digest of the policy. key names what p was made from (equal keys, equal p): a cheap stand-in
+// for p's hundred paths.
+func (c *protectCache) protect(key string, p sandbox.Policy, project string) (sandbox.Policy, string, error) {
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return p, "", tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
+	}
+	key += "\x01" + proj
+	// The folders Protect lists: each from a grant that holds the project down to it.
+	var folders []string
+	for _, g := range append(append([]string{}, p.ReadOnly...), p.ReadWrite...) {
+		for d := proj; within(d, g); d = filepath.Dir(d) {
+			folders = append(folders, d)
+			if d == g || d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	stamps := make([]folderStamp, 0, len(folders))
+	for _, f := range folders {
+		st, ok := stampFolder(f)
+		if !ok {
+			pol, err := protectProject(p, project)
+			return pol, digest(pol), err
+		}
+		stamps = append(stamps, st)
+	}
+	c.mu.Lock()
+	hit, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && slices.Equal(hit.stamps, stamps) {
+		return hit.pol, hit.digest, nil
+	}
+	pol, err := protectProject(p, project)
+	if err != nil {
+		return pol, "", err
+	}
+	d := digest(pol)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 1024 {
+		c.m = map[string]protected{}
+	}
+	c.m[key] = protected{stamps: stamps, pol: pol, digest: d}
+	c.mu.Unlock()
+	return pol, d, nil
+}
+
+// digest is a policy's sha256, as a pool key part.
+func digest(p sandbox.Policy) string {
+	b, _ := json.Marshal(p)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// within reports whether path p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }

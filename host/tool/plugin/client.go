@@ -261,6 +261,13 @@ func (c *Client) Declare(d tool.Declaration) (tool.Provider, error) {
 	return &provider{client: c, decl: d, maxResult: limit, timeout: timeout}, nil
 }
 
+// Ran reports whether a plugin process was ever started.
+func (c *Client) Ran() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen > 0
+}
+
 // PerRun reports whether a declaration configured on this client said its provider must not
 // be shared across runs (sdk.Provider.PerRun). A pool stops such a plugin when its run ends.
 func (c *Client) PerRun() bool {
