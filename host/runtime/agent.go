@@ -273,7 +273,7 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 				return nil, nil, err
 			}
 		}
-		rn.tools.rec.methods(name, ms)
+		rn.tools.recordMethods(td, ms)
 		n := 0
 		for _, m := range ms {
 			if !m.PipelineOnly {

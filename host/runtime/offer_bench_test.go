@@ -45,7 +45,7 @@ func BenchmarkOfferTwenty(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rt := load(b, `
+	src := `
 agent Quick [openai/gpt-4o-mini]
   equips W1, W2, W3, B1, B2
 tool W1 : Workspace(".", write: true)
@@ -59,10 +59,22 @@ pipeline Offer(task: String) -> String:
 
 pipeline Bare(task: String) -> String:
   task |> Quick.fix("Fix the project: {{task}}", tools: none)
-`, runtime.Config{Tools: reg, Env: env, Dir: dir})
+`
 	in := map[string]any{"task": "the date tests"}
-	for _, pipeline := range []string{"Bare", "Offer"} {
-		b.Run(pipeline, func(b *testing.B) {
+	for _, run := range []struct {
+		name, pipeline string
+		store          bool
+	}{{"Bare", "Bare", false}, {"Offer", "Offer", false}, {"Bare+record", "Bare", true}, {"Offer+record", "Offer", true}} {
+		cfg := runtime.Config{Tools: reg, Env: env, Dir: dir}
+		if run.store {
+			// The run record saved as halo mcp saves it (group-committed to the run log).
+			store := &runtime.Store{Dir: filepath.Join(b.TempDir(), "runs"), GroupCommit: true, Log: true}
+			defer store.Close()
+			cfg.Store = store
+		}
+		rt := load(b, src, cfg)
+		pipeline := run.pipeline
+		b.Run(run.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var before, after syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &before)

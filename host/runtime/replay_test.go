@@ -93,8 +93,11 @@ func TestRecordingKeepsWhatWasReturned(t *testing.T) {
 	if c := r.Calls[2]; !reflect.DeepEqual(c.Answer, map[string]any{"approved": true, "reason": ""}) {
 		t.Errorf("approval %+v", c)
 	}
-	if len(r.Methods["Files"]) != 4 {
-		t.Errorf("methods %+v", r.Methods)
+	// Files described the methods its type declares: the record need not keep them (a replay
+	// offers the type's, TestReplay...); a tool whose provider alone knows them keeps them
+	// (TestRecordingKeepsDescribedMethods).
+	if _, kept := r.Methods["Files"]; kept {
+		t.Errorf("the record keeps the methods the tool's type declares: %+v", r.Methods)
 	}
 	for _, e := range rec.Events {
 		if e.Type == "tool" && strings.Contains(fmt.Sprint(e.Output), "bob@example.com") {
@@ -402,5 +405,29 @@ func TestReplayBadRecords(t *testing.T) {
 		if _, err := rt.Replay(context.Background(), &r); errcode.Code(err) != runtime.CodeRun {
 			t.Errorf("%s: %v, want RUN_RECORD", name, err)
 		}
+	}
+}
+
+// TestRecordingKeepsDescribedMethods: the methods of a tool whose type declares none (they
+// are its provider's alone, as an MCP server's or a module's) are kept in the record, for a
+// replay to offer without starting anything.
+func TestRecordingKeepsDescribedMethods(t *testing.T) {
+	p := &fakeProvider{methods: map[string]func(context.Context, map[string]any) (any, error){
+		"echo": func(_ context.Context, a map[string]any) (any, error) { return a["input"], nil },
+	}}
+	store := &runtime.Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	rt := load(t, `
+tool T : Fake()
+pipeline P(x: String) -> Result:
+  x |> T.echo(input: x)
+`, runtime.Config{Tools: registry(t, p, nil), Store: store})
+	res := run(t, rt, "P", map[string]any{"x": "a"})
+	wantCompleted(t, res)
+	rec, err := store.Load(res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := rec.Recording.Methods["T"]; len(ms) != 1 || ms[0].Name != "echo" {
+		t.Errorf("the record keeps %+v for T, want its described method", rec.Recording.Methods)
 	}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -138,7 +139,7 @@ func (ts *toolSet) prepare(ctx context.Context, td *lang.ToolDecl, method string
 	if err != nil {
 		return prepared{}, fmt.Errorf("tool %s: list methods: %w", td.Name.Name, err)
 	}
-	ts.rec.methods(td.Name.Name, methods)
+	ts.recordMethods(td, methods)
 	if method == "" {
 		var callable []string
 		for _, m := range methods {
@@ -196,6 +197,34 @@ func (ts *toolSet) staticMethods(td *lang.ToolDecl) ([]tool.Method, bool) {
 	return ts.r.cfg.Tools.DeclaredMethods(d)
 }
 
+// recordMethods keeps what td was described with in the run's recording, for a replay to
+// offer the same; methods its provider type declares anyway (a writable Workspace's, Bash's)
+// are not kept: a replay finds them there (staticMethods), and a record is not made larger by
+// every schema of every run.
+func (ts *toolSet) recordMethods(td *lang.ToolDecl, ms []tool.Method) {
+	if ts.rec == nil {
+		return
+	}
+	if static, ok := ts.staticMethods(td); ok && sameMethods(static, ms) {
+		return
+	}
+	ts.rec.methods(td.Name.Name, ms)
+}
+
+// sameMethods reports whether a and b describe the same methods, in the same order.
+func sameMethods(a, b []tool.Method) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Name != y.Name || x.Description != y.Description || x.Effect != y.Effect || x.PipelineOnly != y.PipelineOnly || !bytes.Equal(x.Params, y.Params) {
+			return false
+		}
+	}
+	return true
+}
+
 // describe lists td's methods, opening its provider.
 func (ts *toolSet) describe(ctx context.Context, td *lang.ToolDecl) ([]tool.Method, error) {
 	ot, err := ts.provider(ctx, td)
@@ -204,7 +233,7 @@ func (ts *toolSet) describe(ctx context.Context, td *lang.ToolDecl) ([]tool.Meth
 	}
 	ms, err := ot.list(ctx)
 	if err == nil {
-		ts.rec.methods(td.Name.Name, ms)
+		ts.recordMethods(td, ms)
 	}
 	if err != nil {
 		if errcode.Code(err) == "" {

@@ -266,7 +266,11 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if o.Write {
 		named["write"] = true
 	}
-	pol, polDigest, err := b.protects.protect(fmt.Sprintf("workspace\x00%s\x00%t", o.Root, o.Write), WorkspacePolicy(o), sd.ProjectDir)
+	proj, err := realProject(sd.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	pol, polDigest, err := b.protects.protect(fmt.Sprintf("workspace\x00%s\x00%t", o.Root, o.Write), WorkspacePolicy(o), proj)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +319,10 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 			}
 		}
 	}
-	project := sd.ProjectDir
+	project, err := realProject(sd.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
 	// The plugin works in the folders the sandbox grants.
 	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
 	// A command has its own time limit, which the plugin enforces; the host gives the call a

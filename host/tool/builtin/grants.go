@@ -93,19 +93,19 @@ func stampFolder(path string) (folderStamp, bool) {
 // protect is protectProject, from the cache when the folders it read are unchanged, with a
 // digest of the policy. key names what p was made from (equal keys, equal p): a cheap stand-in
 // for p's hundred paths.
-func (c *protectCache) protect(key string, p sandbox.Policy, project string) (sandbox.Policy, string, error) {
-	proj, err := filepath.EvalSymlinks(project)
-	if err != nil {
-		return p, "", tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
-	}
+// proj is the project folder with its links resolved (realProject).
+func (c *protectCache) protect(key string, p sandbox.Policy, proj string) (sandbox.Policy, string, error) {
+	project := proj
 	key += "\x01" + proj
 	// The folders Protect lists: each from a grant that holds the project down to it.
 	var folders []string
-	for _, g := range append(append([]string{}, p.ReadOnly...), p.ReadWrite...) {
-		for d := proj; within(d, g); d = filepath.Dir(d) {
-			folders = append(folders, d)
-			if d == g || d == filepath.Dir(d) {
-				break
+	for _, list := range [][]string{p.ReadOnly, p.ReadWrite} {
+		for _, g := range list {
+			for d := proj; within(d, g); d = filepath.Dir(d) {
+				folders = append(folders, d)
+				if d == g || d == filepath.Dir(d) {
+					break
+				}
 			}
 		}
 	}
@@ -136,6 +136,15 @@ func (c *protectCache) protect(key string, p sandbox.Policy, project string) (sa
 	c.m[key] = protected{stamps: stamps, pol: pol, digest: d}
 	c.mu.Unlock()
 	return pol, d, nil
+}
+
+// realProject is the project folder with its links resolved.
+func realProject(project string) (string, error) {
+	proj, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return "", tool.Errorf(tool.CodeToolConfig, "project folder %s: %v", project, err)
+	}
+	return proj, nil
 }
 
 // digest is a policy's sha256, as a pool key part.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -12,9 +13,11 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +58,10 @@ pipeline Greet(name: String) -> String:
 // handler (the floor: halo's overhead over the library), and on the official TypeScript
 // SDK's server with a constant handler. Every server is its own process over stdio; over
 // HTTP the Go servers run in the benchmark's process (httptest) and the TypeScript one in
-// node. The client is mcp-go's, at protocol 2025-06-18 for all. halo-norecords is halo with
+// node; and over HTTP, as processes of their own too, a real `halo serve` (its /mcp, with its
+// request log, run tracking and record saving: serve) beside mcp-go's HTTP server alone
+// (mcpgo-process), the comparison of issue 29's goal. The client is mcp-go's, at protocol
+// 2025-06-18 for all. halo-norecords is halo with
 // the run record not saved, which tells the cost of saving the record from the rest. Each
 // sub-benchmark reports p50 and p99 latency and calls per second, and over stdio on Linux the
 // server process's processor time per call (server-cpu-µs), which what else the machine runs
@@ -83,7 +89,12 @@ func BenchmarkToolsCall(b *testing.B) {
 				defer debug.SetGCPercent(prev)
 			}
 		}
-		for _, srv := range []string{"halo", "halo-norecords", "mcpgo", "typescript"} {
+		servers := []string{"halo", "halo-norecords", "mcpgo", "typescript"}
+		if tr == "http" {
+			// Real processes over loopback: halo serve's /mcp, and mcp-go's server alone.
+			servers = append(servers, "serve", "mcpgo-process")
+		}
+		for _, srv := range servers {
 			for _, n := range []int{1, 16} {
 				name := fmt.Sprintf("%s/%s/clients=%d", tr, srv, n)
 				b.Run(name, func(sb *testing.B) {
@@ -146,7 +157,10 @@ func connectBench(b testing.TB, tr, srv string, n int) ([]func() error, func() (
 		cpu = func() (time.Duration, bool) { return processCPU(pid) }
 		clients = append(clients, c) // one connection; n callers share it
 	case "http":
-		url := httpServer(b, dir, srv)
+		url, pid := httpServer(b, dir, srv)
+		if pid != 0 {
+			cpu = func() (time.Duration, bool) { return processCPU(pid) }
+		}
 		for i := 0; i < n; i++ {
 			t, err := transport.NewStreamableHTTP(url)
 			if err != nil {
@@ -248,9 +262,52 @@ func processCPU(pid int) (time.Duration, bool) {
 	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
-func httpServer(b testing.TB, dir, srv string) string {
+// httpServer starts server srv over Streamable HTTP and returns its URL, and its process id
+// when it is a process of its own (0 when it runs in the benchmark's process).
+func httpServer(b testing.TB, dir, srv string) (string, int) {
 	b.Helper()
 	switch srv {
+	case "serve", "mcpgo-process":
+		halo, err := exec.LookPath("halo")
+		if err != nil {
+			b.Fatal(err)
+		}
+		argv := []string{"serve", "--addr", "127.0.0.1:0", "--mocks", "mocks.json", "flow.halo"}
+		if srv == "mcpgo-process" {
+			if halo, err = exec.LookPath("mcpgo-http"); err != nil {
+				b.Fatal(err)
+			}
+			argv = nil
+		}
+		cmd := exec.Command(halo, argv...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+		out, _ := cmd.StdoutPipe()
+		errOut, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+		urls := make(chan string, 2)
+		scan := func(r io.Reader, re *regexp.Regexp) {
+			sc := bufio.NewScanner(r)
+			for sc.Scan() { // read to the end: halo serve logs a line per request
+				if m := re.FindStringSubmatch(sc.Text()); m != nil {
+					urls <- m[1]
+				}
+			}
+		}
+		go scan(errOut, regexp.MustCompile(`listening: url=(http://\S+)`))
+		go scan(out, regexp.MustCompile(`^(http://\S+)$`))
+		select {
+		case u := <-urls:
+			if srv == "serve" {
+				u += "/mcp"
+			}
+			return u, cmd.Process.Pid
+		case <-time.After(60 * time.Second):
+			b.Fatalf("%s did not say where it listens", srv)
+		}
 	case "halo", "halo-norecords":
 		f := &cmdutil.Factory{Dir: dir, Env: cmdutil.Env{}, Now: time.Now, Logger: hclog.NewNullLogger(),
 			IO: cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
@@ -265,11 +322,11 @@ func httpServer(b testing.TB, dir, srv string) string {
 		}
 		ts := httptest.NewServer(h)
 		b.Cleanup(ts.Close)
-		return ts.URL + "/mcp"
+		return ts.URL + "/mcp", 0
 	case "mcpgo":
 		ts := httptest.NewServer(server.NewStreamableHTTPServer(constantServer(), server.WithStateLess(true)))
 		b.Cleanup(ts.Close)
-		return ts.URL + "/mcp"
+		return ts.URL + "/mcp", 0
 	}
 	node, npmDir := sdkDir(b)
 	script, _ := filepath.Abs("testdata/ts/server.mjs")
@@ -284,7 +341,7 @@ func httpServer(b testing.TB, dir, srv string) string {
 	if err != nil {
 		b.Fatalf("the TypeScript server printed no URL: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), cmd.Process.Pid
 }
 
 // measure makes b.N calls spread over the callers, all at once, and reports the latency of

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,6 +65,19 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
+			os.Exit(0)
+		},
+		// The same over Streamable HTTP (stateless, JSON), a process of its own: it prints
+		// its URL and serves until it is killed.
+		"mcpgo-http": func() {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			cmdutil.ServerGC(cmdutil.EnvFromList(os.Environ()))
+			fmt.Printf("http://%s/mcp\n", ln.Addr())
+			http.Serve(ln, server.NewStreamableHTTPServer(constantServer(), server.WithStateLess(true)))
 			os.Exit(0)
 		},
 	})
