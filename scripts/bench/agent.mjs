@@ -2,12 +2,13 @@
 // Vercel AI SDK's generateText (in this process, warm), against one fake OpenAI-compatible
 // model (fake-model.mjs, a process of its own), in the same run, in turns.
 //
-//   node agent.mjs --halo BIN [--rounds 3] [--runs 200] [--long 20]
+//   node agent.mjs --halo BIN --replay BIN [--rounds 3] [--runs 200] [--long 20]
 //
 // Measures, each round: a run that offers 20 tool methods (5 declarations: 3 writable
 // Workspaces, 2 Bash) and calls none, on Halo and on ai; the same Halo run with tools: none;
 // a 40-step run (the model asks for one call per step, each answered with 16 KB) on both;
-// and the HTTP floor: the bodies of a Halo 40-step run posted to the fake again by curl. Then, in fresh processes, the peak memory (VmHWM, maxRSS) after 50 runs of 0
+// and the HTTP floor: the bodies of a Halo 40-step run posted to the fake again with net/http
+// alone (internal/benchreplay). Then, in fresh processes, the peak memory (VmHWM, maxRSS) after 50 runs of 0
 // steps and after --long runs of 40 steps. Prints min / median / max over the rounds of each
 // round's median, the goals' ratios, and a JSON line of everything (for docs/serve.md).
 import { spawn } from 'node:child_process';
@@ -215,25 +216,20 @@ for (let i = 0; i < 3; i++) {
   await aiRun(tools, 's' + STEPS);
 }
 
-// The HTTP floor: the bodies of a run posted again by curl (C, one connection for all, as
-// either peer keeps one), so neither peer's HTTP client is the yardstick. A curl of the
-// first body alone is timed too: the difference is the requests, not curl's start.
+// The HTTP floor: the bodies of a run posted again with net/http alone (internal/benchreplay,
+// one keep-alive connection, as either peer keeps one), and the first body alone: the
+// difference per step is what the growing requests cost on the wire and in the fake.
 const bodyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'halo-bench-bodies-'));
 process.on('exit', () => fs.rmSync(bodyDir, { recursive: true, force: true }));
-function replay(bodies) {
-  const argv = ['-s', '-o', '/dev/null'];
-  bodies.forEach((b, i) => {
+async function floorPerStep(bodies, n) {
+  const files = bodies.map((b, i) => {
     const f = path.join(bodyDir, `b${i}.json`);
-    if (!fs.existsSync(f)) fs.writeFileSync(f, b);
-    if (i > 0) argv.push('--next', '-s', '-o', '/dev/null');
-    // No "Expect: 100-continue" (curl's way for a large body): neither peer waits for one.
-    argv.push('-H', 'content-type: application/json', '-H', 'Expect:', '--data-binary', '@' + f, fakeURL + '/v1/chat/completions');
+    fs.writeFileSync(f, b);
+    return f;
   });
-  return new Promise((resolve, reject) => {
-    const t = performance.now();
-    const c = spawn('curl', argv, { stdio: 'ignore' });
-    c.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`curl exited with ${code}`))));
-  });
+  const c = spawn(args.replay, ['-n', String(n), fakeURL + '/v1/chat/completions', ...files], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = JSON.parse(await lineOf(c, 'stdout', /^(\{.*\})$/));
+  return (out.all - out.first) / STEPS;
 }
 
 const figures = { haloOffer: [], haloBare: [], aiOffer: [], haloSteps: [], aiSteps: [], floorStep: [], haloStep: [], aiStep: [] };
@@ -248,15 +244,8 @@ for (let r = 0; r < rounds; r++) {
   const hs = await timed(long, () => haloRun(url, 'Steps'), serveCPU, cpu.haloSteps);
   const bodies = await lastBodies();
   if (bodies.length !== STEPS + 1) throw new Error(`the fake kept ${bodies.length} bodies of Halo's run`);
-  fs.rmSync(bodyDir, { recursive: true, force: true });
-  fs.mkdirSync(bodyDir);
   const as = await timed(long, () => aiRun(tools, 's' + STEPS), selfCPU, cpu.aiSteps);
-  const f40 = [], f0 = [];
-  for (let i = 0; i < long; i++) {
-    f40.push(await replay(bodies));
-    f0.push(await replay(bodies.slice(0, 1)));
-  }
-  const floor = (median(f40) - median(f0)) / STEPS;
+  const floor = await floorPerStep(bodies, long);
   figures.haloSteps.push(hs);
   figures.aiSteps.push(as);
   figures.floorStep.push(floor);
