@@ -67,10 +67,9 @@ pipeline Bare(task: String) -> String:
 	}{{"Bare", "Bare", false}, {"Offer", "Offer", false}, {"Bare+record", "Bare", true}, {"Offer+record", "Offer", true}} {
 		cfg := runtime.Config{Tools: reg, Env: env, Dir: dir}
 		if run.store {
-			// The run record saved as halo mcp saves it (group-committed to the run log).
-			store := &runtime.Store{Dir: filepath.Join(b.TempDir(), "runs"), GroupCommit: true, Log: true}
-			defer store.Close()
-			cfg.Store = store
+			// The run record encoded as a store encodes it (the memory store of the tests:
+			// the encoding, not the write, is what a run's offered methods add).
+			cfg.Store = newStore()
 		}
 		rt := load(b, src, cfg)
 		pipeline := run.pipeline

@@ -415,7 +415,7 @@ func TestRecordingKeepsDescribedMethods(t *testing.T) {
 	p := &fakeProvider{methods: map[string]func(context.Context, map[string]any) (any, error){
 		"echo": func(_ context.Context, a map[string]any) (any, error) { return a["input"], nil },
 	}}
-	store := &runtime.Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	store := newStore()
 	rt := load(t, `
 tool T : Fake()
 pipeline P(x: String) -> Result:
