@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/tool"
 	pluginv1 "halolang.dev/halo/proto/halo/plugin/v1"
 )
@@ -38,8 +39,26 @@ type provider struct {
 }
 
 // instance returns the live process and this declaration's instance id on it, configuring
-// the declaration when the process is new.
+// the declaration when the process is new. A process that was already running (kept by a
+// pool between runs) and turns out dead when the declaration is configured on it was killed
+// while idle: nothing of the call has reached a plugin yet, so a new process is started and
+// configured once more, and the call does not pay for a death it did not meet.
 func (pr *provider) instance(ctx context.Context) (*process, string, error) {
+	pr.client.mu.Lock()
+	started := pr.client.gen
+	pr.client.mu.Unlock()
+	p, id, err := pr.configured(ctx)
+	if err != nil && p != nil && p.gen <= started && errcode.Code(err) == tool.CodeToolCrashed {
+		p, id, err = pr.configured(ctx)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return p, id, nil
+}
+
+// configured is instance's one attempt; on a failure, it returns the process it met, if any.
+func (pr *provider) configured(ctx context.Context) (*process, string, error) {
 	p, err := pr.client.running()
 	if err != nil {
 		return nil, "", err
@@ -63,7 +82,7 @@ func (pr *provider) instance(ctx context.Context) (*process, string, error) {
 	mctx := metadata.AppendToOutgoingContext(cctx, MaxResultMetadata, strconv.Itoa(pr.maxResult))
 	resp, err := p.rpc.Configure(mctx, req)
 	if err != nil {
-		return nil, "", pr.client.callError(ctx, p, "configure", err)
+		return p, "", pr.client.callError(ctx, p, "configure", err)
 	}
 	if msg := resp.GetError(); msg != "" {
 		return nil, "", tool.Errorf(tool.CodeToolConfig, "tool %s: %s", pr.decl.Name, msg)
