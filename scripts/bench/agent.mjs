@@ -94,7 +94,15 @@ async function startServe() {
   });
   children.push(serve);
   const url = await lineOf(serve, 'stderr', /listening: url=(http:\S+)/);
+  serve.stderr.resume(); // its request log, read so that its writes never wait
   return { serve, url };
+}
+
+// stopServe stops a halo serve and waits for its exit (it holds the run store until then).
+function stopServe(serve) {
+  const exited = new Promise((resolve) => serve.once('exit', resolve));
+  serve.kill('SIGTERM');
+  return exited;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -253,16 +261,15 @@ for (let r = 0; r < rounds; r++) {
   figures.aiStep.push((as - figures.aiOffer[r]) / STEPS - floor);
   process.stderr.write(`round ${r + 1} of ${rounds} done (load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})\n`);
 }
-serve.kill('SIGTERM');
+await stopServe(serve);
 
 // Peak memory, in fresh processes.
 const mem = await startServe();
-mem.serve.stderr.resume();
 for (let i = 0; i < 50; i++) await haloRun(mem.url, 'Offer');
 const haloBefore = hwm(mem.serve.pid);
 for (let i = 0; i < long; i++) await haloRun(mem.url, 'Steps');
 const haloAfter = hwm(mem.serve.pid);
-mem.serve.kill('SIGTERM');
+await stopServe(mem.serve);
 const defs = await new Promise((resolve) => http.get(fakeURL + '/tools', (res) => {
   const c = [];
   res.on('data', (x) => c.push(x));
