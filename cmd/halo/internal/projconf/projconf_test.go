@@ -34,7 +34,7 @@ func TestRead(t *testing.T) {
 		{`{"serve": {"maxConnections": 0}}`, defaults, `serve.maxConnections is 0: want a whole number above 0`},
 		{`{"serve": {"maxUnauthenticated": 2.5}}`, defaults, `serve.maxUnauthenticated is 2.5: want a whole number above 0`},
 		{`{"serve": {"maxConnections": "many"}}`, defaults, `serve.maxConnections is "many"`},
-		{`{"stores": {"store": "postgres://halo@db/halo"}}`, projconf.Config{MCP: true, PinMCP: true, Stores: "postgres://halo@db/halo"}, ""},
+		{`{"stores": {"store": "postgres://halo@db/halo"}}`, projconf.Config{MCP: true, PinMCP: true, Stores: "postgres://halo@db/halo", ToolIdleTimeout: projconf.DefaultToolIdleTimeout}, ""},
 		{`{"stores": {"store": ""}}`, defaults, ""},
 		{`{"stores": "postgres://x"}`, defaults, `"stores" is "postgres://x": want an object`},
 		{`{"stores": {"store": 5}}`, defaults, `stores.store is 5: want a string`},
