@@ -164,7 +164,7 @@ type ToolEvent struct {
 	// Args are the arguments with the agent's Redact rules applied, or a note that they were
 	// withheld when a Block rule matched them.
 	Args json.RawMessage
-	// Decision is Allowed, Approved, Declined, Refused or Errored.
+	// Decision is Allowed, Approved, Declined, Refused, Errored or Skipped.
 	Decision string
 	// Code is the stable code of a refusal Halo made itself, not a policy (a key given
 	// twice: tool.CodeDuplicateKey); "" otherwise.
@@ -237,6 +237,9 @@ type Config struct {
 	OnViolation func(v *policy.Violation, target string)
 	// Now reads the clock for durations; nil means time.Now.
 	Now func() time.Time
+	// Hooks, when set, is told of every call before it is put to a person or runs, and may
+	// answer it instead (a debugger).
+	Hooks Hooks
 }
 
 // State is where a conversation stands: plain data that can be saved as JSON and given to

@@ -98,6 +98,16 @@ func (c *Conversation) handle(ctx context.Context, tc model.ToolCall, i, n int) 
 	}
 	call := Call{ID: tc.ID, Target: t.Target, Effect: t.Effect, Args: args.Raw, Value: args.Value}
 	d := c.cfg.Policies.DecideArgs(t.Target, t.Effect, args)
+	if h := c.cfg.Hooks; h != nil {
+		answer, answered, err := h.BeforeCall(ctx, call, d, c.st)
+		if err != nil {
+			return res, err
+		}
+		if answered && d.Verdict != policy.Refused {
+			ev.Decision, ev.Detail = Skipped, "a person answered the call instead of running it"
+			return finish(c.feed(t, Text(answer)), false)
+		}
+	}
 	switch d.Verdict {
 	case policy.Refused:
 		return c.refused(d, t, &ev, finish)

@@ -220,6 +220,7 @@ func jsonCall(b []byte, c *runtime.CallInfo) ([]byte, bool) {
 	if c.Unpriced {
 		b = append(b, `,"unpriced":true`...)
 	}
+	b = optString(b, `,"setBy":`, c.SetBy)
 	return append(b, '}'), true
 }
 
@@ -416,6 +417,7 @@ func (e encoder) event(b []byte, ev *runtime.Event) ([]byte, bool) {
 	if ev.Unpriced {
 		b = append(b, `,"unpriced":true`...)
 	}
+	b = optString(b, `,"setBy":`, ev.SetBy)
 	return append(b, '}'), true
 }
 
@@ -540,6 +542,7 @@ func (e encoder) recorded(b []byte, c *runtime.Recorded) ([]byte, bool) {
 			return b, false
 		}
 	}
+	b = optString(b, `,"setBy":`, c.SetBy)
 	return append(b, '}'), true
 }
 

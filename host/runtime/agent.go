@@ -117,7 +117,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 				}
 				return answerValue(res, mockValue), nil
 			}
-			rn.violation(verr, agentName, target, o.at)
+			rn.violation(ctx, verr, agentName, target, o.at)
 			var bv *policy.Violation
 			if errors.As(verr, &bv) && bv.Rule != "MaxSpend" && bv.Phase == policy.Output {
 				return nil, &agent.Correction{Err: verr,
@@ -134,9 +134,12 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 			}
 			rn.st.emit(ev)
 		},
-		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(v, agentName, tgt, o.at) },
+		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(ctx, v, agentName, tgt, o.at) },
 	}
 	cfg.Resolve = lazy
+	if rn.r.cfg.Hooks != nil {
+		cfg.Hooks = &agentStops{rn: rn, at: o.at, agent: agentName, set: set}
+	}
 	var conv *agent.Conversation
 	if resumed != nil && resumed.Conversation != nil {
 		conv, err = agent.Resume(cfg, *resumed.Conversation)
@@ -213,7 +216,7 @@ func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call,
 	// Input policies see the prompt before anything leaves the host, mock or not.
 	prompt, err = set.Input(prompt)
 	if err != nil {
-		rn.violation(err, agentName, target, o.at)
+		rn.violation(ctx, err, agentName, target, o.at)
 		return "", "", err
 	}
 	// The stores the agent equips add what they hold that answers the prompt.
@@ -402,6 +405,11 @@ func (s *modelStep) CanCallTools() bool { return model.CanCallTools(s.inner) }
 
 func (s *modelStep) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	rn := s.rn
+	if rn.r.cfg.Hooks != nil {
+		if err := s.stop(ctx, req); err != nil {
+			return model.Response{}, err
+		}
+	}
 	for retry := 0; ; retry++ {
 		resp, err := s.once(ctx, req, retry)
 		if err == nil || retry >= s.retries || !retryable(err) || ctx.Err() != nil {
@@ -433,7 +441,7 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 		return err
 	})
 	if err != nil {
-		rn.violation(err, s.agent, s.target, s.at)
+		rn.violation(ctx, err, s.agent, s.target, s.at)
 		return model.Response{}, err
 	}
 	req.MaxTokens = resv.MaxTokens
@@ -500,7 +508,7 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 	rn.st.emit(ev)
 	if settleErr != nil {
 		// The request went over budget: its answer is not used.
-		rn.violation(settleErr, s.agent, s.target, s.at)
+		rn.violation(ctx, settleErr, s.agent, s.target, s.at)
 		return model.Response{}, settleErr
 	}
 	return resp, nil
@@ -555,7 +563,7 @@ func lastUser(msgs []model.Message) string {
 }
 
 // violation records a policy violation in context.meta.violations and emits its event.
-func (rn *run) violation(err error, agentName, target, at string) {
+func (rn *run) violation(ctx context.Context, err error, agentName, target, at string) {
 	var v *policy.Violation
 	if !errors.As(err, &v) {
 		return
@@ -565,6 +573,9 @@ func (rn *run) violation(err error, agentName, target, at string) {
 	rn.st.emit(Event{Type: "violation", At: at, Agent: agentName, Target: target, Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg})
 	if v.Log {
 		rn.r.cfg.Logger.Warn("policy violation", "policy", v.Policy, "rule", v.Rule, "phase", v.Phase, "agent", agentName, "message", v.Message)
+	}
+	if rn.r.cfg.Hooks != nil {
+		rn.violationStop(ctx, ViolationInfo{Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg, Agent: agentName, Target: target}, at)
 	}
 }
 

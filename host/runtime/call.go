@@ -230,6 +230,9 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 		return nil, err
 	}
 	sub := rn.sub(pd, bound)
+	if rn.dbg != nil {
+		sub.frames = rn.nest(Frame{Pipeline: rn.pd.Name.Name, At: c.Pos.String(), Called: pd.Name.Name})
+	}
 	out, err := sub.body(ctx, 0, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", pd.Name.Name, err)
@@ -264,6 +267,9 @@ type toolReq struct {
 	// police checks the call against set before it runs (tool: T). Calls an agent's model
 	// chose were checked by the tool loop already.
 	police bool
+	// answered, when set, is a person's answer that stands in for running the call (a
+	// debugger's skip of a call an agent's model chose; see agentStops).
+	answered *personAnswer
 }
 
 // toolCall runs one tool call: a mock's answer when its target is mocked, else the
@@ -299,24 +305,33 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 	}
 	var raw json.RawMessage // the result as the provider (or mock) gave it, for the recording
 	rp := rn.tools.replay
-	if rn.mocks().Has(targets...) || rp != nil && rp.mocked(targets...) {
-		mocked = true
+	ans := q.answered
+	if mockedPath := rn.mocks().Has(targets...) || rp != nil && rp.mocked(targets...); mockedPath || ans != nil {
+		// A call a person answered needs no provider either.
+		mocked = mockedPath
 		args = q.raw
 		if args == nil {
 			args = mockArgs(q.pos, q.named)
 		}
-		if q.police {
-			// Without the provider the method may be unknown: decide on every method of
-			// the tool.
-			decideOn := target
-			if method == "" {
-				decideOn = name + ".*"
+		// Without the provider the method may be unknown: decide on every method of the
+		// tool.
+		decideOn := target
+		if method == "" {
+			decideOn = name + ".*"
+		}
+		if rn.r.cfg.Hooks != nil && ans == nil {
+			if ans, err = rn.toolStop(ctx, q, target, decideOn, effect, args); err != nil {
+				return nil, err
 			}
+		}
+		if q.police && ans == nil {
 			if err := rn.police(ctx, q, decideOn, effect, args); err != nil {
 				return nil, err
 			}
 		}
-		if rp != nil {
+		if ans != nil {
+			out, raw, err = ans.result()
+		} else if rp != nil {
 			out, err = rn.replayTool(q, target, args)
 		} else {
 			mreq := MockRequest{Target: target, Agent: q.agent, Input: q.input}
@@ -333,12 +348,19 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 		p, err = rn.tools.prepare(ctx, q.td, q.method, q.raw, q.pos, q.implicit, q.named)
 		if err == nil {
 			target, args = name+"."+p.method.Name, p.args
-			if q.police {
+			if rn.r.cfg.Hooks != nil && ans == nil {
+				if ans, err = rn.toolStop(ctx, q, target, target, p.method.EffectOrDefault(), args); err != nil {
+					return nil, err
+				}
+			}
+			if q.police && ans == nil {
 				if err := rn.police(ctx, q, target, p.method.EffectOrDefault(), args); err != nil {
 					return nil, err
 				}
 			}
-			if rp != nil {
+			if ans != nil {
+				out, raw, err = ans.result()
+			} else if rp != nil {
 				out, err = rn.replayTool(q, target, args)
 			} else {
 				progress := func(pr tool.Progress) {
@@ -355,7 +377,7 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 		}
 	}
 	if rn.tools.rec != nil && args != nil {
-		c := Recorded{Kind: RecordedTool, Target: target, At: q.at, Args: args, Mocked: mocked}
+		c := Recorded{Kind: RecordedTool, Target: target, At: q.at, Args: args, Mocked: mocked, SetBy: ans.setBy()}
 		switch {
 		case err != nil:
 			c.Error = recordError(err)
@@ -365,8 +387,8 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 		rn.record(c)
 	}
 	dur := rn.r.cfg.Now().Sub(start).Milliseconds()
-	ci := CallInfo{Kind: "tool", Target: target, Agent: q.agent, DurationMs: dur, Mocked: mocked}
-	ev := Event{Type: "tool", At: q.at, Agent: q.agent, Target: target, Args: agent.Call{Args: args, Value: q.value}.Shown(q.set), DurationMs: dur, Mocked: mocked}
+	ci := CallInfo{Kind: "tool", Target: target, Agent: q.agent, DurationMs: dur, Mocked: mocked, SetBy: ans.setBy()}
+	ev := Event{Type: "tool", At: q.at, Agent: q.agent, Target: target, Args: agent.Call{Args: args, Value: q.value}.Shown(q.set), DurationMs: dur, Mocked: mocked, SetBy: ans.setBy()}
 	if err != nil {
 		ci.Error = codeOf(err)
 		ev.Error = infoOf(err, "")
@@ -398,7 +420,7 @@ func (rn *run) police(ctx context.Context, q toolReq, target string, effect tool
 	switch d.Verdict {
 	case policy.Refused:
 		v := d.Violation()
-		rn.violation(v, q.agent, target, q.at)
+		rn.violation(ctx, v, q.agent, target, q.at)
 		return v
 	case policy.NeedsApproval:
 		a, err := rn.approve(ctx, agent.ApprovalRequest{Agent: q.agent, Call: agent.Call{Target: target, Effect: effect, Args: args},

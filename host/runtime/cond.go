@@ -38,6 +38,16 @@ func (c *conditions) eval(src string, sc *scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	out, err := expr.Run(p, condEnv(sc))
+	if err != nil {
+		return false, &Error{Code: CodeCondition, Message: "condition " + quote(src) + ": " + err.Error(), Err: err}
+	}
+	b, _ := out.(bool)
+	return b, nil
+}
+
+// condEnv is what a condition names: context, and the inputs and `as` names by themselves.
+func condEnv(sc *scope) map[string]any {
 	env := map[string]any{}
 	for k, v := range sc.inputs {
 		env[k] = v
@@ -47,12 +57,7 @@ func (c *conditions) eval(src string, sc *scope) (bool, error) {
 		env[k] = v
 	}
 	env["context"] = ctx
-	out, err := expr.Run(p, env)
-	if err != nil {
-		return false, &Error{Code: CodeCondition, Message: "condition " + quote(src) + ": " + err.Error(), Err: err}
-	}
-	b, _ := out.(bool)
-	return b, nil
+	return env
 }
 
 func quote(s string) string { return "\"" + s + "\"" }

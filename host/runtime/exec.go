@@ -36,6 +36,10 @@ type run struct {
 	resume *approvalResume
 	// list is the stages this run goes through: the pipeline's, or a branch arm's.
 	list []*lang.Stage
+	// dbg is set while Config.Hooks are told of the run's steps, or a replay sets values a
+	// person set (see hooks.go); frames are where this run is nested then.
+	dbg    *debugRun
+	frames []Frame
 
 	// loops counts each loop stage's passes; stageIn keeps each stage's flowing value so a
 	// loop can go back; feedback is the note a loop leaves for the agent stage it goes back
@@ -64,12 +68,16 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	if r.cfg.Store != nil {
 		tools.rec = &recorder{}
 	}
-	return &run{
+	rn := &run{
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  tools,
 		budget: policy.NewBudget(), shares: newShares(), mock: r.cfg.Mocks.fork(),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
+	if r.cfg.Hooks != nil {
+		rn.dbg = newDebugRun()
+	}
+	return rn
 }
 
 // sub makes the run of a pipeline called from this one.
@@ -80,7 +88,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	}
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	return &run{
-		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, list: pd.Stages,
+		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, list: pd.Stages, dbg: rn.dbg,
 		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
 	}
@@ -92,7 +100,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 // its own. where says where it is, for a stage in it that would pause.
 func (rn *run) inner(where string, list []*lang.Stage) *run {
 	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
-	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, where: where, list: list}
+	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, where: where, list: list, dbg: rn.dbg, frames: rn.frames}
 	if list != nil {
 		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
 	}
@@ -151,6 +159,7 @@ func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) 
 		if errors.As(err, &se) {
 			at, err = se.at, se.err
 		}
+		err = stoppedBy(ctx, err)
 		res.Error = infoOf(err, at)
 		rn.rec.Resume = nil
 	default:
@@ -264,6 +273,11 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		if i+1 < len(stages) && stages[i+1].Op == lang.OpFallback {
 			fb = stages[i+1]
 		}
+		if rn.dbg != nil {
+			if err := rn.beforeStage(ctx, i, st, value); err != nil {
+				return nil, wrapStage(st, err)
+			}
+		}
 		rn.stageIn[i] = value
 		end := rn.markStage(ctx, i, st)
 		out, jump, err := rn.stage(ctx, i, st, value, fb)
@@ -281,6 +295,11 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 			}
 			if fb != nil && ctx.Err() == nil {
 				rn.st.set("error", map[string]any{"code": codeOf(err), "message": err.Error(), "at": st.Pos.String()})
+				if rn.dbg != nil {
+					if err := rn.beforeStage(ctx, i+1, fb, value); err != nil {
+						return nil, wrapStage(fb, err)
+					}
+				}
 				rn.stageIn[i+1] = value
 				end := rn.markStage(ctx, i+1, fb)
 				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
@@ -372,6 +391,11 @@ func (rn *run) startValue(ctx context.Context) (any, error) {
 	case nil:
 		return nil, nil
 	case *lang.Call:
+		if rn.dbg != nil {
+			if err := rn.beforeStart(ctx, x); err != nil {
+				return nil, err
+			}
+		}
 		return rn.call(ctx, x, nil, callOpts{})
 	default:
 		return rn.scope().eval(x)

@@ -176,6 +176,9 @@ func (rn *run) branch(ctx context.Context, st *lang.Stage, value any) (any, erro
 		in := rn.inner(fmt.Sprintf("inside the branch arm %q at %s", arm.Label(), arm.Pos), arm.Stages)
 		in.st.arm = arm.Label()
 		in.st.lane += "?" + arm.Label()
+		if rn.dbg != nil {
+			in.frames = rn.nest(Frame{Pipeline: rn.pd.Name.Name, At: st.Pos.String(), Arm: arm.Label()})
+		}
 		return in.stages(ctx, 0, value)
 	}
 	rn.st.emit(Event{Type: "branch", At: st.Pos.String(), Message: "no arm taken; the value passes through"})

@@ -53,6 +53,9 @@ type CallInfo struct {
 	// Unpriced says the price table has no entry for the model: Cost is 0, the real cost
 	// unknown.
 	Unpriced bool `json:"unpriced,omitempty"`
+	// SetBy is "person" for a call a person answered instead of letting it run (a
+	// debugger's skip).
+	SetBy string `json:"setBy,omitempty"`
 }
 
 // A ViolationInfo is one policy violation as context.meta.violations holds it.
@@ -145,6 +148,10 @@ type Event struct {
 	// Unpriced, on an llm event, says the price table has no entry for the model: Cost is
 	// 0, the real cost unknown.
 	Unpriced bool `json:"unpriced,omitempty"`
+	// SetBy is "person" on a tool event of a call a person answered instead of letting it
+	// run, and on a "set" event (a person changed context.data.<Target> to Output in a
+	// debugger).
+	SetBy string `json:"setBy,omitempty"`
 }
 
 // state is what a run shares between its stages and its fan-out branches.

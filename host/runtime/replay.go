@@ -36,13 +36,14 @@ const (
 	RecordedTool     = "tool"
 	RecordedApproval = "approval"
 	RecordedAnswer   = "answer"
+	RecordedSet      = "set"
 )
 
 // A Recorded is one call of a run and what answered it.
 type Recorded struct {
 	// Kind is "llm" (a model request), "tool" (a tool call), "approval" (a person's, a
-	// mock's or a handler's answer to a call put up for approval) or "answer" (the answer to
-	// a |! yield or a ~> listen).
+	// mock's or a handler's answer to a call put up for approval), "answer" (the answer to
+	// a |! yield or a ~> listen) or "set" (a value a person set in a debugger).
 	Kind string `json:"kind"`
 	// Target is "Agent.task" (llm), "Tool.method" (tool, approval; "Tool" for a mocked
 	// tool: T of a tool whose methods were not described), or the channel (answer).
@@ -67,6 +68,11 @@ type Recorded struct {
 	Answer any `json:"answer,omitempty"`
 	// Error is why a model or tool call failed.
 	Error *RecordedError `json:"error,omitempty"`
+	// SetBy is "person" when a person gave the value instead of a model, a tool or the
+	// pipeline: a tool call a debugger skipped (Result is the person's value; an approval
+	// beside it, when the call needed one), and every "set" (a person changed
+	// context.data.<Target> to Answer before stage At, on its Step-th pass).
+	SetBy string `json:"setBy,omitempty"`
 }
 
 // A RecordedError is a failed call as a Recording keeps it.

@@ -80,6 +80,10 @@ type Config struct {
 	RetryBackoff time.Duration
 	// Logger gets warnings (LogViolation) and debug lines; nil means none.
 	Logger hclog.Logger
+	// Hooks, when set, is told before each step of every run (a stage, a model request, a
+	// tool call) and at each policy violation, and may stop there: a debugger (host/debug).
+	// Nil costs the runs nothing.
+	Hooks Hooks
 }
 
 // A Runtime runs the pipelines of one validated program. It is safe for concurrent runs.
@@ -409,7 +413,8 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 // tried against a run that happened. Calls are answered by the recorded call of the same
 // target (and, for tools and approvals, the same arguments) in the order they were made;
 // the first the recording cannot answer fails the run with REPLAY_DIVERGED saying what
-// differed. Mocks, the interrupt handler and the store are not used: the replay is not
+// differed. A value a person set in a debugger (Step.Set) is set again before the same
+// stage, on the same pass; a call a person answered (Step.Skip) is answered with their value. Mocks, the interrupt handler and the store are not used: the replay is not
 // saved, rec is left as it is, and the result keeps rec's run id. It ends paused where the
 // recorded run was never answered. A record without a recording, or whose pipeline or
 // inputs no longer fit the file, is a RUN_RECORD error.
@@ -429,6 +434,9 @@ func (r *Runtime) Replay(ctx context.Context, rec *Record) (*Result, error) {
 	rn := r.newRun(pd, in)
 	rn.st.meta.RunID = id
 	rn.tools.rec, rn.tools.replay = nil, newReplayer(rec.Recording)
+	if rec.Recording.hasSets() {
+		rn.dbg = newDebugRun()
+	}
 	if rec.Status == Paused && rec.Resume != nil && rec.Resume.Agent != nil {
 		w := rec.Resume.Agent.Call
 		rn.tools.replay.waiting = &w
