@@ -419,3 +419,6 @@ func stoppedBy(ctx context.Context, err error) error {
 
 // String names a step for logs: "stage at f.halo:3:5".
 func (s *Step) String() string { return fmt.Sprintf("%s at %s", s.Kind, s.At) }
+
+// Program returns the program the runtime runs (a debugger places breakpoints on it).
+func (r *Runtime) Program() *lang.Program { return r.prog }

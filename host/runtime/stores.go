@@ -66,7 +66,7 @@ func (rn *run) embedCall(ctx context.Context, c storeCaller, e store.Embedding, 
 		return err
 	})
 	if err != nil {
-		rn.violation(err, c.agent, target, c.at)
+		rn.violation(ctx, err, c.agent, target, c.at)
 		return model.EmbedResponse{}, err
 	}
 	start := rn.r.cfg.Now()
@@ -93,7 +93,7 @@ func (rn *run) embedCall(ctx context.Context, c storeCaller, e store.Embedding, 
 		return model.EmbedResponse{}, err
 	}
 	if settleErr != nil {
-		rn.violation(settleErr, c.agent, target, c.at)
+		rn.violation(ctx, settleErr, c.agent, target, c.at)
 		return model.EmbedResponse{}, settleErr
 	}
 	return resp, nil
@@ -175,7 +175,7 @@ func (rn *run) retrieve(ctx context.Context, a *lang.AgentDecl, prompt string, a
 			withheld := errors.As(verr, &v)
 			shown = append(shown, map[string]any{"source": h.Source, "score": h.Score, "withheld": withheld})
 			if withheld {
-				rn.violation(v, agentName, info.Target, at)
+				rn.violation(ctx, v, agentName, info.Target, at)
 				info.Withheld++
 				continue
 			}

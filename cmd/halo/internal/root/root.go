@@ -18,6 +18,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/add"
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/debugcmd"
 	"halolang.dev/halo/cmd/halo/internal/explain"
 	"halolang.dev/halo/cmd/halo/internal/fmtcmd"
 	"halolang.dev/halo/cmd/halo/internal/index"
@@ -208,6 +209,7 @@ var commands = []func(*cmdutil.Factory) *cobra.Command{
 	func(f *cmdutil.Factory) *cobra.Command { return resume.NewCmdResume(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return replay.NewCmdReplay(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return runs.NewCmdRuns(f, nil) },
+	func(f *cmdutil.Factory) *cobra.Command { return debugcmd.NewCmdDebug(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return fmtcmd.NewCmdFmt(f, nil) },
 	func(f *cmdutil.Factory) *cobra.Command { return lspcmd.NewCmdLSP(f, nil) },

@@ -174,6 +174,10 @@ type Session struct {
 
 	// Tracer, when not nil, gets the runs' spans; Close exports what it holds.
 	Tracer *telemetry.Tracer
+	// Configure, when set, changes the runtime's config last, before the runtime is made
+	// (halo debug hands it its hooks). NoProgress keeps the live status line off the terminal.
+	Configure  func(*runtime.Config)
+	NoProgress bool
 }
 
 // Close stops the progress line and flushes the events file and the traces.
@@ -253,7 +257,7 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 		}
 	}
 	s.Tracer.Install(&cfg)
-	if f.IO.ErrTTY {
+	if f.IO.ErrTTY && !s.NoProgress {
 		// A live status line on the terminal while the run goes on (stderr only: stdout may
 		// be a file).
 		sp := newSpinner(f.IO.ErrOut, spinnerEvery)
@@ -275,6 +279,9 @@ func Open(f *cmdutil.Factory, s Session) (*Session, error) {
 		if ask != nil {
 			ask.hold = sp.hold
 		}
+	}
+	if s.Configure != nil {
+		s.Configure(&cfg)
 	}
 	rt, err := runtime.New(prog, cfg)
 	if err != nil {

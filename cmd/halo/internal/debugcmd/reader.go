@@ -1,0 +1,105 @@
+package debugcmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/term"
+
+	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/termsafe"
+)
+
+// maxLine bounds one command line read from stdin, in bytes (the rest of a longer one is
+// dropped).
+const maxLine = 64 << 10
+
+// A reader reads the person's commands: at a terminal (stdin and stderr both one) with line
+// editing and history (golang.org/x/term's Terminal, the terminal in raw mode only while a
+// line is read), else line by line from stdin, echoing each after its prompt so a scripted
+// session's transcript reads as a typed one. What the debugger shows goes to out (stderr,
+// made safe for a terminal: it quotes models' and tools' text).
+type reader struct {
+	out io.Writer
+	// At a terminal:
+	term *term.Terminal
+	fd   int
+	// Otherwise:
+	in   *bufio.Reader
+	echo io.Writer
+}
+
+type fder interface{ Fd() uintptr }
+
+func newReader(f *cmdutil.Factory) *reader {
+	if f.IO.InTTY && f.IO.ErrTTY {
+		if in, ok := f.IO.In.(fder); ok {
+			t := term.NewTerminal(struct {
+				io.Reader
+				io.Writer
+			}{f.IO.In, f.IO.ErrOut}, "")
+			return &reader{term: t, fd: int(in.Fd()), out: termsafe.Writer(t)}
+		}
+	}
+	out := termsafe.Writer(f.IO.ErrOut)
+	return &reader{in: bufio.NewReaderSize(f.IO.In, 4096), out: out, echo: out}
+}
+
+func (r *reader) close() {}
+
+// errTerminalGone is how a terminal that can no longer be read ends the session.
+var errTerminalGone = errors.New("the terminal was closed")
+
+func (r *reader) readLine(prompt string) (string, error) {
+	if r.term == nil {
+		fmt.Fprint(r.echo, prompt)
+		line, err := readLine(r.in)
+		if err != nil && line == "" {
+			fmt.Fprintln(r.echo)
+			if errors.Is(err, io.EOF) {
+				return "", errors.New("the commands on standard input ended")
+			}
+			return "", fmt.Errorf("reading the commands: %w", err)
+		}
+		fmt.Fprintln(r.echo, termsafe.String(line))
+		return line, nil
+	}
+	old, err := term.MakeRaw(r.fd)
+	if err != nil {
+		return "", errTerminalGone
+	}
+	defer term.Restore(r.fd, old)
+	r.term.SetPrompt(prompt)
+	line, err := r.term.ReadLine()
+	switch {
+	case errors.Is(err, io.EOF):
+		return "", errors.New("Ctrl-D (or Ctrl-C) at the prompt")
+	case errors.Is(err, term.ErrPasteIndicator):
+		return line, nil
+	case err != nil:
+		return "", errTerminalGone
+	}
+	return line, nil
+}
+
+// readLine reads one line of at most maxLine bytes.
+func readLine(r *bufio.Reader) (string, error) {
+	var b strings.Builder
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if b.Len() < maxLine {
+			b.Write(chunk[:min(len(chunk), maxLine-b.Len())])
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		s := strings.TrimRight(b.String(), "\r\n")
+		if err != nil && s != "" && errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		return s, err
+	}
+}
