@@ -398,13 +398,7 @@ func (s *Session) interrupt(ctx context.Context, in runtime.Interrupt) (any, boo
 // wait hands stop to the front end and waits for its action. The run's context ending or
 // the session stopping ends the wait with why.
 func (s *Session) wait(ctx context.Context, stop *Stop) (action, error) {
-	select {
-	case s.events <- Event{Stop: stop}:
-	case <-ctx.Done():
-		return action{}, context.Cause(ctx)
-	case <-s.quit:
-		return action{}, s.stopped()
-	}
+	// The stop is current before the front end hears of it, so its first action finds it.
 	s.mu.Lock()
 	s.current = stop
 	s.mu.Unlock()
@@ -413,6 +407,13 @@ func (s *Session) wait(ctx context.Context, stop *Stop) (action, error) {
 		s.current = nil
 		s.mu.Unlock()
 	}()
+	select {
+	case s.events <- Event{Stop: stop}:
+	case <-ctx.Done():
+		return action{}, context.Cause(ctx)
+	case <-s.quit:
+		return action{}, s.stopped()
+	}
 	select {
 	case act := <-s.actions:
 		return act, nil

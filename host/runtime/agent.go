@@ -137,7 +137,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(ctx, v, agentName, tgt, o.at) },
 	}
 	cfg.Resolve = lazy
-	if rn.r.cfg.Hooks != nil {
+	if rn.hooks() != nil {
 		cfg.Hooks = &agentStops{rn: rn, at: o.at, agent: agentName, set: set}
 	}
 	var conv *agent.Conversation
@@ -405,7 +405,7 @@ func (s *modelStep) CanCallTools() bool { return model.CanCallTools(s.inner) }
 
 func (s *modelStep) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	rn := s.rn
-	if rn.r.cfg.Hooks != nil {
+	if rn.hooks() != nil {
 		if err := s.stop(ctx, req); err != nil {
 			return model.Response{}, err
 		}
@@ -574,7 +574,7 @@ func (rn *run) violation(ctx context.Context, err error, agentName, target, at s
 	if v.Log {
 		rn.r.cfg.Logger.Warn("policy violation", "policy", v.Policy, "rule", v.Rule, "phase", v.Phase, "agent", agentName, "message", v.Message)
 	}
-	if rn.r.cfg.Hooks != nil {
+	if rn.hooks() != nil {
 		rn.violationStop(ctx, ViolationInfo{Policy: v.Policy, Rule: v.Rule, Phase: string(v.Phase), Message: msg, Agent: agentName, Target: target}, at)
 	}
 }

@@ -319,7 +319,7 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 		if method == "" {
 			decideOn = name + ".*"
 		}
-		if rn.r.cfg.Hooks != nil && ans == nil {
+		if rn.hooks() != nil && ans == nil {
 			if ans, err = rn.toolStop(ctx, q, target, decideOn, effect, args); err != nil {
 				return nil, err
 			}
@@ -348,7 +348,7 @@ func (rn *run) toolCall(ctx context.Context, q toolReq) (any, error) {
 		p, err = rn.tools.prepare(ctx, q.td, q.method, q.raw, q.pos, q.implicit, q.named)
 		if err == nil {
 			target, args = name+"."+p.method.Name, p.args
-			if rn.r.cfg.Hooks != nil && ans == nil {
+			if rn.hooks() != nil && ans == nil {
 				if ans, err = rn.toolStop(ctx, q, target, target, p.method.EffectOrDefault(), args); err != nil {
 					return nil, err
 				}

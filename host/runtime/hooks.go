@@ -207,6 +207,14 @@ func (d *debugRun) visit(at, lane string) int {
 	return d.visits[k]
 }
 
+// hooks are the Hooks told of this run's steps: none in a replay, which runs on its own.
+func (rn *run) hooks() Hooks {
+	if rn.tools.replay != nil {
+		return nil
+	}
+	return rn.r.cfg.Hooks
+}
+
 // nest returns this run's frames with f inside them, for a run nested in this one.
 func (rn *run) nest(f Frame) []Frame {
 	return append(rn.frames[:len(rn.frames):len(rn.frames)], f)
@@ -224,7 +232,7 @@ func (rn *run) beforeStage(ctx context.Context, i int, st *lang.Stage, value any
 		return err
 	}
 	s.Index, s.Stage, s.Value, s.Target = i, st, value, markTarget(st)
-	return rn.r.cfg.Hooks.Before(ctx, s)
+	return rn.hooks().Before(ctx, s)
 }
 
 // beforeStart is beforeStage for a pipeline's start value that is a call.
@@ -234,7 +242,7 @@ func (rn *run) beforeStart(ctx context.Context, c *lang.Call) error {
 		return err
 	}
 	s.Target = c.Target()
-	return rn.r.cfg.Hooks.Before(ctx, s)
+	return rn.hooks().Before(ctx, s)
 }
 
 // reached counts a visit of the stage at and applies what a replayed run's person set
@@ -249,7 +257,7 @@ func (rn *run) reached(at string) (*Step, error) {
 			rn.st.emit(Event{Type: "set", At: at, Target: c.Target, Output: c.Answer, SetBy: c.SetBy})
 		}
 	}
-	if rn.r.cfg.Hooks == nil {
+	if rn.hooks() == nil {
 		return nil, nil
 	}
 	s := rn.step(StepStage, at)
@@ -334,7 +342,7 @@ func (s *modelStep) stop(ctx context.Context, req model.Request) error {
 	for _, t := range s.conv.Tools() {
 		st.Offered = append(st.Offered, t.Target)
 	}
-	return s.rn.r.cfg.Hooks.Before(ctx, st)
+	return s.rn.hooks().Before(ctx, st)
 }
 
 // agentStops tells Hooks of each tool call an agent's model chose (host/agent's Hooks), with
@@ -350,7 +358,7 @@ func (a *agentStops) BeforeCall(ctx context.Context, c agent.Call, d policy.Deci
 	rn := a.rn
 	s := rn.step(StepTool, a.at)
 	s.Agent, s.Target, s.Args, s.Decision, s.Messages = a.agent, c.Target, c.Args, &d, st.Messages
-	if err := rn.r.cfg.Hooks.Before(ctx, s); err != nil {
+	if err := rn.hooks().Before(ctx, s); err != nil {
 		return nil, false, err
 	}
 	if s.answer == nil || d.Verdict == policy.Refused {
@@ -381,7 +389,7 @@ func (rn *run) toolStop(ctx context.Context, q toolReq, target, decideOn string,
 		d := q.set.Decide(decideOn, effect, args)
 		s.Decision = &d
 	}
-	if err := rn.r.cfg.Hooks.Before(ctx, s); err != nil {
+	if err := rn.hooks().Before(ctx, s); err != nil {
 		return nil, err
 	}
 	if s.answer != nil && s.Decision != nil && s.Decision.Verdict == policy.NeedsApproval {
@@ -401,7 +409,7 @@ func (rn *run) personApproved(target, at string, args json.RawMessage) {
 func (rn *run) violationStop(ctx context.Context, v ViolationInfo, at string) {
 	s := rn.step(StepViolation, at)
 	s.Agent, s.Target, s.Violation = v.Agent, v.Target, &v
-	_ = rn.r.cfg.Hooks.Before(ctx, s) // the violation has happened; a stop ends the run through ctx
+	_ = rn.hooks().Before(ctx, s) // the violation has happened; a stop ends the run through ctx
 }
 
 // stoppedBy is why a run failed: when its context was cancelled with a cause that has a

@@ -434,6 +434,7 @@ func (r *Runtime) Replay(ctx context.Context, rec *Record) (*Result, error) {
 	rn := r.newRun(pd, in)
 	rn.st.meta.RunID = id
 	rn.tools.rec, rn.tools.replay = nil, newReplayer(rec.Recording)
+	rn.dbg = nil // a replay tells no Hooks
 	if rec.Recording.hasSets() {
 		rn.dbg = newDebugRun()
 	}
