@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -48,18 +48,25 @@ const flowMocks = `{
 type world struct {
 	sess  *debug.Session
 	rt    *runtime.Runtime
-	store *runtime.Store
+	store *memStore
 }
 
 func newWorld(t *testing.T, src, mocks string) *world {
 	t.Helper()
-	store := &runtime.Store{Dir: filepath.Join(t.TempDir(), "runs")}
-	sess := debug.New(debug.Config{Source: func(name string) ([]byte, error) {
+	w := buildWorld(t, src, mocks, debug.New(debug.Config{Source: func(name string) ([]byte, error) {
 		if name != "flow.halo" {
 			return nil, errors.New("no such file")
 		}
 		return []byte(src), nil
-	}})
+	}}))
+	w.sess.Load(w.rt)
+	return w
+}
+
+// buildWorld loads src with mocks into a runtime with sess's hooks.
+func buildWorld(t *testing.T, src, mocks string, sess *debug.Session) *world {
+	t.Helper()
+	store := newMemStore()
 	cfg := runtime.Config{Store: store}
 	if mocks != "" {
 		m, err := runtime.ParseMocks([]byte(mocks))
@@ -73,7 +80,6 @@ func newWorld(t *testing.T, src, mocks string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.Load(rt)
 	return &world{sess: sess, rt: rt, store: store}
 }
 
@@ -340,4 +346,44 @@ pipeline Each(items: List) -> Result:
 	if stops != 1+len(items) {
 		t.Errorf("%d stops, want the stage and each item's call", stops)
 	}
+}
+
+// memStore is a run store in memory: records kept as the JSON a store writes.
+type memStore struct {
+	mu   sync.Mutex
+	recs map[string][]byte
+	last string
+}
+
+func newMemStore() *memStore { return &memStore{recs: map[string][]byte{}} }
+
+func (s *memStore) Save(rec *runtime.Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[rec.RunID], s.last = b, rec.RunID
+	return nil
+}
+
+func (s *memStore) Load(id string) (*runtime.Record, error) {
+	s.mu.Lock()
+	b, ok := s.recs[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, &runtime.Error{Code: runtime.CodeRun, Message: "no run " + id}
+	}
+	var rec runtime.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+func (s *memStore) Latest() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, nil
 }

@@ -76,14 +76,14 @@ func newStageIndex(prog *lang.Program, source func(string) ([]byte, error)) *sta
 		ix.spans[name] = map[int]int{}
 		for _, l := range starts {
 			end := len(text)
-			if end == 0 {
-				end = l
-			}
 			for _, b := range bounds[name] {
 				if b > l {
 					end = b - 1
 					break
 				}
+			}
+			if len(text) == 0 {
+				end = l // without the source, a stage is its own line
 			}
 			end = min(end, l+maxSourceLines-1)
 			for end > l && end <= len(text) && blankOrComment(text[end-1]) {

@@ -2,8 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -120,7 +120,7 @@ func TestHooksAreToldEveryStep(t *testing.T) {
 // agent's tool call answered instead of running are what the run goes on with; the record's
 // events and recording mark them set by a person, and a replay sets and answers them again.
 func TestSetAndSkipAreSetByAPerson(t *testing.T) {
-	store := &runtime.Store{Dir: filepath.Join(t.TempDir(), "runs")}
+	store := newHookStore()
 	c := newClerk(asks(tc("c1", "Files__write", `{"path":"out.md","text":"x"}`)), says("Merged."))
 	h := &hooks{at: map[string]func(*runtime.Step) error{
 		"tool:Files.read":  func(s *runtime.Step) error { return s.Skip("typed by a person") },
@@ -132,7 +132,8 @@ func TestSetAndSkipAreSetByAPerson(t *testing.T) {
 			return s.Set("context.data.report", "changed")
 		},
 	}}
-	cfg := c.config(store, nil)
+	cfg := c.config(nil, nil)
+	cfg.Store = store
 	cfg.Tools = c.registry(t)
 	cfg.Hooks = h
 	rt := load(t, hookedSrc, cfg)
@@ -233,10 +234,11 @@ func TestStepRefusals(t *testing.T) {
 func TestHooksStopTheRun(t *testing.T) {
 	stopped := errcode.New("DEBUG_STOPPED", "stopped by the test")
 	t.Run("error", func(t *testing.T) {
-		store := &runtime.Store{Dir: filepath.Join(t.TempDir(), "runs")}
+		store := newHookStore()
 		c := newClerk(says("Merged."))
 		h := &hooks{at: map[string]func(*runtime.Step) error{"stage@16": func(*runtime.Step) error { return stopped }}}
-		cfg := c.config(store, nil)
+		cfg := c.config(nil, nil)
+		cfg.Store = store
 		cfg.Tools = c.registry(t)
 		cfg.Hooks = h
 		res := run(t, load(t, hookedSrc, cfg), "Tidy", map[string]any{"task": "merge"})
@@ -307,4 +309,44 @@ pipeline Each(items: List) -> Result:
 	if len(cmds) != 3 {
 		t.Fatalf("tool steps %v", h.seen)
 	}
+}
+
+// hookStore is a run store in memory: records kept as the JSON a store writes.
+type hookStore struct {
+	mu   sync.Mutex
+	recs map[string][]byte
+	last string
+}
+
+func newHookStore() *hookStore { return &hookStore{recs: map[string][]byte{}} }
+
+func (s *hookStore) Save(rec *runtime.Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[rec.RunID], s.last = b, rec.RunID
+	return nil
+}
+
+func (s *hookStore) Load(id string) (*runtime.Record, error) {
+	s.mu.Lock()
+	b, ok := s.recs[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, &runtime.Error{Code: runtime.CodeRun, Message: "no run " + id}
+	}
+	var rec runtime.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+func (s *hookStore) Latest() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, nil
 }
