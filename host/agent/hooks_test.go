@@ -36,7 +36,10 @@ func TestHooksAnswerCalls(t *testing.T) {
 		pol(t, "Shell", rule("DenyArgs", "Tests.run", "command", "rm")),
 	}
 	asked := 0
-	h.cfg.Approve = func(context.Context, ApprovalRequest) (Approval, error) { asked++; return Approval{Approved: true}, nil }
+	h.cfg.Approve = func(context.Context, ApprovalRequest) (Approval, error) {
+		asked++
+		return Approval{Approved: true}, nil
+	}
 	hk := &stops{answer: map[string]any{"Files.write": map[string]any{"written": true}, "Tests.run": "ran"}}
 	h.cfg.Hooks = hk
 	if _, err := h.run(t); err != nil {

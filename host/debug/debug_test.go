@@ -3,8 +3,8 @@ package debug_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
