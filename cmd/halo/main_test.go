@@ -38,6 +38,7 @@ func TestScripts(t *testing.T) {
 			"fakemodel":  fakeModel,
 			"initbudget": initBudget,
 			"ptyanswer":  ptyAnswer,
+			"ptydebug":   ptyDebug,
 			"ptyrun":     ptyRun,
 		},
 	})

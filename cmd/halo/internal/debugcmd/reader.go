@@ -19,7 +19,7 @@ const maxLine = 64 << 10
 
 // A reader reads the person's commands: at a terminal (stdin and stderr both one) with line
 // editing and history (golang.org/x/term's Terminal, the terminal in raw mode only while a
-// line is read), else line by line from stdin, echoing each after its prompt so a scripted
+// line is read; the Terminal draws the prompt and the line), else line by line from stdin, echoing each after its prompt so a scripted
 // session's transcript reads as a typed one. What the debugger shows goes to out (stderr,
 // made safe for a terminal: it quotes models' and tools' text).
 type reader struct {
@@ -41,7 +41,9 @@ func newReader(f *cmdutil.Factory) *reader {
 				io.Reader
 				io.Writer
 			}{f.IO.In, f.IO.ErrOut}, "")
-			return &reader{term: t, fd: int(in.Fd()), out: termsafe.Writer(t)}
+			// What the debugger shows is written while the terminal is not raw, past the
+			// Terminal (which would draw its prompt again after each write).
+			return &reader{term: t, fd: int(in.Fd()), out: termsafe.Writer(f.IO.ErrOut)}
 		}
 	}
 	out := termsafe.Writer(f.IO.ErrOut)
