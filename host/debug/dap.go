@@ -26,9 +26,10 @@ type LaunchArgs struct {
 	Pipeline string `json:"pipeline,omitempty"`
 	// Inputs are the pipeline's inputs, by name.
 	Inputs map[string]any `json:"inputs,omitempty"`
-	// Mock and Mocks are halo run's --mock and --mocks FILE.
-	Mock  bool   `json:"mock,omitempty"`
-	Mocks string `json:"mocks,omitempty"`
+	// Mock, Mocks and Events are halo run's --mock, --mocks FILE and --events FILE.
+	Mock   bool   `json:"mock,omitempty"`
+	Mocks  string `json:"mocks,omitempty"`
+	Events string `json:"events,omitempty"`
 	// Cwd is the project folder (halo.lock, .halo/runs); "" is the adapter's own.
 	Cwd string `json:"cwd,omitempty"`
 	// StopOnEntry stops before the run's first step.

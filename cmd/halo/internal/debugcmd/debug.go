@@ -228,7 +228,7 @@ func launch(f *cmdutil.Factory, opts *Options, args debug.LaunchArgs, sess *debu
 		// Positions then carry the path the editor's breakpoints name.
 		program = filepath.Join(lf.Dir, program)
 	}
-	s, err := run.Open(&lf, run.Session{File: program, Mock: args.Mock, Mocks: args.Mocks,
+	s, err := run.Open(&lf, run.Session{File: program, Mock: args.Mock, Mocks: args.Mocks, Events: args.Events,
 		Registry: opts.Registry, Configure: sess.Configure, NoProgress: true})
 	if err != nil {
 		var ee *cmdutil.ExitError
