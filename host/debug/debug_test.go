@@ -382,6 +382,9 @@ func (s *memStore) Load(id string) (*runtime.Record, error) {
 	return &rec, nil
 }
 
+// SealKey is the key paused records are sealed with.
+func (s *memStore) SealKey() ([]byte, error) { return []byte("debug tests' seal key, 32 bytes."), nil }
+
 func (s *memStore) Latest() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

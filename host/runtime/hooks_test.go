@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -120,7 +119,7 @@ func TestHooksAreToldEveryStep(t *testing.T) {
 // agent's tool call answered instead of running are what the run goes on with; the record's
 // events and recording mark them set by a person, and a replay sets and answers them again.
 func TestSetAndSkipAreSetByAPerson(t *testing.T) {
-	store := newHookStore()
+	store := newStore()
 	c := newClerk(asks(tc("c1", "Files__write", `{"path":"out.md","text":"x"}`)), says("Merged."))
 	h := &hooks{at: map[string]func(*runtime.Step) error{
 		"tool:Files.read":  func(s *runtime.Step) error { return s.Skip("typed by a person") },
@@ -234,7 +233,7 @@ func TestStepRefusals(t *testing.T) {
 func TestHooksStopTheRun(t *testing.T) {
 	stopped := errcode.New("DEBUG_STOPPED", "stopped by the test")
 	t.Run("error", func(t *testing.T) {
-		store := newHookStore()
+		store := newStore()
 		c := newClerk(says("Merged."))
 		h := &hooks{at: map[string]func(*runtime.Step) error{"stage@16": func(*runtime.Step) error { return stopped }}}
 		cfg := c.config(nil, nil)
@@ -309,44 +308,4 @@ pipeline Each(items: List) -> Result:
 	if len(cmds) != 3 {
 		t.Fatalf("tool steps %v", h.seen)
 	}
-}
-
-// hookStore is a run store in memory: records kept as the JSON a store writes.
-type hookStore struct {
-	mu   sync.Mutex
-	recs map[string][]byte
-	last string
-}
-
-func newHookStore() *hookStore { return &hookStore{recs: map[string][]byte{}} }
-
-func (s *hookStore) Save(rec *runtime.Record) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs[rec.RunID], s.last = b, rec.RunID
-	return nil
-}
-
-func (s *hookStore) Load(id string) (*runtime.Record, error) {
-	s.mu.Lock()
-	b, ok := s.recs[id]
-	s.mu.Unlock()
-	if !ok {
-		return nil, &runtime.Error{Code: runtime.CodeRun, Message: "no run " + id}
-	}
-	var rec runtime.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, err
-	}
-	return &rec, nil
-}
-
-func (s *hookStore) Latest() (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last, nil
 }
