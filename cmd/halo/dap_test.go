@@ -242,7 +242,13 @@ func TestDAPEditorGoneStopsTheRun(t *testing.T) {
 	if !bytes.Contains(ev, []byte(`"status":"failed","error":{"code":"DEBUG_STOPPED","message":"the run was stopped in the debugger: the editor went away"`)) {
 		t.Errorf("the run's events do not say it was stopped:\n%s", ev)
 	}
-	// Its record was saved: halo replay finds it, with the calls it made.
+	// Its record says so.
+	show := exec.Command("halo", "runs", "show", "last", "--json")
+	show.Dir = dir
+	if b, err := show.CombinedOutput(); err != nil || !strings.Contains(string(b), `"message": "the run was stopped in the debugger: the editor went away"`) {
+		t.Errorf("halo runs show: %v\n%s", err, b)
+	}
+	// halo replay finds it, with the calls it made.
 	replay := exec.Command("halo", "replay", "flow.halo", "last", "--json")
 	replay.Dir = dir
 	b, _ := replay.CombinedOutput()
