@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,9 +18,6 @@ import (
 
 	"halolang.dev/halo/host/debug"
 )
-
-// debugPrompts are the prompts halo debug reads a line after.
-var debugPrompts = []string{debug.Prompt, debug.AnswerPrompt, debug.ApprovalPrompt}
 
 // keys turns one line of a ptydebug script into what a person types: <up>, <down>, <left>,
 // <right> and <bs> are those keys, ^D and ^C the control characters (sent alone, without
@@ -48,105 +44,11 @@ func ptyDebug(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 || args[2] != "--" {
 		ts.Fatalf("usage: ptydebug NAME SCRIPT -- command [args...]")
 	}
-	name, script, argv := args[0], strings.Split(strings.TrimSuffix(ts.ReadFile(args[1]), "\n"), "\n"), args[3:]
-	path := findProgram(ts.Getenv("PATH"), argv[0])
-	if path == "" {
-		ts.Fatalf("ptydebug: %s not found in the script's PATH", argv[0])
-	}
-	master, tty, err := pty.Open()
-	if err != nil {
-		ts.Fatalf("ptydebug: open a pseudo-terminal: %v", err)
-	}
-	defer master.Close()
-	out, err := os.Create(ts.MkAbs(name + ".out"))
-	ts.Check(err)
-	defer out.Close()
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Dir = ts.MkAbs(".")
-	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME"), "TMPDIR=" + ts.Getenv("TMPDIR"), "TERM=xterm", "NO_COLOR=1"}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, out, tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		tty.Close()
-		ts.Fatalf("ptydebug: %v", err)
-	}
-	tty.Close()
-
-	var (
-		mu      sync.Mutex
-		screen  bytes.Buffer
-		typed   int
-		tooMany bool
-		hungUp  bool
-	)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			asked := 0
-			for _, p := range debugPrompts {
-				asked += strings.Count(screen.String(), p)
-			}
-			for !hungUp && typed < asked {
-				if typed == len(script) {
-					tooMany = true
-					break
-				}
-				line := script[typed]
-				typed++
-				if line == "<hangup>" {
-					hungUp = true
-					master.Close()
-					break
-				}
-				master.Write(keys(line))
-			}
-			mu.Unlock()
-			if err != nil {
-				if !errors.Is(err, syscall.EIO) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
-					ts.Logf("ptydebug: reading the terminal: %v", err)
-				}
-				return
-			}
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		master.Close()
-		<-read
-		ts.Fatalf("ptydebug: %s did not finish in 20s; the terminal showed %q", argv[0], screen.String())
-	}
-	select {
-	case <-read:
-	case <-time.After(5 * time.Second):
-		master.Close()
-		<-read
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	ts.Check(os.WriteFile(ts.MkAbs(name+".tty"), screen.Bytes(), 0o644))
-	ts.Logf("terminal: %q", screen.String())
-	switch {
-	case tooMany:
-		ts.Fatalf("ptydebug: %s prompted more often than the %d lines of %s", argv[0], len(script), args[1])
-	case typed < len(script):
-		ts.Fatalf("ptydebug: %s prompted %d times, and %s has %d lines", argv[0], typed, args[1], len(script))
-	case neg && werr == nil:
-		ts.Fatalf("ptydebug: %s succeeded unexpectedly", argv[0])
-	case !neg && werr != nil:
-		ts.Fatalf("ptydebug: %s: %v", argv[0], werr)
-	}
+	lines := strings.Split(strings.TrimSuffix(ts.ReadFile(args[1]), "\n"), "\n")
+	ptyDrive(ts, neg, "ptydebug", args[0], args[3:], ptyScript{
+		prompts: []string{debug.Prompt, debug.AnswerPrompt, debug.ApprovalPrompt},
+		lines:   lines, keys: keys, hangup: "<hangup>", what: "lines of " + args[1],
+	})
 }
 
 // TestDebugHangupStopsPlugins: closing the terminal of a halo debug that is stopped at a

@@ -36,13 +36,43 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: ptyanswer NAME ANSWER... -- command [args...]")
 	}
 	name, answers, argv := args[0], args[1:sep], args[sep+1:]
+	ptyDrive(ts, neg, "ptyanswer", name, argv, ptyScript{
+		prompts: []string{run.ApprovalPrompt},
+		lines:   answers,
+		what:    "answers given",
+		keys: func(a string) []byte {
+			if a == "^D" {
+				return []byte{4}
+			}
+			return []byte(a + "\n")
+		},
+	})
+}
+
+// A ptyScript is what ptyDrive types: a line of lines after each prompt it sees, each typed
+// as keys makes it; the line hangup (when not "") closes the terminal instead. what names
+// the lines in failures ("answers given").
+type ptyScript struct {
+	prompts []string
+	lines   []string
+	keys    func(line string) []byte
+	hangup  string
+	what    string
+}
+
+// ptyDrive runs argv as a person at a terminal does, with stdin and stderr on a
+// pseudo-terminal (stdout a file), typing sc's lines after its prompts. It saves what the
+// terminal showed in NAME.tty and stdout in NAME.out, and fails when the command prompts
+// more often than there are lines, fewer times, or runs longer than 20 seconds. cmdName
+// names the testscript command in its failures.
+func ptyDrive(ts *testscript.TestScript, neg bool, cmdName, name string, argv []string, sc ptyScript) {
 	path := findProgram(ts.Getenv("PATH"), argv[0])
 	if path == "" {
-		ts.Fatalf("ptyanswer: %s not found in the script's PATH", argv[0])
+		ts.Fatalf("%s: %s not found in the script's PATH", cmdName, argv[0])
 	}
 	master, tty, err := pty.Open()
 	if err != nil {
-		ts.Fatalf("ptyanswer: open a pseudo-terminal: %v", err)
+		ts.Fatalf("%s: open a pseudo-terminal: %v", cmdName, err)
 	}
 	defer master.Close()
 	out, err := os.Create(ts.MkAbs(name + ".out"))
@@ -61,7 +91,7 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := cmd.Start(); err != nil {
 		tty.Close()
-		ts.Fatalf("ptyanswer: %v", err)
+		ts.Fatalf("%s: %v", cmdName, err)
 	}
 	tty.Close() // the child has it; the master reads EIO once every copy is closed
 
@@ -70,6 +100,7 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 		screen  bytes.Buffer
 		typed   int
 		tooMany bool
+		hungUp  bool
 	)
 	read := make(chan struct{})
 	go func() {
@@ -79,24 +110,28 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 			n, err := master.Read(buf)
 			mu.Lock()
 			screen.Write(buf[:n])
-			asked := strings.Count(screen.String(), run.ApprovalPrompt)
-			for typed < asked {
-				if typed == len(answers) {
+			asked := 0
+			for _, p := range sc.prompts {
+				asked += strings.Count(screen.String(), p)
+			}
+			for !hungUp && typed < asked {
+				if typed == len(sc.lines) {
 					tooMany = true
 					break
 				}
-				a := answers[typed]
+				line := sc.lines[typed]
 				typed++
-				if a == "^D" {
-					master.Write([]byte{4})
-				} else {
-					master.Write([]byte(a + "\n"))
+				if sc.hangup != "" && line == sc.hangup {
+					hungUp = true
+					master.Close()
+					break
 				}
+				master.Write(sc.keys(line))
 			}
 			mu.Unlock()
 			if err != nil {
 				if !errors.Is(err, syscall.EIO) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.EOF) {
-					ts.Logf("ptyanswer: reading the terminal: %v", err)
+					ts.Logf("%s: reading the terminal: %v", cmdName, err)
 				}
 				return
 			}
@@ -112,7 +147,7 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 		<-done
 		master.Close()
 		<-read
-		ts.Fatalf("ptyanswer: %s did not finish in 20s; the terminal showed %q", argv[0], screen.String())
+		ts.Fatalf("%s: %s did not finish in 20s; the terminal showed %q", cmdName, argv[0], screen.String())
 	}
 	select {
 	case <-read:
@@ -126,13 +161,13 @@ func ptyAnswer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("terminal: %q", screen.String())
 	switch {
 	case tooMany:
-		ts.Fatalf("ptyanswer: %s asked more than the %d answers given", argv[0], len(answers))
-	case typed < len(answers):
-		ts.Fatalf("ptyanswer: %s asked %d times, and %d answers were given", argv[0], typed, len(answers))
+		ts.Fatalf("%s: %s asked more than the %d %s", cmdName, argv[0], len(sc.lines), sc.what)
+	case typed < len(sc.lines):
+		ts.Fatalf("%s: %s asked %d times, and there are %d %s", cmdName, argv[0], typed, len(sc.lines), sc.what)
 	case neg && werr == nil:
-		ts.Fatalf("ptyanswer: %s succeeded unexpectedly", argv[0])
+		ts.Fatalf("%s: %s succeeded unexpectedly", cmdName, argv[0])
 	case !neg && werr != nil:
-		ts.Fatalf("ptyanswer: %s: %v", argv[0], werr)
+		ts.Fatalf("%s: %s: %v", cmdName, argv[0], werr)
 	}
 }
 

@@ -53,7 +53,7 @@ func newStageIndex(prog *lang.Program, source func(string) ([]byte, error)) *sta
 			}
 			lang.WalkStages(pd.Stages, func(st *lang.Stage) bool {
 				lines[st.Pos.Line] = true
-				ix.targets[st.Pos.String()] = stageName(st)
+				ix.targets[st.Pos.String()] = st.Target()
 				for _, c := range st.Calls {
 					// A fan-out's calls make their requests and tool calls at their own place.
 					ix.targets[c.Pos.String()] = c.Target()
@@ -93,21 +93,6 @@ func newStageIndex(prog *lang.Program, source func(string) ([]byte, error)) *sta
 		}
 	}
 	return ix
-}
-
-// stageName is what a stage calls, for people: "Clerk.work", "Tools.a, Tools.b", "branch".
-func stageName(st *lang.Stage) string {
-	switch {
-	case st.Call != nil:
-		return st.Call.Target()
-	case len(st.Calls) > 0:
-		names := make([]string, len(st.Calls))
-		for i, c := range st.Calls {
-			names[i] = c.Target()
-		}
-		return strings.Join(names, ", ")
-	}
-	return strings.TrimPrefix(string(st.Op), "|> ")
 }
 
 func blankOrComment(line string) bool {

@@ -364,6 +364,23 @@ func (s *Stage) Directive(name string) *Directive {
 	return nil
 }
 
+// Target names what the stage calls: "Agent.task", "Tool.method", a pipeline's name, a
+// fan-out's targets joined with ", ", or its operator ("branch", "|!") when it calls nothing
+// of its own.
+func (s *Stage) Target() string {
+	switch {
+	case s.Call != nil:
+		return s.Call.Target()
+	case len(s.Calls) > 0:
+		names := make([]string, len(s.Calls))
+		for i, c := range s.Calls {
+			names[i] = c.Target()
+		}
+		return strings.Join(names, ", ")
+	}
+	return strings.TrimPrefix(string(s.Op), "|> ")
+}
+
 // WalkStages calls fn for each stage of stages in source order, and for the stages of a
 // branch's arms right after the branch itself unless fn returns false for it. Tools that
 // look at every call a pipeline makes (plan, mock keys) walk with it, so that the calls in

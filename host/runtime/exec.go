@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"halolang.dev/halo/errcode"
@@ -349,24 +348,8 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 // with (the stages of a called pipeline or a branch arm emit none).
 func (rn *run) stageDone(st *lang.Stage) {
 	if rn.where == "" {
-		rn.st.emit(Event{Type: "stage", At: st.Pos.String(), Target: stageTarget(st)})
+		rn.st.emit(Event{Type: "stage", At: st.Pos.String(), Target: st.Target()})
 	}
-}
-
-// stageTarget names what a stage calls, for its stage event: "Agent.task", "Tool.method",
-// a pipeline's name, a fan-out's targets joined with ", ", or "branch".
-func stageTarget(st *lang.Stage) string {
-	switch {
-	case st.Call != nil:
-		return st.Call.Target()
-	case len(st.Calls) > 0:
-		names := make([]string, len(st.Calls))
-		for i, c := range st.Calls {
-			names[i] = c.Target()
-		}
-		return strings.Join(names, ", ")
-	}
-	return strings.TrimPrefix(string(st.Op), "|> ")
 }
 
 // wrapStage says which stage err comes from, unless it already does: a failure inside a

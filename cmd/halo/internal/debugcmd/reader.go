@@ -5,21 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"golang.org/x/term"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/run"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 )
 
-// maxLine bounds one command line read from stdin, in bytes (the rest of a longer one is
-// dropped).
-const maxLine = 64 << 10
-
 // A reader reads the person's commands: at a terminal (stdin and stderr both one) with line
 // editing and history (golang.org/x/term's Terminal, the terminal in raw mode only while a
-// line is read; the Terminal draws the prompt and the line), else line by line from stdin, echoing each after its prompt so a scripted
+// line is read; the Terminal draws the prompt and the line), else line by line from stdin
+// (run.ReadLine, as halo run reads answers), echoing each after its prompt so a scripted
 // session's transcript reads as a typed one. What the debugger shows goes to out (stderr,
 // made safe for a terminal: it quotes models' and tools' text).
 type reader struct {
@@ -58,7 +55,7 @@ var errTerminalGone = errors.New("the terminal was closed")
 func (r *reader) readLine(prompt string) (string, error) {
 	if r.term == nil {
 		fmt.Fprint(r.echo, prompt)
-		line, err := readLine(r.in)
+		line, err := run.ReadLine(r.in)
 		if err != nil && line == "" {
 			fmt.Fprintln(r.echo)
 			if errors.Is(err, io.EOF) {
@@ -85,23 +82,4 @@ func (r *reader) readLine(prompt string) (string, error) {
 		return "", errTerminalGone
 	}
 	return line, nil
-}
-
-// readLine reads one line of at most maxLine bytes.
-func readLine(r *bufio.Reader) (string, error) {
-	var b strings.Builder
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if b.Len() < maxLine {
-			b.Write(chunk[:min(len(chunk), maxLine-b.Len())])
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		s := strings.TrimRight(b.String(), "\r\n")
-		if err != nil && s != "" && errors.Is(err, io.EOF) {
-			return s, nil
-		}
-		return s, err
-	}
 }

@@ -75,7 +75,7 @@ func (p *prompter) ask(ctx context.Context, in runtime.Interrupt) (any, bool, er
 		// The read cannot be interrupted: when the run is cancelled first (Ctrl-C), it
 		// ends with the process, or is taken up by the next question.
 		go func() {
-			s, err := readLine(p.in)
+			s, err := ReadLine(p.in)
 			ch <- line{s, err}
 		}()
 	}
@@ -99,8 +99,9 @@ func (p *prompter) ask(ctx context.Context, in runtime.Interrupt) (any, bool, er
 	return strings.TrimSpace(l.text), true, nil
 }
 
-// readLine reads one line, of at most maxAnswer bytes (the rest of a longer one is dropped).
-func readLine(r *bufio.Reader) (string, error) {
+// ReadLine reads one line a person typed, of at most maxAnswer bytes (the rest of a longer
+// one is dropped); halo debug reads its commands with it too.
+func ReadLine(r *bufio.Reader) (string, error) {
 	var b strings.Builder
 	for {
 		chunk, err := r.ReadSlice('\n')
