@@ -134,11 +134,11 @@ func TestDAPDebugsARun(t *testing.T) {
 	if f := frames[0]; f.Line != 10 || f.Source == nil || f.Source.Path != flow {
 		t.Errorf("the stage's frame: %+v %+v", f, f.Source)
 	}
-	vars := scope(t, c, frames[0].Id, "context.data")
+	vars := c.Scope(frames[0].Id, "context.data")
 	if v := vars["task"]; v.Value != `"merge"` || v.Type != "string" {
 		t.Errorf("context.data.task: %+v", v)
 	}
-	if v := scope(t, c, frames[0].Id, "Stage")["value"]; v.Value != `"merge"` {
+	if v := c.Scope(frames[0].Id, "Stage")["value"]; v.Value != `"merge"` {
 		t.Errorf("the flowing value: %+v", v)
 	}
 
@@ -156,7 +156,7 @@ func TestDAPDebugsARun(t *testing.T) {
 	if names := frameNames(frames); names != "Clerk.work request 1 < stage Clerk.work < pipeline Tidy" {
 		t.Errorf("stack in the agent call: %s", names)
 	}
-	conv := scope(t, c, frames[0].Id, "Conversation")
+	conv := c.Scope(frames[0].Id, "Conversation")
 	if len(conv) != 1 || !strings.Contains(conv["0"].Value, "Merge the duplicate notes.") {
 		t.Errorf("the conversation: %+v", conv)
 	}
@@ -170,7 +170,7 @@ func TestDAPDebugsARun(t *testing.T) {
 	if names := frameNames(frames); names != "Files.read (for Clerk) < stage Clerk.work < pipeline Tidy" {
 		t.Errorf("stack at the tool call: %s", names)
 	}
-	if v := scope(t, c, frames[0].Id, "Call")["policies"]; v.Value != `"allowed"` {
+	if v := c.Scope(frames[0].Id, "Call")["policies"]; v.Value != `"allowed"` {
 		t.Errorf("the call's decision: %+v", v)
 	}
 	c.Call("stepOut", map[string]any{"threadId": 1})
@@ -263,23 +263,4 @@ func frameNames(frames []dap.StackFrame) string {
 		names[i] = f.Name
 	}
 	return strings.Join(names, " < ")
-}
-
-// scope returns the variables of the scope called name in frame id.
-func scope(t *testing.T, c *daptest.Client, frame int, name string) map[string]dap.Variable {
-	t.Helper()
-	scopes := c.Call("scopes", map[string]any{"frameId": frame}).(*dap.ScopesResponse).Body.Scopes
-	for _, s := range scopes {
-		if s.Name != name {
-			continue
-		}
-		vars := c.Call("variables", map[string]any{"variablesReference": s.VariablesReference}).(*dap.VariablesResponse).Body.Variables
-		out := map[string]dap.Variable{}
-		for _, v := range vars {
-			out[v.Name] = v
-		}
-		return out
-	}
-	t.Fatalf("frame %d has no scope %s (%+v)", frame, name, scopes)
-	return nil
 }

@@ -14,9 +14,15 @@ import (
 	"halolang.dev/halo/host/runtime"
 )
 
-// serveDAP runs ServeDAP in-process on pipes, launching flowSrc with flowMocks; it returns
-// the client and a function that waits for ServeDAP's error.
+// serveDAP runs ServeDAP in-process on pipes, launching flowSrc's Tidy with flowMocks; it
+// returns the client and a function that waits for ServeDAP's error.
 func serveDAP(t *testing.T) (*daptest.Client, func() error, func() *world) {
+	t.Helper()
+	return serveDAPOf(t, flowSrc, flowMocks, "Tidy")
+}
+
+// serveDAPOf is serveDAP launching pipeline of src (as flow.halo) with mocks.
+func serveDAPOf(t *testing.T, src, mocks, pipeline string) (*daptest.Client, func() error, func() *world) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -28,8 +34,8 @@ func serveDAP(t *testing.T) (*daptest.Client, func() error, func() *world) {
 				if args.Program != "flow.halo" {
 					return nil, errors.New("flow.halo:1:1: error: no such program [IO]")
 				}
-				w = buildWorld(t, flowSrc, flowMocks, s)
-				return &debug.Launched{Runtime: w.rt, Pipeline: "Tidy", Inputs: args.Inputs}, nil
+				w = buildWorld(t, src, mocks, s)
+				return &debug.Launched{Runtime: w.rt, Pipeline: pipeline, Inputs: args.Inputs}, nil
 			}})
 		outW.Close()
 		errc <- err
@@ -167,5 +173,76 @@ func TestDAPEditorGone(t *testing.T) {
 	}
 	if rec.Status != runtime.Failed || rec.Error.Code != debug.CodeStopped || rec.Error.Message != "the run was stopped in the debugger: the editor went away" {
 		t.Errorf("the record says %s %+v", rec.Status, rec.Error)
+	}
+}
+
+// TestDAPQuestionsMetaAndPause: context.meta and context.inputs are variables; a |! yield
+// stops with reason pause ("waits for an answer"), and the line typed in the debug console
+// answers it (a watch cannot); a pause request stops the run at its next step; continuing
+// past a question unanswered pauses the run, and the session ends with exit code 3.
+func TestDAPQuestionsMetaAndPause(t *testing.T) {
+	const src = `pipeline Ask(topic: String) -> Result:
+  topic |! yield("What about {{topic}}?") as answer
+    |> System.Value({ answer: answer })
+    |! yield("And then?") as more
+    |> System.Value({ answer: answer, more: more })
+`
+	c, wait, _ := serveDAPOf(t, src, "", "Ask")
+	c.Call("initialize", map[string]any{"adapterID": "halo"})
+	c.Call("launch", map[string]any{"program": "flow.halo", "inputs": map[string]any{"topic": "cats"}, "stopOnEntry": true})
+	c.Event("initialized")
+	c.Call("configurationDone", nil)
+	if st := c.Event("stopped").(*dap.StoppedEvent); st.Body.Reason != "entry" {
+		t.Fatalf("stopped %+v", st.Body)
+	}
+	frames := c.Call("stackTrace", map[string]any{"threadId": 1}).(*dap.StackTraceResponse).Body.StackFrames
+	if v := c.Scope(frames[0].Id, "context.inputs")["topic"]; v.Value != `"cats"` {
+		t.Errorf("context.inputs.topic: %+v", v)
+	}
+	if meta := c.Scope(frames[0].Id, "context.meta"); len(meta) == 0 {
+		t.Error("context.meta has no variables")
+	}
+
+	c.Call("continue", map[string]any{"threadId": 1})
+	st := c.Event("stopped").(*dap.StoppedEvent)
+	if st.Body.Reason != "pause" || st.Body.Description != "waits for an answer" {
+		t.Fatalf("stopped at the yield %+v", st.Body)
+	}
+	if out := c.Event("output").(*dap.OutputEvent); !strings.Contains(out.Body.Output, "the run asks at flow.halo:2:9: What about cats?") {
+		t.Errorf("the question in the console: %+v", out.Body)
+	}
+	if er := c.Fail("evaluate", map[string]any{"expression": "1", "context": "watch"}); !strings.Contains(er.Message, "type it in the debug console") {
+		t.Errorf("a watch at a question: %q", er.Message)
+	}
+	c.Call("pause", map[string]any{"threadId": 1})
+	ev := c.Call("evaluate", map[string]any{"expression": `{"more": 2}`, "context": "repl"}).(*dap.EvaluateResponse)
+	if ev.Body.Result != `answered: {"more":2}` {
+		t.Errorf("the answer: %q", ev.Body.Result)
+	}
+	// Paused: the run stops at its next step, stage 2.
+	if st := c.Event("stopped").(*dap.StoppedEvent); st.Body.Reason != "pause" || st.Body.Description == "waits for an answer" {
+		t.Fatalf("stopped after the pause request %+v", st.Body)
+	}
+	frames = c.Call("stackTrace", map[string]any{"threadId": 1}).(*dap.StackTraceResponse).Body.StackFrames
+	if v := c.Scope(frames[0].Id, "context.data")["answer"]; !strings.Contains(v.Value, "more") {
+		t.Errorf("context.data.answer after the answer: %+v", v)
+	}
+
+	c.Call("continue", map[string]any{"threadId": 1})
+	if st := c.Event("stopped").(*dap.StoppedEvent); st.Body.Description != "waits for an answer" {
+		t.Fatalf("stopped at the second yield %+v", st.Body)
+	}
+	c.Event("output") // the second question
+	c.Call("continue", map[string]any{"threadId": 1})
+	if out := c.Event("output").(*dap.OutputEvent); !strings.Contains(out.Body.Output, "paused, waiting for") || !strings.Contains(out.Body.Output, "halo resume flow.halo") {
+		t.Errorf("output %+v", out.Body)
+	}
+	if ex := c.Event("exited").(*dap.ExitedEvent); ex.Body.ExitCode != 3 {
+		t.Errorf("exit code %d, want 3 (paused)", ex.Body.ExitCode)
+	}
+	c.Event("terminated")
+	c.Call("disconnect", nil)
+	if err := wait(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -245,8 +245,8 @@ func TestConsoleSetSkipAndRecord(t *testing.T) {
 	}
 }
 
-// TestConsoleAsks: a |! yield and an approval are asked at the prompt; the typed line is
-// the answer.
+// TestConsoleAsks: a |! yield, an approval and a ~> listen are asked at the prompt; the
+// typed line is the answer.
 func TestConsoleAsks(t *testing.T) {
 	src := `policy Careful : AllowTools("Files.*") & ApproveTools("Files.write")
 tool Files : Work()
@@ -273,6 +273,21 @@ pipeline Ask(topic: String) -> Result:
 	}
 	if evs := eventsOf(end.Result, w, t, "agent_tool"); len(evs) != 1 || evs[0].Decision != "declined" || evs[0].Detail != "no, not there" {
 		t.Errorf("the approval: %+v", evs)
+	}
+
+	// A ~> listen waits for its payload at the prompt: the typed line is the signal's.
+	w = newWorld(t, `pipeline Order(id: String) -> Result:
+  id ~> listen("payment") as paid
+    |> System.Value({ id: id, paid: paid })
+`, `{}`)
+	out, end = w.console(t, "Order", map[string]any{"id": "o1"}, "c", `{"amount": 12}`)
+	if end.Result.Status != runtime.Completed {
+		t.Fatalf("end %+v", end.Result)
+	}
+	wantIn(t, out, `the run waits at flow.halo:2:6 for a signal on channel "payment": type its payload (JSON or text)`,
+		`answer: {"amount": 12}`)
+	if paid := end.Result.Output.(map[string]any)["paid"]; paid.(map[string]any)["amount"] != 12.0 {
+		t.Errorf("paid %v", paid)
 	}
 }
 

@@ -176,3 +176,23 @@ func (c *Client) ErrorResponse(seq int) *dap.ErrorResponse {
 	}
 	return er
 }
+
+// Scope returns the variables of the scope called name in frame, by name; it fails the test
+// when the frame has no such scope.
+func (c *Client) Scope(frame int, name string) map[string]dap.Variable {
+	c.t.Helper()
+	scopes := c.Call("scopes", map[string]any{"frameId": frame}).(*dap.ScopesResponse).Body.Scopes
+	for _, s := range scopes {
+		if s.Name != name {
+			continue
+		}
+		vars := c.Call("variables", map[string]any{"variablesReference": s.VariablesReference}).(*dap.VariablesResponse).Body.Variables
+		out := map[string]dap.Variable{}
+		for _, v := range vars {
+			out[v.Name] = v
+		}
+		return out
+	}
+	c.t.Fatalf("daptest: frame %d has no scope %s (%+v)", frame, name, scopes)
+	return nil
+}
