@@ -246,3 +246,33 @@ func TestDAPQuestionsMetaAndPause(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDAPViolationFilter: with the exception filter violation on, a policy violation stops
+// the run (reason exception, the policy and rule in its text); without it, it does not.
+func TestDAPViolationFilter(t *testing.T) {
+	mocks := strings.Replace(flowMocks, `"Merged."`, `{ "$useTool": "Files.delete", "args": { "path": "keep.md" } }, "Merged."`, 1)
+	for _, on := range []bool{true, false} {
+		c, wait, _ := serveDAPOf(t, flowSrc, mocks, "Tidy")
+		c.Call("initialize", map[string]any{"adapterID": "halo"})
+		c.Call("launch", map[string]any{"program": "flow.halo", "inputs": map[string]any{"task": "merge"}})
+		c.Event("initialized")
+		if on {
+			c.Call("setExceptionBreakpoints", map[string]any{"filters": []string{"violation"}})
+		}
+		c.Call("configurationDone", nil)
+		if on {
+			st := c.Event("stopped").(*dap.StoppedEvent)
+			if st.Body.Reason != "exception" || !strings.Contains(st.Body.Text, "policy Careful (DenyArgs, phase tool)") {
+				t.Fatalf("stopped %+v", st.Body)
+			}
+			c.Call("continue", map[string]any{"threadId": 1})
+		}
+		if ex := c.Event("exited").(*dap.ExitedEvent); ex.Body.ExitCode != 0 {
+			t.Errorf("exit code %d", ex.Body.ExitCode)
+		}
+		c.Call("disconnect", nil)
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
