@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
+	"halolang.dev/halo/cmd/halo/internal/complete"
 	"halolang.dev/halo/cmd/halo/internal/run"
 	"halolang.dev/halo/cmd/halo/internal/termsafe"
 	"halolang.dev/halo/errcode"
@@ -94,6 +95,7 @@ Exit status: as halo run's: 0 completed, 1 failed or stopped, 2 bad usage, 3 pau
 			}
 			return cobra.RangeArgs(1, 2)(cmd, args)
 		},
+		ValidArgsFunction: complete.FilePipeline(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				opts.File = args[0]
