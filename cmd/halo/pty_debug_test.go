@@ -64,7 +64,8 @@ func TestDebugHangupStopsPlugins(t *testing.T) {
 
 pipeline Read(name: String) -> Result:
   name |> Files.read(path: "notes.md") as note
-    |> System.Value(note)
+    |> Files.read(path: "notes.md") as again
+    |> System.Value(again)
 `,
 		"notes/notes.md": "a\n",
 	}
@@ -112,8 +113,11 @@ pipeline Read(name: String) -> Result:
 	expect(debug.Prompt)
 	master.Write(keys("b Files.read"))
 	expect("breakpoint 1 before every call of Files.read")
+	// Plugins start on their first call: the second call's stop has the plugin running.
 	master.Write(keys("c"))
 	expect("stopped before the call of Files.read")
+	master.Write(keys("c"))
+	expect("at flow.halo:5:5 (breakpoint 1)")
 	expect(debug.Prompt)
 	kids := descendants(cmd.Process.Pid)
 	if len(kids) == 0 {
