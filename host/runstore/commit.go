@@ -366,22 +366,23 @@ func (c *commits) commitOnce() {
 }
 
 // upsertSQL writes a run's row whatever is there.
-const upsertSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+const upsertSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
 ON CONFLICT (id) DO UPDATE SET file = excluded.file, pipeline = excluded.pipeline, status = excluded.status,
   waiting_for = excluded.waiting_for, error_code = excluded.error_code, error_message = excluded.error_message,
   started = excluded.started, updated = excluded.updated, cost = excluded.cost, violations = excluded.violations,
-  search = excluded.search, record = excluded.record`
+  search = excluded.search, record = excluded.record, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
+  unpriced = excluded.unpriced`
 
 // startSQL writes the row of a run that starts, unless one is there.
-const startSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT (id) DO NOTHING`
+const startSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) ON CONFLICT (id) DO NOTHING`
 
-// claimSQL takes a paused run's row while it is as the claim saw it (?14: when it was
+// claimSQL takes a paused run's row while it is as the claim saw it (?17: when it was
 // updated).
 const claimSQL = `UPDATE halo_runs SET status = ?4, waiting_for = ?5, error_code = ?6, error_message = ?7, updated = ?9,
-  cost = ?10, violations = ?11, search = ?12, record = ?13
-WHERE id = ?1 AND status = 'paused' AND updated = ?14`
+  cost = ?10, violations = ?11, search = ?12, record = ?13, tokens_in = ?14, tokens_out = ?15, unpriced = ?16
+WHERE id = ?1 AND status = 'paused' AND updated = ?17`
 
 // write commits batch in one transaction and sets each record's err. A record that cannot
 // be encoded fails alone; a failing statement or commit fails the whole batch, and nothing
@@ -416,7 +417,7 @@ func (c *commits) write(batch map[string]*pending) {
 			continue
 		}
 		k := &p.cols
-		args := []any{p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, p.data}
+		args := []any{p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, p.data, k.TokensIn, k.TokensOut, k.Unpriced}
 		if stmts[p.kind] == nil {
 			stmts[p.kind] = tx.Stmt(c.stmts[p.kind])
 		}

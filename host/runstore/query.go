@@ -17,6 +17,10 @@ type Columns struct {
 	Started, Updated                                     time.Time
 	Cost                                                 float64
 	Violations                                           int
+	// TokensIn and TokensOut are the tokens the run's model calls read and wrote;
+	// Unpriced says one of them had no price, so Cost is less than the run cost.
+	TokensIn, TokensOut int64
+	Unpriced            bool
 	// Search is SearchText of the record.
 	Search string
 }
@@ -31,13 +35,26 @@ func ColumnsOf(rec *runtime.Record) Columns {
 	if rec.Error != nil {
 		c.ErrCode, c.ErrMsg = rec.Error.Code, rec.Error.Message
 	}
+	c.TokensIn, c.TokensOut, c.Unpriced = usageOf(rec.Meta.Calls)
 	return c
+}
+
+// usageOf sums the tokens of calls and says whether one had no price.
+func usageOf(calls []runtime.CallInfo) (in, out int64, unpriced bool) {
+	for _, ci := range calls {
+		if ci.Usage != nil {
+			in += int64(ci.Usage.InputTokens)
+			out += int64(ci.Usage.OutputTokens)
+		}
+		unpriced = unpriced || ci.Unpriced
+	}
+	return in, out, unpriced
 }
 
 // Summary returns the list row the columns make.
 func (c *Columns) Summary() Summary {
 	s := Summary{RunID: c.ID, Pipeline: c.Pipeline, Status: runtime.Status(c.Status), Started: c.Started.UTC(), Updated: c.Updated.UTC(),
-		Waiting: c.Waiting, Cost: c.Cost, Violations: c.Violations, File: c.File}
+		Waiting: c.Waiting, Cost: c.Cost, Violations: c.Violations, File: c.File, TokensIn: c.TokensIn, TokensOut: c.TokensOut, Unpriced: c.Unpriced}
 	if c.ErrCode != "" || c.ErrMsg != "" {
 		s.Error = &runtime.ErrorInfo{Code: c.ErrCode, Message: c.ErrMsg}
 	}
@@ -118,7 +135,7 @@ func (q Query) Words() []string {
 }
 
 // SummaryColumns are the columns a list reads, in the order Columns.scan-ers read them.
-const SummaryColumns = `id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations`
+const SummaryColumns = `id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, tokens_in, tokens_out, unpriced`
 
 // ListSQL returns the statement and arguments of one page of q, newest first by start time
 // then id, one more row than the page holds (so the store knows there is a next page); time

@@ -72,12 +72,19 @@ type Summary struct {
 	// record last saved them (when it started, paused or stopped).
 	Cost       float64 `json:"cost"`
 	Violations int     `json:"violations"`
+	// TokensIn and TokensOut are the tokens its model calls read and wrote. Unpriced says
+	// one of them was of a model the price table does not know: the run cost more than
+	// Cost, by how much is unknown.
+	TokensIn  int64 `json:"tokensIn"`
+	TokensOut int64 `json:"tokensOut"`
+	Unpriced  bool  `json:"unpriced,omitempty"`
 }
 
 // SummaryOf returns rec's summary.
 func SummaryOf(rec *runtime.Record) Summary {
 	s := Summary{RunID: rec.RunID, File: rec.File, Pipeline: rec.Pipeline, Status: rec.Status, Started: rec.Started, Updated: rec.Updated, Error: rec.Error,
 		Cost: rec.Meta.Cost, Violations: len(rec.Meta.Violations)}
+	s.TokensIn, s.TokensOut, s.Unpriced = usageOf(rec.Meta.Calls)
 	if rec.Status == runtime.Paused && rec.Meta.Paused != nil {
 		s.Waiting = rec.Meta.Paused.WaitingFor
 	}

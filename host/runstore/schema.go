@@ -9,13 +9,35 @@ type Dialect struct {
 	Name string
 	// Time, Bytes, Serial and Now replace {time}, {bytes}, {serial} and {now} in the schema.
 	Time, Bytes, Serial, Now string
+	// Usage replaces {usage}: the statement that fills tokens_in, tokens_out and unpriced
+	// of the rows there are from their records (schema step 4).
+	Usage string
 }
 
 // The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
 // cursors compare exactly; PostgreSQL as timestamptz.
 var (
-	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))"}
-	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()"}
+	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage}
+	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage}
+)
+
+// sqliteUsage and postgresUsage sum what ColumnsOf sums, from each record's meta.calls: the
+// usage of its model calls, and whether one had no price. A record that is not JSON counts
+// none. PostgreSQL's json functions refuse the \u0000 escape, which the sums do not need:
+// it is read as another.
+const (
+	sqliteUsage = `UPDATE halo_runs SET
+  tokens_in = coalesce((SELECT sum(json_extract(c.value, '$.usage.inputTokens')) FROM json_each(record, '$.meta.calls') AS c), 0),
+  tokens_out = coalesce((SELECT sum(json_extract(c.value, '$.usage.outputTokens')) FROM json_each(record, '$.meta.calls') AS c), 0),
+  unpriced = EXISTS (SELECT 1 FROM json_each(record, '$.meta.calls') AS c WHERE json_extract(c.value, '$.unpriced') = 1)
+WHERE json_valid(record) AND json_type(record, '$.meta.calls') = 'array'`
+	postgresUsage = `UPDATE halo_runs AS r SET tokens_in = u.tin, tokens_out = u.tout, unpriced = u.unp FROM (
+  SELECT h.id, coalesce(sum((c->'usage'->>'inputTokens')::bigint), 0) AS tin, coalesce(sum((c->'usage'->>'outputTokens')::bigint), 0) AS tout,
+    coalesce(bool_or(c->>'unpriced' = 'true'), false) AS unp
+  FROM halo_runs AS h CROSS JOIN LATERAL json_array_elements(replace(h.record, '\u0000', '\ufffd')::json->'meta'->'calls') AS c
+  WHERE json_typeof(replace(h.record, '\u0000', '\ufffd')::json->'meta'->'calls') = 'array'
+  GROUP BY h.id) AS u
+WHERE r.id = u.id`
 )
 
 // Param is the n-th (from 1) query parameter: ?n for SQLite, $n for PostgreSQL.
@@ -97,6 +119,13 @@ CREATE INDEX halo_runs_status ON halo_runs (status, started DESC, id DESC);
 CREATE INDEX halo_runs_pipeline ON halo_runs (pipeline, started DESC, id DESC);
 CREATE INDEX halo_runs_violations ON halo_runs (started DESC, id DESC) WHERE violations > 0;
 UPDATE halo_runs SET search = lower(substr(record, 1, 8192));`,
+	// 4: the tokens a run's model calls read and wrote, and whether one of them had no
+	// price (its cost is then unknown, not 0), for lists; the runs there are get theirs
+	// from their records.
+	`ALTER TABLE halo_runs ADD COLUMN tokens_in bigint NOT NULL DEFAULT 0;
+ALTER TABLE halo_runs ADD COLUMN tokens_out bigint NOT NULL DEFAULT 0;
+ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
+{usage}`,
 }
 
 // SchemaVersion is the newest schema this halo knows.
@@ -104,7 +133,7 @@ var SchemaVersion = len(migrations)
 
 // Migration returns step v (from 1) of the schema in d's SQL, as statements to run in order.
 func (d Dialect) Migration(v int) []string {
-	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now).Replace(migrations[v-1])
+	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage).Replace(migrations[v-1])
 	var out []string
 	for _, st := range strings.Split(s, ";") {
 		if st = strings.TrimSpace(st); st != "" {

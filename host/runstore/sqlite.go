@@ -608,7 +608,7 @@ func (s *SQLite) summary(id string) (Summary, bool, error) {
 func scanSummary(rows *sql.Rows) (Summary, error) {
 	var c Columns
 	var started, updated int64
-	err := rows.Scan(&c.ID, &c.File, &c.Pipeline, &c.Status, &c.Waiting, &c.ErrCode, &c.ErrMsg, &started, &updated, &c.Cost, &c.Violations)
+	err := rows.Scan(&c.ID, &c.File, &c.Pipeline, &c.Status, &c.Waiting, &c.ErrCode, &c.ErrMsg, &started, &updated, &c.Cost, &c.Violations, &c.TokensIn, &c.TokensOut, &c.Unpriced)
 	c.Started, c.Updated = time.Unix(0, started).UTC(), time.Unix(0, updated).UTC()
 	return c.Summary(), err
 }

@@ -403,3 +403,51 @@ func TestSQLiteListFilters(t *testing.T) {
 		}
 	}
 }
+
+// A database of schema version 3 (before tokens) gets each run's tokens and unpriced mark
+// from its record when a newer halo opens it; a record without calls gets none.
+func TestSQLiteMigratesUsage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	os.MkdirAll(dir, 0o755)
+	db := sqlDB(t, filepath.Join(dir, runstore.DBName))
+	d := runstore.SQLiteDialect
+	must := func(_ sql.Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(db.Exec(d.SchemaTableSQL()))
+	for v := 1; v <= 3; v++ {
+		for _, st := range d.Migration(v) {
+			must(db.Exec(st))
+		}
+		must(db.Exec(`INSERT INTO halo_schema (version) VALUES (?)`, v))
+	}
+	with := runstoretest.NewRecord("old1", runtime.Completed)
+	with.Meta.Calls = runstoretest.UsageCalls()
+	without := runstoretest.NewRecord("old2", runtime.Completed)
+	without.Meta.Calls = nil
+	for _, rec := range []*runtime.Record{with, without} {
+		raw, err := runstore.MarshalRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(db.Exec(`INSERT INTO halo_runs (id, pipeline, status, started, updated, record) VALUES (?, 'P', 'completed', ?, ?, ?)`,
+			rec.RunID, rec.Started.UnixNano(), rec.Updated.UnixNano(), string(raw)))
+	}
+	db.Close()
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := s.List(context.Background(), runstore.Query{})
+	if err != nil || len(p.Runs) != 2 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	runstoretest.CheckUsage(t, p.Runs[1])
+	if r := p.Runs[0]; r.RunID != "old2" || r.TokensIn != 0 || r.TokensOut != 0 || r.Unpriced {
+		t.Errorf("a run without calls: %+v", r)
+	}
+}

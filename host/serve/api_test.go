@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/runstoretest"
 	"halolang.dev/halo/host/runtime"
 )
 
@@ -163,6 +164,21 @@ func TestListFilters(t *testing.T) {
 	}
 	if got := ids("?minCost=1000"); len(got) != 0 {
 		t.Errorf("?minCost=1000: %v", got)
+	}
+	// Each run's tokens in and out, and whether a price was unknown: a run of a model the
+	// price table does not know says unpriced; one without model calls has 0 tokens.
+	rec := runstoretest.NewRecord("usage1", runtime.Completed)
+	rec.Started, rec.Updated = time.Now().Add(time.Minute), time.Now().Add(time.Minute)
+	rec.Meta.Calls = runstoretest.UsageCalls()
+	if err := e.store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	runs := e.do("GET", "/api/runs?limit=2", nil, 200)["runs"].([]any)
+	if r := runs[0].(map[string]any); r["runId"] != "usage1" || r["tokensIn"] != 1200.0 || r["tokensOut"] != 345.0 || r["unpriced"] != true {
+		t.Errorf("a run with model calls: %v, want 1200 tokens in, 345 out, unpriced", r)
+	}
+	if r := runs[1].(map[string]any); r["tokensIn"] != 0.0 || r["tokensOut"] != 0.0 || r["unpriced"] != nil {
+		t.Errorf("a run without model calls: %v, want 0 tokens and no unpriced", r)
 	}
 	for _, q := range []string{"?status=nope", "?limit=0", "?limit=x", "?cursor=forged", "?since=yesterday", "?until=2026-13-01T00:00:00Z",
 		"?violations=yes", "?minCost=-1", "?minCost=NaN", "?minCost=Inf", "?q=" + strings.Repeat("w+", 17), "?q=" + strings.Repeat("x", 1001)} {

@@ -173,11 +173,12 @@ func (s *Store) Save(rec *runtime.Record) error {
 	}
 	tag, err := s.pool.Exec(ctx, `
 WITH up AS (
-  INSERT INTO halo_runs AS r (id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner, lease_until, cost, violations, file, search)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::text IS NULL THEN NULL ELSE now() + $11::interval END, $13, $14, $15, $16)
+  INSERT INTO halo_runs AS r (id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner, lease_until, cost, violations, file, search, tokens_in, tokens_out, unpriced)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::text IS NULL THEN NULL ELSE now() + $11::interval END, $13, $14, $15, $16, $17, $18, $19)
   ON CONFLICT (id) DO UPDATE SET pipeline = EXCLUDED.pipeline, status = EXCLUDED.status,
     waiting_for = EXCLUDED.waiting_for, error_code = EXCLUDED.error_code, error_message = EXCLUDED.error_message,
     cost = EXCLUDED.cost, violations = EXCLUDED.violations, file = EXCLUDED.file, search = EXCLUDED.search,
+    tokens_in = EXCLUDED.tokens_in, tokens_out = EXCLUDED.tokens_out, unpriced = EXCLUDED.unpriced,
     updated = EXCLUDED.updated, record = EXCLUDED.record, owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
     cancel_requested = r.cancel_requested AND EXCLUDED.status = 'running'
   WHERE r.owner = $12
@@ -187,7 +188,7 @@ WITH up AS (
 )
 SELECT pg_notify('`+channel+`', up.id || ' saved') FROM up`,
 		rec.RunID, rec.Pipeline, c.Status, c.Waiting, c.ErrCode, c.ErrMsg, rec.Started, rec.Updated, string(raw), owner, s.lease.String(), s.owner,
-		rec.Meta.Cost, len(rec.Meta.Violations), c.File, c.Search)
+		rec.Meta.Cost, len(rec.Meta.Violations), c.File, c.Search, c.TokensIn, c.TokensOut, c.Unpriced)
 	if err != nil {
 		return storeErr("run "+rec.RunID+": save record", err)
 	}
@@ -218,10 +219,11 @@ func (s *Store) Start(ctx context.Context, rec *runtime.Record) error {
 	if err != nil {
 		return fmt.Errorf("run %s: encode record: %w", rec.RunID, err)
 	}
+	c := runstore.ColumnsOf(rec)
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO halo_runs (id, pipeline, status, started, updated, record, owner, lease_until, cost, violations, file, search)
-VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
-		rec.RunID, rec.Pipeline, rec.Started, rec.Updated, string(raw), s.owner, s.lease.String(), rec.Meta.Cost, len(rec.Meta.Violations), rec.File, runstore.SearchText(rec))
+INSERT INTO halo_runs (id, pipeline, status, started, updated, record, owner, lease_until, cost, violations, file, search, tokens_in, tokens_out, unpriced)
+VALUES ($1, $2, 'running', $3, $4, $5, $6, now() + $7::interval, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`,
+		rec.RunID, rec.Pipeline, rec.Started, rec.Updated, string(raw), s.owner, s.lease.String(), rec.Meta.Cost, len(rec.Meta.Violations), rec.File, c.Search, c.TokensIn, c.TokensOut, c.Unpriced)
 	if err != nil {
 		return storeErr("run "+rec.RunID+": start", err)
 	}
@@ -341,7 +343,7 @@ func (s *Store) List(ctx context.Context, q runstore.Query) (runstore.Page, erro
 	}
 	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Summary, error) {
 		var c runstore.Columns
-		err := row.Scan(&c.ID, &c.File, &c.Pipeline, &c.Status, &c.Waiting, &c.ErrCode, &c.ErrMsg, &c.Started, &c.Updated, &c.Cost, &c.Violations)
+		err := row.Scan(&c.ID, &c.File, &c.Pipeline, &c.Status, &c.Waiting, &c.ErrCode, &c.ErrMsg, &c.Started, &c.Updated, &c.Cost, &c.Violations, &c.TokensIn, &c.TokensOut, &c.Unpriced)
 		return c.Summary(), err
 	})
 	if err != nil {

@@ -189,3 +189,56 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// A database of schema version 3 (before tokens) gets each run's tokens and unpriced mark
+// from its record when a newer halo opens it, a record with a NUL escape too; a record
+// without calls gets none.
+func TestMigratesUsage(t *testing.T) {
+	url := pgtest.DB(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	d := runstore.PostgresDialect
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(conn.Exec(ctx, d.SchemaTableSQL()))
+	for v := 1; v <= 3; v++ {
+		for _, st := range d.Migration(v) {
+			must(conn.Exec(ctx, st))
+		}
+		must(conn.Exec(ctx, `INSERT INTO halo_schema (version) VALUES ($1)`, v))
+	}
+	with := runstoretest.NewRecord("old1", runtime.Completed)
+	with.Meta.Calls = runstoretest.UsageCalls()
+	with.Output = "a\x00b"
+	without := runstoretest.NewRecord("old2", runtime.Completed)
+	without.Meta.Calls = nil
+	for _, rec := range []*runtime.Record{with, without} {
+		raw, err := runstore.MarshalRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(conn.Exec(ctx, `INSERT INTO halo_runs (id, pipeline, status, started, updated, record) VALUES ($1, 'P', 'completed', $2, $3, $4)`,
+			rec.RunID, rec.Started, rec.Updated, string(raw)))
+	}
+	s := open(t, url, postgres.Options{})
+	defer s.Close()
+	p, err := s.List(ctx, runstore.Query{})
+	if err != nil || len(p.Runs) != 2 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	runstoretest.CheckUsage(t, p.Runs[1])
+	if r := p.Runs[0]; r.RunID != "old2" || r.TokensIn != 0 || r.TokensOut != 0 || r.Unpriced {
+		t.Errorf("a run without calls: %+v", r)
+	}
+	if got, err := s.Load("old1"); err != nil || got.Output != "a\x00b" {
+		t.Errorf("the record after the migration: %+v %v", got, err)
+	}
+}

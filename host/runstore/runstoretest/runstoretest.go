@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"halolang.dev/halo/errcode"
+	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 )
@@ -62,6 +63,24 @@ func NewRecord(id string, st runtime.Status) *runtime.Record {
 		rec.Events = []runtime.Event{{Type: "paused", RunID: id, Channel: "yield", Time: t}}
 	}
 	return rec
+}
+
+// UsageCalls are the calls of a run with two model calls, one of a model the price table
+// does not know, and a tool call: 1200 tokens in and 345 out (CheckUsage).
+func UsageCalls() []runtime.CallInfo {
+	return []runtime.CallInfo{
+		{Kind: "llm", Target: "A.t", Model: "openai/gpt-4o", Usage: &model.Usage{InputTokens: 1000, OutputTokens: 300}, Cost: 0.25},
+		{Kind: "tool", Target: "T.m"},
+		{Kind: "llm", Target: "A.t", Model: "openai/some-new-model", Usage: &model.Usage{InputTokens: 200, OutputTokens: 45}, Unpriced: true},
+	}
+}
+
+// CheckUsage fails t unless s is the summary of a run whose calls are UsageCalls.
+func CheckUsage(t *testing.T, s runstore.Summary) {
+	t.Helper()
+	if s.TokensIn != 1200 || s.TokensOut != 345 || !s.Unpriced {
+		t.Errorf("run %s: %d tokens in, %d out, unpriced %v; want 1200, 345, true", s.RunID, s.TokensIn, s.TokensOut, s.Unpriced)
+	}
 }
 
 func open(t *testing.T, cfg Config) runstore.Store {
@@ -184,6 +203,7 @@ func list(t *testing.T, cfg Config) {
 			rec.Pipeline = "Q"
 			rec.Meta.Cost = 0.25
 			rec.Meta.Violations = []runtime.ViolationInfo{{Policy: "P", Rule: "Block", Phase: "input"}, {Policy: "P", Rule: "Redact", Phase: "output"}}
+			rec.Meta.Calls = UsageCalls()
 		}
 		if err := s.Save(rec); err != nil {
 			t.Fatal(err)
@@ -218,6 +238,12 @@ func list(t *testing.T, cfg Config) {
 	p, err = s.List(ctx, runstore.Query{Pipeline: "Q"})
 	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "l6" || p.Runs[0].Cost != 0.25 || p.Runs[0].Violations != 2 {
 		t.Errorf("runs of Q (with its cost 0.25 and 2 violations): %+v %v", p, err)
+	} else {
+		CheckUsage(t, p.Runs[0])
+	}
+	p, err = s.List(ctx, runstore.Query{Pipeline: "P", Limit: 1})
+	if err != nil || len(p.Runs) != 1 || p.Runs[0].TokensIn != 0 || p.Runs[0].TokensOut != 0 || p.Runs[0].Unpriced {
+		t.Errorf("a run without model calls: %+v %v, want no tokens, priced", p, err)
 	}
 	if _, err := s.List(ctx, runstore.Query{Cursor: "not-a-cursor"}); errcode.Code(err) != runstore.CodeCursor {
 		t.Errorf("a forged cursor: %v, want %s", err, runstore.CodeCursor)
