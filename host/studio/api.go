@@ -148,6 +148,9 @@ type runSummary struct {
 	Error      *errorInfo `json:"error"`
 	Cost       float64    `json:"cost"`
 	Violations int        `json:"violations"`
+	TokensIn   int64      `json:"tokensIn"`
+	TokensOut  int64      `json:"tokensOut"`
+	Unpriced   bool       `json:"unpriced"`
 }
 
 type runPage struct {

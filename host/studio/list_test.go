@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/runtime"
 )
 
@@ -168,5 +169,58 @@ func TestListSearchEscaped(t *testing.T) {
 		if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") || strings.Contains(body, "<b>x</b>") {
 			t.Errorf("?%s reaches the page as markup:\n%s", q, body)
 		}
+	}
+}
+
+// TestListTokensAndUnknownCost: each row shows its run's tokens in and out, a run of a model
+// whose price is unknown costs "—" (not $0.0000), and the footer's total says it is at least
+// what the known prices make, with the tokens of the rows shown.
+func TestListTokensAndUnknownCost(t *testing.T) {
+	e := newEnv(t, opts{})
+	c := e.client()
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for i, calls := range [][]runtime.CallInfo{
+		{{Kind: "llm", Target: "A.t", Model: "openai/gpt-4o", Usage: &model.Usage{InputTokens: 1000, OutputTokens: 300}, Cost: 0.25}},
+		{{Kind: "llm", Target: "A.t", Model: "openai/some-new-model", Usage: &model.Usage{InputTokens: 200, OutputTokens: 45}, Unpriced: true}},
+		nil,
+	} {
+		id := fmt.Sprintf("tok%d", i)
+		rec := &runtime.Record{RunID: id, Pipeline: "Greet", Status: runtime.Completed, Inputs: map[string]any{}, Data: map[string]any{},
+			Started: t0.Add(time.Duration(i) * time.Minute), Updated: t0.Add(time.Duration(i) * time.Minute)}
+		rec.Meta.RunID, rec.Meta.Calls = id, calls
+		for _, ci := range calls {
+			rec.Meta.Cost += ci.Cost
+		}
+		if err := e.store.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body, _ := e.page(c, "GET", "/", nil)
+	cell := func(id, label string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?s)data-run="` + id + `".*?<td data-label="` + label + `">([^<]*)</td>`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s cell for %s:\n%s", label, id, body)
+		}
+		return m[1]
+	}
+	for _, tc := range []struct{ id, tokens, cost string }{
+		{"tok0", "1000 in, 300 out", "$0.2500"},
+		{"tok1", "200 in, 45 out", "—"},
+		{"tok2", "", "$0.0000"},
+	} {
+		if got := cell(tc.id, "Tokens"); got != tc.tokens {
+			t.Errorf("%s tokens %q, want %q", tc.id, got, tc.tokens)
+		}
+		if got := cell(tc.id, "Cost"); got != tc.cost {
+			t.Errorf("%s cost %q, want %q", tc.id, got, tc.cost)
+		}
+	}
+	if !strings.Contains(body, `class="tokens-total">1200 in, 345 out<`) || !strings.Contains(body, `class="total">≥ $0.2500<`) {
+		t.Errorf("the footer does not total 1200 in, 345 out and ≥ $0.2500:\n%s", body)
+	}
+	_, body, _ = e.page(c, "GET", "/?q=tok0", nil)
+	if !strings.Contains(body, `class="total">$0.2500<`) {
+		t.Errorf("the total of priced runs alone is not exact:\n%s", body)
 	}
 }

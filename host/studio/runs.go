@@ -18,7 +18,7 @@ const listLimit = 50
 // A row is one run in the list.
 type row struct {
 	ID, Short, Pipeline, Status, Waiting string
-	Started, Duration, Cost              string
+	Started, Duration, Cost, Tokens      string
 	Violations                           int
 	ErrorCode                            string
 	Paused                               bool
@@ -35,8 +35,9 @@ type listData struct {
 	Statuses  []string
 	Pipelines []pipelineInfo
 	Rows      []row
-	// Total is what the rows shown cost together.
-	Total string
+	// Total is what the rows shown cost together ("—" or "≥ …" when a price is unknown),
+	// Tokens the tokens they read and wrote.
+	Total, Tokens string
 	Next  string
 	// PausedCount is how many runs wait for someone (PausedMore: at least that many).
 	PausedCount int
@@ -120,10 +121,14 @@ func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, 
 	d.PausedCount, d.PausedMore = len(paused.Runs), paused.Next != ""
 	now := s.cfg.Now()
 	var total float64
+	var in, out int64
+	unknown := false
 	for _, sm := range runs.Runs {
 		rw := row{ID: sm.RunID, Short: shortID(sm.RunID), Pipeline: sm.Pipeline, Status: sm.Status, Waiting: sm.Waiting,
-			Started: clock(sm.Started), Cost: money(sm.Cost), Violations: sm.Violations, Paused: sm.Status == "paused"}
+			Started: clock(sm.Started), Cost: costOf(sm.Cost, sm.Unpriced), Tokens: tokenCount(sm.TokensIn, sm.TokensOut),
+			Violations: sm.Violations, Paused: sm.Status == "paused"}
 		total += sm.Cost
+		in, out, unknown = in+sm.TokensIn, out+sm.TokensOut, unknown || sm.Unpriced
 		end := sm.Updated
 		if sm.Status == "running" {
 			end = now
@@ -136,7 +141,7 @@ func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, 
 		}
 		d.Rows = append(d.Rows, rw)
 	}
-	d.Total = money(total)
+	d.Total, d.Tokens = costOf(total, unknown), tokenCount(in, out)
 	// The filter, as the address keeps it: for the next page and the live list.
 	fq := url.Values{}
 	for _, k := range filterKeys {
@@ -157,6 +162,15 @@ func (s *Studio) list(r *http.Request, c caller, withPipelines bool) (listData, 
 		d.LiveQuery = fq.Encode()
 	}
 	return d, nil
+}
+
+// tokenCount shows a list row's tokens: "1200 in, 345 out", or "" for a run without
+// model calls.
+func tokenCount(in, out int64) string {
+	if in == 0 && out == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d in, %d out", in, out)
 }
 
 func shortID(id string) string {

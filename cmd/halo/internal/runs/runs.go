@@ -215,7 +215,7 @@ func listRun(ctx context.Context, opts *Options) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tPIPELINE\tSTARTED\tCOST\tVIOLATIONS\tNOTE")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tPIPELINE\tSTARTED\tTOKENS\tCOST\tVIOLATIONS\tNOTE")
 	for _, r := range page.Runs {
 		note := ""
 		switch {
@@ -224,7 +224,8 @@ func listRun(ctx context.Context, opts *Options) error {
 		case r.Error != nil:
 			note = r.Error.Code + ": " + oneLine(r.Error.Message, 60)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.RunID, r.Status, oneLine(r.Pipeline, 40), r.Started.Local().Format("2006-01-02 15:04:05"), cost(r.Cost), r.Violations, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.RunID, r.Status, oneLine(r.Pipeline, 40), r.Started.Local().Format("2006-01-02 15:04:05"),
+			tokens(r.TokensIn, r.TokensOut), listCost(r.Cost, r.Unpriced), r.Violations, note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -249,6 +250,26 @@ func cost(c float64) string {
 		return "-"
 	}
 	return "$" + strconv.FormatFloat(c, 'f', -1, 64)
+}
+
+// listCost is a list row's cost: "unknown" when a model call's price is, ">= $…" when
+// only part of it is known.
+func listCost(c float64, unpriced bool) string {
+	switch {
+	case unpriced && c == 0:
+		return "unknown"
+	case unpriced:
+		return ">= " + cost(c)
+	}
+	return cost(c)
+}
+
+// tokens is a list row's tokens in and out of its model calls, "-" for none.
+func tokens(in, out int64) string {
+	if in == 0 && out == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", in, out)
 }
 
 func printJSON(w io.Writer, v any) error {
