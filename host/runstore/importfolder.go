@@ -151,7 +151,7 @@ func (s *SQLite) importFolder(root *os.Root) error {
 		}
 		k := ColumnsOf(rec)
 		if _, err := tx.ExecContext(ctx, startSQL, rec.RunID, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg,
-			k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, data); err != nil {
+			k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, data, k.TokensIn, k.TokensOut, k.Unpriced); err != nil {
 			return s.dbErr("import old records", err)
 		}
 		imp.Imported++
