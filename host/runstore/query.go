@@ -141,6 +141,26 @@ const SummaryColumns = `id, file, pipeline, status, waiting_for, error_code, err
 // then id, one more row than the page holds (so the store knows there is a next page); time
 // turns a time into d's argument. Both stores list with it, so they filter alike.
 func (d Dialect) ListSQL(q Query, time func(time.Time) any) (string, []any, error) {
+	return d.listSQL(q, time, listPlan{drive: -1})
+}
+
+// A listPlan says how the embedded store reads a text query (see SQLite.List); the same
+// runs match whichever it takes.
+type listPlan struct {
+	// drive, when 0 or more, is the word of q.Text whose matches are read from the text
+	// index (halo_runs_text) and the index of run ids, rather than reading the runs newest
+	// first and keeping those that match.
+	drive int
+	// floor, when set, keeps the runs started at it or later: the newest few thousand,
+	// among which a common word's page is found, or not.
+	floor any
+	// floorOf, when above 0, makes the statement that finds the floor instead: the start
+	// of the floorOf-th newest run the filters but the words keep.
+	floorOf int
+}
+
+func (d Dialect) listSQL(q Query, time func(time.Time) any, plan listPlan) (string, []any, error) {
+	drive := plan.drive
 	cur, err := DecodeCursor(q.Cursor)
 	if err != nil {
 		return "", nil, err
@@ -152,6 +172,14 @@ func (d Dialect) ListSQL(q Query, time func(time.Time) any) (string, []any, erro
 	var where []string
 	var args []any
 	arg := func(v any) string { args = append(args, v); return d.Param(len(args)) }
+	with, from := "", "halo_runs"
+	if drive >= 0 {
+		w := words[drive]
+		lo, hi := idRange(w)
+		with = "WITH hits(r) AS MATERIALIZED (SELECT rowid FROM halo_runs_text WHERE search GLOB " + arg(globPattern(w)) +
+			" UNION SELECT rowid FROM halo_runs WHERE id >= " + arg(lo) + " COLLATE NOCASE AND id < " + arg(hi) + " COLLATE NOCASE) "
+		from = "hits CROSS JOIN halo_runs ON halo_runs.rowid = hits.r"
+	}
 	if q.Status != "" {
 		where = append(where, "status = "+arg(string(q.Status)))
 	}
@@ -170,7 +198,13 @@ func (d Dialect) ListSQL(q Query, time func(time.Time) any) (string, []any, erro
 	if q.MinCost > 0 {
 		where = append(where, "cost > "+arg(q.MinCost))
 	}
-	for _, w := range words {
+	if plan.floor != nil {
+		where = append(where, "started >= "+arg(plan.floor))
+	}
+	for i, w := range words {
+		if i == drive || plan.floorOf > 0 {
+			continue
+		}
 		esc := likeEscape(w)
 		where = append(where, "(search LIKE "+arg("%"+esc+"%")+` ESCAPE '\' OR id LIKE `+arg(esc+"%")+` ESCAPE '\')`)
 	}
@@ -180,13 +214,31 @@ func (d Dialect) ListSQL(q Query, time func(time.Time) any) (string, []any, erro
 		s, id := arg(time(cur.Started)), arg(cur.RunID)
 		where = append(where, fmt.Sprintf("(started < %s OR (started = %s AND id < %s))", s, s, id))
 	}
-	sql := "SELECT " + SummaryColumns + " FROM halo_runs"
+	cols := SummaryColumns
+	if plan.floorOf > 0 {
+		cols = "started"
+	}
+	sql := with + "SELECT " + cols + " FROM " + from
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	if plan.floorOf > 0 {
+		return sql + " ORDER BY started DESC, id DESC LIMIT 1 OFFSET " + arg(plan.floorOf-1), args, nil
 	}
 	sql += " ORDER BY started DESC, id DESC LIMIT " + arg(LimitOf(q)+1)
 	return sql, args, nil
 }
+
+// globPattern is the GLOB pattern of the texts that hold w (lowercased, as the search text
+// is: GLOB, unlike LIKE, tells cases apart, and FTS5's trigram index serves it with
+// wildcards escaped, which it does not for LIKE ... ESCAPE).
+func globPattern(w string) string {
+	return "*" + strings.NewReplacer(`*`, `[*]`, `?`, `[?]`, `[`, `[[]`).Replace(w) + "*"
+}
+
+// idRange is the range of run ids, compared ignoring ASCII case (NOCASE), that begin with
+// w: from w to w and a character above every one an id may hold.
+func idRange(w string) (lo, hi string) { return w, w + "\x7f" }
 
 // likeEscape escapes LIKE's wildcards in w.
 func likeEscape(w string) string {

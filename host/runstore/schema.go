@@ -12,13 +12,15 @@ type Dialect struct {
 	// Usage replaces {usage}: the statement that fills tokens_in, tokens_out and unpriced
 	// of the rows there are from their records (schema step 4).
 	Usage string
+	// TextIndex replaces {text_index}: the indexes a text query uses (schema step 5).
+	TextIndex string
 }
 
 // The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
 // cursors compare exactly; PostgreSQL as timestamptz.
 var (
-	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage}
-	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage}
+	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex}
+	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage, TextIndex: postgresTextIndex}
 )
 
 // sqliteUsage and postgresUsage sum what ColumnsOf sums, from each record's meta.calls: the
@@ -126,16 +128,40 @@ UPDATE halo_runs SET search = lower(substr(record, 1, 8192));`,
 ALTER TABLE halo_runs ADD COLUMN tokens_out bigint NOT NULL DEFAULT 0;
 ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 {usage}`,
+	// 5: the indexes a text query (Query.Text) uses: of the search text, and of the run
+	// ids' beginnings.
+	`{text_index}`,
 }
+
+// sqliteTextIndex is the embedded store's text index: halo_runs_text, an FTS5 index of
+// halo_runs.search with the trigram tokenizer (every 3 letters of the text, so that a word
+// is found anywhere in it, as LIKE '%word%' finds it), kept in step with halo_runs by
+// triggers; and an index of the run ids ignoring case, for a word that begins one. The
+// index refers to halo_runs by rowid, which VACUUM may renumber: halo never runs it, and
+// after one by hand, INSERT INTO halo_runs_text (halo_runs_text) VALUES ('rebuild') makes
+// the index again. postgresTextIndex indexes the ids for LIKE 'word%'; the index of the
+// search text needs the pg_trgm extension, which host/runstore/postgres makes when it may.
+const (
+	sqliteTextIndex = `CREATE VIRTUAL TABLE halo_runs_text USING fts5(search, content='halo_runs', content_rowid='rowid', tokenize='trigram');
+INSERT INTO halo_runs_text (halo_runs_text) VALUES ('rebuild');
+CREATE TRIGGER halo_runs_text_insert AFTER INSERT ON halo_runs BEGIN INSERT INTO halo_runs_text (rowid, search) VALUES (new.rowid, new.search); END;
+CREATE TRIGGER halo_runs_text_delete AFTER DELETE ON halo_runs BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) VALUES ('delete', old.rowid, old.search); END;
+CREATE TRIGGER halo_runs_text_update AFTER UPDATE OF search ON halo_runs WHEN old.search IS NOT new.search BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) VALUES ('delete', old.rowid, old.search); INSERT INTO halo_runs_text (rowid, search) VALUES (new.rowid, new.search); END;
+CREATE INDEX halo_runs_id_nocase ON halo_runs (id COLLATE NOCASE)`
+	postgresTextIndex = `CREATE INDEX halo_runs_id_pattern ON halo_runs (id text_pattern_ops)`
+)
 
 // SchemaVersion is the newest schema this halo knows.
 var SchemaVersion = len(migrations)
 
-// Migration returns step v (from 1) of the schema in d's SQL, as statements to run in order.
+// Migration returns step v (from 1) of the schema in d's SQL, as statements to run in order
+// (a statement ends with ";" at the end of a line; a trigger's inner ones do not).
 func (d Dialect) Migration(v int) []string {
-	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage).Replace(migrations[v-1])
+	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage,
+		"{text_index}", d.TextIndex).Replace(migrations[v-1])
 	var out []string
-	for _, st := range strings.Split(s, ";") {
+	for _, st := range strings.Split(s, ";\n") {
+		st = strings.TrimSuffix(strings.TrimSpace(st), ";")
 		if st = strings.TrimSpace(st); st != "" {
 			out = append(out, st)
 		}

@@ -65,6 +65,8 @@ type SQLite struct {
 
 	// imp is what opening found of an older halo's files.
 	imp *Import
+	// text is how a text query is read (textsearch.go).
+	text textPlan
 }
 
 // SQLiteOptions are the optional parts of OpenSQLite.
@@ -645,23 +647,35 @@ func (s *SQLite) List(ctx context.Context, q Query) (Page, error) {
 	if err := s.Sync(); err != nil {
 		return Page{}, err
 	}
+	if len(q.Words()) > 0 {
+		return s.listText(ctx, q, query, args)
+	}
+	runs, err := s.listRows(ctx, query, args)
+	if err != nil {
+		return Page{}, err
+	}
+	return PageOf(q, runs), nil
+}
+
+// listRows reads the summaries query selects.
+func (s *SQLite) listRows(ctx context.Context, query string, args []any) ([]Summary, error) {
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return Page{}, s.dbErr("list runs", err)
+		return nil, s.dbErr("list runs", err)
 	}
 	defer rows.Close()
 	var runs []Summary
 	for rows.Next() {
 		sum, err := scanSummary(rows)
 		if err != nil {
-			return Page{}, s.dbErr("list runs", err)
+			return nil, s.dbErr("list runs", err)
 		}
 		runs = append(runs, sum)
 	}
 	if err := rows.Err(); err != nil {
-		return Page{}, s.dbErr("list runs", err)
+		return nil, s.dbErr("list runs", err)
 	}
-	return PageOf(q, runs), nil
+	return runs, nil
 }
 
 // Delete removes the runs ids, once every record saved so far is committed.

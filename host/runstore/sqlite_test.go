@@ -451,3 +451,69 @@ func TestSQLiteMigratesUsage(t *testing.T) {
 		t.Errorf("a run without calls: %+v", r)
 	}
 }
+
+// A text query finds the same runs whichever way the store reads it (textsearch.go): with
+// thresholds made small, a word most runs hold is found among the newest, or, when they
+// do not hold it, from the index; a rare word from the index; a short one by reading.
+func TestSQLiteTextPlans(t *testing.T) {
+	s, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 40 {
+		rec := runstoretest.NewRecord(fmt.Sprintf("run%02d", i), []runtime.Status{runtime.Completed, runtime.Failed}[i%2])
+		rec.Started, rec.Updated = t0.Add(time.Duration(i)*time.Minute), t0.Add(time.Duration(i)*time.Minute)
+		word := "common"
+		if i < 20 {
+			word = "older" // held by the oldest half only
+		}
+		rec.Inputs = map[string]any{"w": fmt.Sprintf("%s n%02d", word, i)}
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(from, to int, status runtime.Status) string {
+		var ids []string
+		for i := to; i >= from; i-- {
+			if status == "" || (status == runtime.Failed) == (i%2 == 1) {
+				ids = append(ids, fmt.Sprintf("run%02d", i))
+			}
+		}
+		if len(ids) > 5 {
+			ids = ids[:5]
+		}
+		return strings.Join(ids, " ")
+	}
+	for _, plan := range [][2]int{{0, 0}, {3, 10}, {3, 1000}, {1000, 10}} {
+		runstore.SetTextPlan(s, plan[0], plan[1])
+		for _, tc := range []struct {
+			q    runstore.Query
+			want string
+		}{
+			{runstore.Query{Text: "common", Limit: 5}, want(20, 39, "")},
+			{runstore.Query{Text: "older", Limit: 5}, want(0, 19, "")},
+			{runstore.Query{Text: "older", Status: runtime.Failed, Limit: 5}, want(0, 19, runtime.Failed)},
+			{runstore.Query{Text: "n07", Limit: 5}, "run07"},
+			{runstore.Query{Text: "run1", Limit: 5}, want(10, 19, "")},
+			{runstore.Query{Text: "run1 older", Limit: 5}, want(10, 19, "")},
+			{runstore.Query{Text: "n3", Limit: 5}, want(30, 39, "")},
+		} {
+			p, err := s.List(context.Background(), tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range p.Runs {
+				got = append(got, r.RunID)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("plan %v, %+v: %v, want %q", plan, tc.q, got, tc.want)
+			}
+			if len(got) == 5 && p.Next == "" {
+				t.Errorf("plan %v, %+v: a full page without a next", plan, tc.q)
+			}
+		}
+	}
+}

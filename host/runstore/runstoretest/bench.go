@@ -21,7 +21,11 @@ var BenchQueries = []struct {
 	{"pipeline", runstore.Query{Pipeline: "P2"}},
 	{"violations", runstore.Query{Violations: true}},
 	{"since+status", runstore.Query{Status: runtime.Failed, Since: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}},
-	{"text", runstore.Query{Text: "ord-99"}},
+	{"text", runstore.Query{Text: "ord-99"}},                               // a word 1,111 runs hold, the newest among them
+	{"text-rare", runstore.Query{Text: `ord-12345"`}},                      // a word one run holds
+	{"text-old", runstore.Query{Text: `ord-1234`}},                         // a word 11 old runs hold
+	{"id-prefix", runstore.Query{Text: "r09999"}},                          // the beginning of 10 run ids
+	{"text+status", runstore.Query{Text: "ord-9", Status: runtime.Failed}}, // a common word and a filter
 	{"page2", runstore.Query{Status: runtime.Failed}},
 }
 

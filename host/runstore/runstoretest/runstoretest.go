@@ -40,6 +40,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("UseLink", func(t *testing.T) { useLink(t, cfg) })
 	t.Run("Filters", func(t *testing.T) { filters(t, cfg) })
 	t.Run("DeletePrune", func(t *testing.T) { deletePrune(t, cfg) })
+	t.Run("TextFollowsSaves", func(t *testing.T) { textFollowsSaves(t, cfg) })
 	if cfg.Peer != nil {
 		t.Run("PeerFenced", func(t *testing.T) { peerFenced(t, cfg) })
 	}
@@ -362,11 +363,26 @@ func filters(t *testing.T, cfg Config) {
 			t.Fatal(err)
 		}
 	}
+	old := NewRecord("qidx9", runtime.Completed)
+	old.Started, old.Updated = t0.Add(-time.Hour), t0.Add(-time.Hour)
+	old.Inputs = map[string]any{"order": "none*?[x]"}
+	if err := s.Save(old); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		q    runstore.Query
 		want string
 	}{
 		{runstore.Query{Text: "Pay.create_refund"}, "q6 q3 q0"},
+		{runstore.Query{Text: "refund Q6"}, "q6"},             // a word begins the run id
+		{runstore.Query{Text: "qidx"}, "qidx9"},               // a longer one
+		{runstore.Query{Text: "qidx9 none"}, "qidx9"},         // and a word of its inputs
+		{runstore.Query{Text: "ord-?"}, ""},                   // wildcards are letters
+		{runstore.Query{Text: "[o]rd-4"}, ""},                 // of every kind
+		{runstore.Query{Text: "none*?[x]"}, "qidx9"},          // and found as letters
+		{runstore.Query{Text: `rd-4\`}, ""},                   // an escape is a letter too
+		{runstore.Query{Text: "ord- 4"}, "q4"},                // each word anywhere
+		{runstore.Query{Text: "ord-4 pay.create_refund"}, ""}, // every word must hold
 		{runstore.Query{Text: "ord-4"}, "q4"},
 		{runstore.Query{Text: "refund", Status: runtime.Failed}, "q3"},
 		{runstore.Query{Text: "50%_"}, ""},
@@ -385,6 +401,58 @@ func filters(t *testing.T, cfg Config) {
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%+v: %v, want %q", tc.q, got, tc.want)
 		}
+	}
+}
+
+// textFollowsSaves: a text query finds what a run's newest record holds, not what an
+// earlier one did, and nothing of a removed run, even once a new run is saved after it.
+func textFollowsSaves(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	find := func(text string) string {
+		t.Helper()
+		p, err := s.List(ctx, runstore.Query{Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range p.Runs {
+			got = append(got, r.RunID)
+		}
+		return strings.Join(got, " ")
+	}
+	rec := NewRecord("t1", runtime.Running)
+	rec.Inputs = map[string]any{"word": "alphabet"}
+	if err := s.Start(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := find("alphabet"); got != "t1" {
+		t.Errorf("the started record's word: %q, want t1", got)
+	}
+	again := *rec
+	again.Status, again.Inputs, again.Output = runtime.Completed, map[string]any{"word": "deltawave"}, "epsilon"
+	if err := s.Save(&again); err != nil {
+		t.Fatal(err)
+	}
+	if got := find("alphabet"); got != "" {
+		t.Errorf("an earlier record's word: %q, want none", got)
+	}
+	if got := find("deltawave epsilon"); got != "t1" {
+		t.Errorf("the newest record's words: %q, want t1", got)
+	}
+	if _, err := s.Delete(ctx, []string{"t1"}); err != nil {
+		t.Fatal(err)
+	}
+	other := NewRecord("t2", runtime.Completed)
+	other.Inputs = map[string]any{"word": "zetafunction"}
+	if err := s.Save(other); err != nil {
+		t.Fatal(err)
+	}
+	if got := find("deltawave"); got != "" {
+		t.Errorf("a removed run's word: %q, want none", got)
+	}
+	if got := find("zetafunction"); got != "t2" {
+		t.Errorf("the new run's word: %q, want t2", got)
 	}
 }
 
