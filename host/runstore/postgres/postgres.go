@@ -96,6 +96,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.pool.Close()
 		return nil, err
 	}
+	textIndex(ctx, s.pool, s.log)
 	return s, nil
 }
 
@@ -336,6 +337,12 @@ func (s *Store) List(ctx context.Context, q runstore.Query) (runstore.Page, erro
 	sql, args, err := runstore.PostgresDialect.ListSQL(q, func(t time.Time) any { return t })
 	if err != nil {
 		return runstore.Page{}, err
+	}
+	// Planned for each query's own words (an unnamed statement), not once for any: a plan
+	// made without them reads the runs newest first, which for a rare word is every run,
+	// where the words' own plan reads the search text's index.
+	if len(q.Words()) > 0 {
+		args = append([]any{pgx.QueryExecModeExec}, args...)
 	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {

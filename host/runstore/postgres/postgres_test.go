@@ -1,11 +1,14 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/jackc/pgx/v5"
 
 	"halolang.dev/halo/errcode"
@@ -240,5 +243,61 @@ func TestMigratesUsage(t *testing.T) {
 	}
 	if got, err := s.Load("old1"); err != nil || got.Output != "a\x00b" {
 		t.Errorf("the record after the migration: %+v %v", got, err)
+	}
+}
+
+// Where pg_trgm cannot be added (a user who may not create in the database), the store
+// opens without the text index, says so in its log, and searches all the same; once the
+// extension is there, the next open makes the index.
+func TestTextIndexWithoutExtension(t *testing.T) {
+	url := pgtest.DB(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	role := "plain_" + conn.Config().Database
+	for _, st := range []string{`CREATE ROLE ` + role + ` LOGIN`, `CREATE SCHEMA AUTHORIZATION ` + role} {
+		if _, err := conn.Exec(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1) + "&search_path=" + role + ",public"
+	var log bytes.Buffer
+	s := open(t, plain, postgres.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &log})})
+	if !strings.Contains(log.String(), "CREATE EXTENSION pg_trgm failed") {
+		t.Errorf("no word of the missing index in the log:\n%s", log.String())
+	}
+	rec := runstoretest.NewRecord("r1", runtime.Completed)
+	rec.Inputs = map[string]any{"w": "needle"}
+	if err := s.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.List(ctx, runstore.Query{Text: "needle"}); err != nil || len(p.Runs) != 1 {
+		t.Errorf("a search without the index: %+v %v", p, err)
+	}
+	s.Close()
+	hasIndex := func() bool {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass('`+role+`.halo_runs_search_trgm') IS NOT NULL`).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if hasIndex() {
+		t.Fatal("an index was made without pg_trgm")
+	}
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION pg_trgm`); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	s = open(t, plain, postgres.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &log})})
+	defer s.Close()
+	if !hasIndex() || log.Len() != 0 {
+		t.Errorf("with pg_trgm there, the index is made (%v) and nothing logged:\n%s", hasIndex(), log.String())
+	}
+	if p, err := s.List(ctx, runstore.Query{Text: "needle"}); err != nil || len(p.Runs) != 1 {
+		t.Errorf("a search with the index: %+v %v", p, err)
 	}
 }
