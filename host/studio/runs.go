@@ -38,7 +38,7 @@ type listData struct {
 	// Total is what the rows shown cost together ("—" or "≥ …" when a price is unknown),
 	// Tokens the tokens they read and wrote.
 	Total, Tokens string
-	Next  string
+	Next          string
 	// PausedCount is how many runs wait for someone (PausedMore: at least that many).
 	PausedCount int
 	PausedMore  bool
