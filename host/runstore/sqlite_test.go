@@ -499,6 +499,8 @@ func TestSQLiteTextPlans(t *testing.T) {
 			{runstore.Query{Text: "run1", Limit: 5}, want(10, 19, "")},
 			{runstore.Query{Text: "run1 older", Limit: 5}, want(10, 19, "")},
 			{runstore.Query{Text: "n3", Limit: 5}, want(30, 39, "")},
+			{runstore.Query{Text: "n*7 n07", Limit: 5}, ""}, // no 3 letters between wildcards: read
+			{runstore.Query{Text: "r[*]n07", Limit: 5}, ""}, // nor here
 		} {
 			p, err := s.List(context.Background(), tc.q)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -18,8 +19,8 @@ import (
 //     there.
 //  3. When it does not, the word with the fewest matches drives after all.
 //
-// A word shorter than 3 letters cannot be looked up in the trigram index: with no longer
-// word the query reads the runs newest first until its page is full.
+// A word without 3 letters in a row other than * ? [ ] cannot be looked up in the trigram
+// index: with no other word the query reads the runs newest first until its page is full.
 const (
 	driveFew = 300
 	scanMost = 5000
@@ -73,12 +74,23 @@ func (s *SQLite) listText(ctx context.Context, q Query, query string, args []any
 	return PageOf(q, runs), nil
 }
 
+// indexable reports whether the trigram index can look w up: it has 3 letters in a row
+// that are not GLOB's wildcards (which its pattern escapes with [ and ]).
+func indexable(w string) bool {
+	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return strings.ContainsRune("*?[]", r) }) {
+		if utf8.RuneCountInString(part) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
 // textDriver returns the word of words (lowercased) with the fewest matches (counted up to
 // few) and how many, or -1 when every word is shorter than 3 letters.
 func (s *SQLite) textDriver(ctx context.Context, words []string, few int) (int, int, error) {
 	best, fewest := -1, 0
 	for i, w := range words {
-		if utf8.RuneCountInString(w) < 3 {
+		if !indexable(w) {
 			continue
 		}
 		lo, hi := idRange(w)
