@@ -242,7 +242,7 @@ func TestSQLiteFullDisk(t *testing.T) {
 			}
 			defer s.Close()
 			var saveErr error
-			for i := 0; i < 2000 && saveErr == nil; i++ {
+			for i := 0; i < 20000 && saveErr == nil; i++ { // past maxPending, a save waits for a commit
 				rec := runstoretest.NewRecord(fmt.Sprintf("r%d", i), runtime.Completed)
 				rec.Output = strings.Repeat("x", 4000)
 				saveErr = s.Save(rec)
