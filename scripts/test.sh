@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Each step says how long the one before it took, so CI's 20-minute budget can be watched.
+# Each step says how long the one before it took, so CI's 30-minute budget can be watched.
 last=$SECONDS
 step() { echo "== $* (previous step: $((SECONDS - last)) s)"; last=$SECONDS; }
 
@@ -39,6 +39,9 @@ step "generated protobuf code matches plugin.proto (regenerates with the pinned 
 step "a release, used from outside the repository: go install, a plugin author's project, install.sh"
 go test -count=1 -timeout 20m -run '^TestReleaseFromOutside$' ./scripts/release/ -args -release
 
+# 39 targets: at 10 s each this step took 584 s of a 1,535 s CI run. Every seed corpus already
+# runs in `go test` above, so CI's fuzzing is a smoke run; fuzz longer by hand
+# (`./scripts/fuzz.sh 5m`) after changing a parser or a decoder.
 step "short fuzz runs"
-./scripts/fuzz.sh 10s
+./scripts/fuzz.sh 5s
 echo "== done (last step: $((SECONDS - last)) s; all: $SECONDS s)"
