@@ -36,14 +36,7 @@ type Options struct {
 	F *cmdutil.Factory
 	// File is the .halo file; Pipeline the pipeline to run ("" when the file has one).
 	File, Pipeline string
-	// Inputs are --input k=v; InputJSON is --input-json.
-	Inputs    []string
-	InputJSON string
-	// Mock is --mock; Mocks is --mocks FILE; Events is --events FILE.
-	Mock   bool
-	Mocks  string
-	Events string
-	JSON   bool
+	run.RunFlags
 	// DAP is --dap: serve the Debug Adapter Protocol on stdio instead.
 	DAP bool
 	// Registry builds the tool registry; nil means the one halo run uses.
@@ -110,12 +103,7 @@ Exit status: as halo run's: 0 completed, 1 failed or stopped, 2 bad usage, 3 pau
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&opts.Inputs, "input", "i", nil, "an input as name=value (repeatable)")
-	fl.StringVar(&opts.InputJSON, "input-json", "", "inputs as one JSON object")
-	fl.BoolVar(&opts.JSON, "json", false, "print { status, output, runId, meta } as JSON at the end")
-	fl.StringVar(&opts.Events, "events", "", "write every event as a JSON line to `FILE`")
-	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
-	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.RunFlags.Register(fl)
 	fl.BoolVar(&opts.DAP, "dap", false, "serve the Debug Adapter Protocol on stdio, for an editor")
 	return cmd
 }

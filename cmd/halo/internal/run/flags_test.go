@@ -17,7 +17,7 @@ func TestNewCmdRunFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := run.Options{File: "f.halo", Pipeline: "P", Inputs: []string{"a=1", "b=2"}, InputJSON: `{"c":3}`, JSON: true, Events: "e.jsonl", Mock: true, Mocks: "m.json"}
+	want := run.Options{File: "f.halo", Pipeline: "P", RunFlags: run.RunFlags{Inputs: []string{"a=1", "b=2"}, InputJSON: `{"c":3}`, JSON: true, Events: "e.jsonl", Mock: true, Mocks: "m.json"}}
 	got.F = nil
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("got %+v\nwant %+v", *got, want)

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/complete"
@@ -37,15 +38,7 @@ type Options struct {
 	F *cmdutil.Factory
 	// File is the .halo file; Pipeline the pipeline to run ("" when the file has one).
 	File, Pipeline string
-	// Inputs are --input k=v; InputJSON is --input-json.
-	Inputs    []string
-	InputJSON string
-	JSON      bool
-	// Events is --events FILE.
-	Events string
-	// Mock is --mock; Mocks is --mocks FILE.
-	Mock  bool
-	Mocks string
+	RunFlags
 	// AutoApprove is --auto-approve: every call a policy puts up for approval is approved.
 	AutoApprove bool
 	// Otel is --otel and --otel-content.
@@ -93,12 +86,7 @@ Exit status: 0 completed, 1 failed (or the file has errors), 2 bad usage,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&opts.Inputs, "input", "i", nil, "an input as name=value (repeatable)")
-	fl.StringVar(&opts.InputJSON, "input-json", "", "inputs as one JSON object")
-	fl.BoolVar(&opts.JSON, "json", false, "print { status, output, runId, meta } as JSON")
-	fl.StringVar(&opts.Events, "events", "", "write every event as a JSON line to `FILE`")
-	fl.BoolVar(&opts.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
-	fl.StringVar(&opts.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
+	opts.RunFlags.Register(fl)
 	fl.BoolVar(&opts.AutoApprove, "auto-approve", false, "approve every tool call that waits for approval, without asking")
 	opts.Otel.Register(fl)
 	return cmd
@@ -135,6 +123,30 @@ func runRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	return Report(opts.F, res, opts.File, opts.JSON)
+}
+
+// RunFlags are the flags of a run that `halo run` and `halo debug` share.
+type RunFlags struct {
+	// Inputs are --input k=v; InputJSON is --input-json.
+	Inputs    []string
+	InputJSON string
+	// JSON is --json: the result as one JSON object at the end.
+	JSON bool
+	// Events is --events FILE.
+	Events string
+	// Mock is --mock; Mocks is --mocks FILE.
+	Mock  bool
+	Mocks string
+}
+
+// Register adds the flags to fl.
+func (r *RunFlags) Register(fl *pflag.FlagSet) {
+	fl.StringArrayVarP(&r.Inputs, "input", "i", nil, "an input as name=value (repeatable)")
+	fl.StringVar(&r.InputJSON, "input-json", "", "inputs as one JSON object")
+	fl.BoolVar(&r.JSON, "json", false, "print { status, output, runId, meta } as JSON at the end")
+	fl.StringVar(&r.Events, "events", "", "write every event as a JSON line to `FILE`")
+	fl.BoolVar(&r.Mock, "mock", false, "agents answer with a fixed text, without calling a model")
+	fl.StringVar(&r.Mocks, "mocks", "", "answer targets from a mocks `FILE` (JSON)")
 }
 
 // ParseInputs merges --input-json and --input k=v (which win) into one map.
