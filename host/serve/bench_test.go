@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
 
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runstore/postgres"
@@ -100,6 +108,111 @@ func benchServe(b *testing.B, store runstore.Store) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b.Fatal(resp.Status)
+		}
+	}
+}
+
+// noSaves is a store that keeps no run: Start and Save do nothing, the rest is the SQLite
+// store's. BenchmarkMCP's floor: what /mcp costs around the save.
+type noSaves struct{ runstore.Store }
+
+func (noSaves) Start(context.Context, *hruntime.Record) error { return nil }
+func (noSaves) Save(*hruntime.Record) error                   { return nil }
+func (noSaves) LocalEvents() bool                             { return true }
+
+// BenchmarkMCP is one tools/call through the handler halo serve mounts at /mcp, over
+// loopback HTTP in this process, from 1 and 16 concurrent callers: a one-stage mocked
+// pipeline saved in the SQLite store as halo serve saves it (store=sqlite), the same with
+// the run saved nowhere (store=none: what /mcp costs around the save), beside mcp-go's
+// stateless Streamable HTTP server with a constant tool (mcpgo). Clients and servers share
+// the process, which collects garbage as halo serve does: cpu-µs/op is the process's
+// processor time per call, both sides, and allocs/op count both too.
+func BenchmarkMCP(b *testing.B) {
+	const flow = `
+agent Greeter [openai/gpt-4o-mini]
+
+# Say hello.
+pipeline Greet(name: String) -> String:
+  name |> Greeter.greet("Say hello to {{name}}.")
+`
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Greet","arguments":{"name":"Ada"}}}`)
+	// The collector halo serve runs with (cmd/halo's cmdutil.ServerGCPercent).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	for _, srv := range []string{"mcpgo", "store=sqlite", "store=none"} {
+		for _, n := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/clients=%d", srv, n), func(b *testing.B) {
+				hs := httptest.NewUnstartedServer(nil)
+				switch srv {
+				case "mcpgo":
+					s := mcpgoserver.NewMCPServer("mcpgo-constant", "1")
+					s.AddTool(mcp.NewTool("Greet", mcp.WithDescription("Say hello."), mcp.WithString("name", mcp.Required())),
+						func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+							return mcp.NewToolResultText("Hello!"), nil
+						})
+					hs.Config.Handler = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true))
+				default:
+					f, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var store runstore.Store = f
+					if srv == "store=none" {
+						store = noSaves{f}
+					}
+					m := hruntime.NewMocks()
+					m.Set("Greeter.greet", "Hello!")
+					s, err := serve.New(context.Background(), serve.Config{
+						Program: program(b, flow), Store: store, Addr: hs.Listener.Addr().String(), MCP: true,
+						Runtime: hruntime.Config{Mocks: m}, Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
+						AccessLog: io.Discard,
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.Start()
+					hs.Config.Handler = s.Handler()
+					defer func() { s.Close(0); f.Close() }()
+				}
+				hs.Start()
+				defer hs.Close()
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+				defer client.CloseIdleConnections()
+				call := func() error {
+					resp, err := client.Post(hs.URL+"/mcp", "application/json", bytes.NewReader(body))
+					if err != nil {
+						return err
+					}
+					b, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`Hello!`)) {
+						return fmt.Errorf("%s %s %v", resp.Status, b, err)
+					}
+					return nil
+				}
+				for range 20 { // warm up
+					if err := call(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				b.ResetTimer()
+				for range n {
+					wg.Go(func() {
+						for next.Add(1) <= int64(b.N) {
+							if err := call(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			})
 		}
 	}
 }
