@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
@@ -68,17 +69,26 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		},
 		// The same over Streamable HTTP (stateless, JSON), a process of its own: it prints
-		// its URL and serves until it is killed.
+		// its URL and serves until SIGTERM, which ends it as it ends halo serve, with its
+		// CPU profile written (see profiled), so both sides of the comparison can be profiled.
 		"mcpgo-http": func() {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			cmdutil.ServerGC(cmdutil.EnvFromList(os.Environ()))
-			fmt.Printf("http://%s/mcp\n", ln.Addr())
-			http.Serve(ln, server.NewStreamableHTTPServer(constantServer(), server.WithStateLess(true)))
-			os.Exit(0)
+			os.Exit(profiled(func() int {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+				cmdutil.ServerGC(cmdutil.EnvFromList(os.Environ()))
+				stop := make(chan os.Signal, 1)
+				signal.Notify(stop, syscall.SIGTERM)
+				var served sync.WaitGroup
+				served.Go(func() { http.Serve(ln, server.NewStreamableHTTPServer(constantServer(), server.WithStateLess(true))) })
+				fmt.Printf("http://%s/mcp\n", ln.Addr())
+				<-stop
+				ln.Close()
+				served.Wait()
+				return 0
+			}))
 		},
 	})
 }
