@@ -7,6 +7,8 @@
 # as root, the benchmark runs on a throwaway ext4 filesystem with a journal, made in a file and
 # mounted on a loop device, removed at the end. The TypeScript SDK (pinned) is installed first
 # when npm is here. Run it on a quiet machine: the load is printed before and after each run.
+# With HALO_BENCH_CPUPROFILE=PREFIX, every server process (halo mcp, halo serve, mcp-go's HTTP
+# server) writes a CPU profile to PREFIX.PID (go tool pprof -top PREFIX.PID).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-20000}
