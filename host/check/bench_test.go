@@ -2,50 +2,18 @@ package check
 
 import (
 	"bytes"
-	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/internal/bigprog"
 )
 
-// genProgram writes a valid program of about size bytes: blocks of policies, tools, agents,
-// schemas and pipelines with every stage shape, each with its own names.
-func genProgram(size int) []byte {
-	var b bytes.Buffer
-	for i := 0; b.Len() < size; i++ {
-		fmt.Fprintf(&b, `# block %[1]d
-policy Rules%[1]d : AllowTools("Code%[1]d.*", "Sh%[1]d.run")
-  & DenyArgs("Code%[1]d.write", "path", "\\.test\\.")
-  & DenyArgs("Sh%[1]d.run", "command", "^(?!bun test[\\w ./-]*$)")
-  & Block(PII, APIKey) & MaxWords(300) & ApproveEffects(write)
-
-tool Code%[1]d : Workspace("{{workdir}}", write: true)
-tool Sh%[1]d   : Bash(cwd: "{{workdir}}", timeout_ms: 120000, env: ["HOME"])
-tool Docs%[1]d : MCP(url: "https://docs.example.com/mcp", headers: { "X-Org": "acme" }, apiKey: Env.DOCS_KEY)
-
-schema Item%[1]d { id: String, tags: Array<String>, total: Number }
-
-agent Fixer%[1]d [anthropic/claude-sonnet-4-5, temp: 0.0, max_steps: 40]
-  system "You fix the project until the tests pass."
-  equips Code%[1]d, Sh%[1]d
-  requires Rules%[1]d
-
-pipeline Fix%[1]d(workdir: String, item: Item%[1]d) -> Result:
-  workdir
-    |> Fixer%[1]d.fix("Make the tests pass for {{workdir}}.", item, tools: [Code%[1]d, Sh%[1]d]) as report
-    |> Sh%[1]d.run(command: "bun test 2>&1 | tail -40") as result
-    |<> loop(Fixer%[1]d, "context.data.result.exitCode != 0", max: 3)
-    |* { Docs%[1]d.search(query: workdir), Docs%[1]d.get-page(id: "x") } as docs @retry(2) @timeout(20000)
-    |? System.Value(context.data.report)
-    |! yield("Ship it?")
-    |> System.Value(context.data.report)
-
-`, i)
-	}
-	return b.Bytes()
-}
+// genProgram writes a valid program of about size bytes (internal/bigprog): blocks of
+// policies, tools, agents, schemas and pipelines with every stage shape, each with its own
+// names.
+func genProgram(size int) []byte { return bigprog.Generate(size) }
 
 func TestGeneratedProgramValidates(t *testing.T) {
 	src := genProgram(20 << 10)

@@ -10,6 +10,7 @@ import (
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/internal/bigprog"
 	"halolang.dev/halo/pkgmgr"
 )
 
@@ -172,6 +173,40 @@ func BenchmarkValidateExamples(b *testing.B) {
 			f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir, Env: cmdutil.Env{}}
 			if err := validateRun(&Options{F: f, IO: f.IO, Dir: dir}); err != nil {
 				b.Fatal(err, out.String())
+			}
+		}
+	})
+}
+
+// BenchmarkValidate1MB is `halo validate big.halo` on internal/bigprog's 1 MB program
+// without process start-up: what the command does beyond `halo version` (see
+// scripts/bench-validate.sh for the whole processes side by side). The floor beside it reads
+// the file.
+func BenchmarkValidate1MB(b *testing.B) {
+	dir := b.TempDir()
+	src := bigprog.Generate(1 << 20)
+	if err := os.WriteFile(filepath.Join(dir, "big.halo"), src, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("floor-read-file", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			if _, err := os.ReadFile(filepath.Join(dir, "big.halo")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("validate", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var out bytes.Buffer
+			f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &out}, Dir: dir, Env: cmdutil.Env{}}
+			if err := validateRun(&Options{F: f, IO: f.IO, Dir: dir, Paths: []string{"big.halo"}}); err != nil {
+				b.Fatal(err, out.String())
+			}
+			if out.String() != "ok: 1 file valid\n" {
+				b.Fatalf("got %q", out.String())
 			}
 		}
 	})
