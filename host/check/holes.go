@@ -33,10 +33,11 @@ func (c *checker) knownTools() []policy.KnownTool {
 // them, and a policy no agent requires on its own. A finding is reported once at its rule,
 // however many agents share the policy.
 func (c *checker) checkPolicyHoles(decls []lang.Decl) {
-	tools := c.knownTools()
-	if len(tools) == 0 {
+	known := c.knownTools()
+	if len(known) == 0 {
 		return
 	}
+	tools := policy.NewKnownTools(known)
 	rules := map[string]lang.Pos{} // a rule's RuleSpec position, as lang wrote it
 	required := map[string]bool{}
 	var sets []policy.Set

@@ -21,6 +21,40 @@ type KnownTool struct {
 	Methods []tool.Method
 }
 
+// KnownTools indexes known tools by name, each method's parameter names read from its
+// schema once: halo validate asks it about every pattern of every agent's policies, and a
+// program of many tools must not be scanned, nor its schemas decoded, for each.
+type KnownTools struct {
+	byName map[string][]knownMethod
+}
+
+// NewKnownTools indexes tools; of two tools of one name the first counts.
+func NewKnownTools(tools []KnownTool) *KnownTools {
+	k := &KnownTools{byName: make(map[string][]knownMethod, len(tools))}
+	// Tools of one provider type share their schemas: each is decoded once.
+	type names struct {
+		params map[string]bool
+		ok     bool
+	}
+	decoded := map[string]names{}
+	for _, t := range tools {
+		if _, dup := k.byName[t.Name]; dup {
+			continue
+		}
+		ms := make([]knownMethod, len(t.Methods))
+		for i, m := range t.Methods {
+			n, seen := decoded[string(m.Params)]
+			if !seen {
+				n.params, n.ok = paramNames(m.Params)
+				decoded[string(m.Params)] = n
+			}
+			ms[i] = knownMethod{target: t.Name + "." + m.Name, m: m, params: n.params, hasParams: n.ok}
+		}
+		k.byName[t.Name] = ms
+	}
+	return k
+}
+
 // A Finding is something a set's tool rules leave open or never do, at one rule.
 type Finding struct {
 	// Policy is the policy holding the rule, and Pos where the rule is written (its
@@ -46,7 +80,7 @@ type Finding struct {
 // Tools whose methods are not known (MCP servers, module packages) are left out, as are
 // patterns whose tool part is a glob. A pattern that matches no method at all is the
 // caller's to report (host/check names the method that is not there).
-func (s Set) Findings(tools []KnownTool) []Finding {
+func (s Set) Findings(tools *KnownTools) []Finding {
 	var out []Finding
 	for _, p := range s {
 		if p == nil {
@@ -75,38 +109,38 @@ func (s Set) Findings(tools []KnownTool) []Finding {
 	return out
 }
 
-// A knownMethod is one method of a known tool, as a target.
+// A knownMethod is one method of a known tool, as a target, with the argument names its
+// schema lists (hasParams false: it takes any fields).
 type knownMethod struct {
-	target string
-	m      tool.Method
+	target    string
+	m         tool.Method
+	params    map[string]bool
+	hasParams bool
 }
 
 // matching returns the methods of tools that pat matches, when its tool part names a known
 // tool (nil otherwise: a glob, or a tool whose methods only a run can list).
-func matching(pat string, tools []KnownTool) ([]knownMethod, bool) {
+func matching(pat string, tools *KnownTools) ([]knownMethod, bool) {
 	toolPart, _, _ := strings.Cut(pat, ".")
 	if strings.Contains(toolPart, "*") {
 		return nil, false
 	}
-	for _, t := range tools {
-		if t.Name != toolPart {
-			continue
-		}
-		var out []knownMethod
-		for _, m := range t.Methods {
-			target := t.Name + "." + m.Name
-			if MatchPattern(pat, target) {
-				out = append(out, knownMethod{target, m})
-			}
-		}
-		return out, true
+	ms, ok := tools.byName[toolPart]
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	var out []knownMethod
+	for _, km := range ms {
+		if MatchPattern(pat, km.target) {
+			out = append(out, km)
+		}
+	}
+	return out, true
 }
 
 // neverApplies says why r's pattern pat never applies: every known method it names is
 // refused by another rule first.
-func (s Set) neverApplies(r *rule, pat string, tools []KnownTool) string {
+func (s Set) neverApplies(r *rule, pat string, tools *KnownTools) string {
 	ms, known := matching(pat, tools)
 	if !known || len(ms) == 0 {
 		return ""
@@ -134,7 +168,7 @@ func (s Set) neverApplies(r *rule, pat string, tools []KnownTool) string {
 
 // argHole says which siblings of the methods a DenyArgs rule checks take the same argument
 // and are guarded by nothing in s, or that no method it names takes the argument.
-func (s Set) argHole(r *rule, tools []KnownTool) string {
+func (s Set) argHole(r *rule, tools *KnownTools) string {
 	ms, known := matching(r.patterns[0], tools)
 	if !known || len(ms) == 0 {
 		return ""
@@ -143,8 +177,8 @@ func (s Set) argHole(r *rule, tools []KnownTool) string {
 	weakest := effectRank(tool.External)
 	takes := false
 	for _, km := range ms {
-		if params, ok := paramNames(km.m.Params); ok {
-			if !params[r.arg] {
+		if km.hasParams {
+			if !km.params[r.arg] {
 				continue
 			}
 			takes = true
@@ -157,8 +191,8 @@ func (s Set) argHole(r *rule, tools []KnownTool) string {
 	if !takes {
 		var names []string
 		for _, km := range ms {
-			if params, ok := paramNames(km.m.Params); ok {
-				for n := range params {
+			if km.hasParams {
+				for n := range km.params {
 					names = append(names, n)
 				}
 			}
@@ -168,19 +202,12 @@ func (s Set) argHole(r *rule, tools []KnownTool) string {
 	}
 	toolName, _, _ := strings.Cut(ms[0].target, ".")
 	var open []string
-	for _, t := range tools {
-		if t.Name != toolName {
+	for _, km := range tools.byName[toolName] {
+		if guarded[km.target] || !km.hasParams || !km.params[r.arg] || effectRank(km.m.EffectOrDefault()) < weakest {
 			continue
 		}
-		for _, m := range t.Methods {
-			target := t.Name + "." + m.Name
-			params, ok := paramNames(m.Params)
-			if guarded[target] || !ok || !params[r.arg] || effectRank(m.EffectOrDefault()) < weakest {
-				continue
-			}
-			if !s.guards(target, m.EffectOrDefault(), r.arg) {
-				open = append(open, target)
-			}
+		if !s.guards(km.target, km.m.EffectOrDefault(), r.arg) {
+			open = append(open, km.target)
 		}
 	}
 	if len(open) == 0 {

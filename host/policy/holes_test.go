@@ -28,7 +28,7 @@ const testFiles = `(^|/)(__tests__|__snapshots__)/|[._](test|spec)\.|(^|/)bunfig
 // Code.edit of the same files open; halo validate sees it, and the policy docs/policies.md
 // shows instead has no hole.
 func TestFindings(t *testing.T) {
-	tools := []KnownTool{workspaceTool, bashTool}
+	tools := NewKnownTools([]KnownTool{workspaceTool, bashTool})
 	tests := []struct {
 		name     string
 		policies [][]RuleSpec
