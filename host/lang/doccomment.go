@@ -2,33 +2,38 @@ package lang
 
 import "strings"
 
-// docComment returns the comment lines written right above line (1-based): the `#` or `//`
-// lines that start in column 1, with no other line between them and line, each without its
-// marker and one following space. It is "" when there are none. starts holds where each
-// line of src begins (lineStarts).
-func docComment(src []byte, starts []int, line int) string {
-	var lines []string
-	for l := line - 1; l >= 1 && l <= len(starts); l-- {
-		end := len(src)
-		if l < len(starts) {
-			end = starts[l]
-		}
-		text := strings.TrimRight(string(src[starts[l-1]:end]), "\r\n")
-		if l == 1 {
-			text = strings.TrimPrefix(text, "\uFEFF")
-		}
-		var rest string
-		if r, ok := strings.CutPrefix(text, "#"); ok {
-			rest = r
-		} else if r, ok := strings.CutPrefix(text, "//"); ok {
-			rest = r
-		} else {
-			break
+// docLines follows the comments that start in column 1 as the scanner meets them: the run of
+// them on consecutive lines that ended last, so that a pipeline's doc comment is there when
+// its keyword is read, without indexing the file's lines.
+type docLines struct {
+	spans [][2]int // each comment's bytes in src, markers included
+	last  int      // the line of the run's last comment
+}
+
+// add records the comment src[start:end] that starts line line in column 1.
+func (d *docLines) add(line, start, end int) {
+	if line != d.last+1 {
+		d.spans = d.spans[:0]
+	}
+	d.spans = append(d.spans, [2]int{start, end})
+	d.last = line
+}
+
+// above returns the doc comment of a declaration whose keyword is on line: the comment lines
+// right above it, each without its marker and one following space, or "" when there are
+// none.
+func (d *docLines) above(src []byte, line int) string {
+	if len(d.spans) == 0 || d.last != line-1 {
+		return ""
+	}
+	lines := make([]string, 0, len(d.spans))
+	for _, sp := range d.spans {
+		text := string(src[sp[0]:sp[1]])
+		rest, ok := strings.CutPrefix(text, "#")
+		if !ok {
+			rest = strings.TrimPrefix(text, "//")
 		}
 		lines = append(lines, strings.TrimRight(strings.TrimPrefix(rest, " "), " \t"))
-	}
-	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
-		lines[i], lines[j] = lines[j], lines[i]
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }

@@ -24,7 +24,6 @@ func parse(filename string, src []byte, each func([]token), comment func(pos Pos
 	var diags Diagnostics
 	f := &File{Name: filename, Src: src}
 	ar := &arena{}
-	var starts []int
 	s := &scanner{file: filename, src: src, line: 1, col: 1, bol: true, diags: &diags, comment: comment}
 	s.flush = func(toks []token) {
 		if each != nil {
@@ -34,10 +33,7 @@ func parse(filename string, src []byte, each func([]token), comment func(pos Pos
 		p.arena = ar
 		if d := p.parseDecl(); d != nil {
 			if pd, ok := d.(*PipelineDecl); ok {
-				if starts == nil {
-					starts = lineStarts(src)
-				}
-				pd.Doc = docComment(src, starts, pd.Pos.Line)
+				pd.Doc = s.doc
 			}
 			f.Decls = append(f.Decls, d)
 		}
@@ -160,35 +156,6 @@ type parser struct {
 	arena *arena
 }
 
-// An arena hands out the most common nodes from blocks, so a large file makes a few
-// allocations instead of one per name.
-type arena struct {
-	idents []Ident
-	args   []Arg
-}
-
-const arenaBlock = 128
-
-func (a *arena) ident(pos Pos, name string) *Ident {
-	if len(a.idents) == 0 {
-		a.idents = make([]Ident, arenaBlock)
-	}
-	id := &a.idents[0]
-	a.idents = a.idents[1:]
-	id.Pos, id.Name = pos, name
-	return id
-}
-
-func (a *arena) arg(pos Pos, name *Ident, v Expr) *Arg {
-	if len(a.args) == 0 {
-		a.args = make([]Arg, arenaBlock)
-	}
-	arg := &a.args[0]
-	a.args = a.args[1:]
-	arg.Pos, arg.Name, arg.Value = pos, name, v
-	return arg
-}
-
 // newParser reads one declaration's tokens (never empty). It keeps no reference to toks
 // after parseDecl returns: the scanner reuses the slice.
 func newParser(file string, toks []token, diags *Diagnostics) *parser {
@@ -281,6 +248,7 @@ func (p *parser) parseDecl() (d Decl) {
 			if _, ok := r.(bailout); !ok {
 				panic(r)
 			}
+			p.arena.reset()
 			d = nil
 		}
 	}()
@@ -307,12 +275,15 @@ func (p *parser) parseDecl() (d Decl) {
 }
 
 func (p *parser) parsePolicy() *PolicyDecl {
-	d := &PolicyDecl{Pos: p.at(p.next())}
+	a := p.arena
+	d := alloc(&a.policies, PolicyDecl{Pos: p.at(p.next())})
 	d.Name = p.ident("the policy's name")
 	p.expect(tColon, "after the policy name")
+	m := a.ruleList.mark()
 	for {
-		d.Rules = append(d.Rules, p.parseRule())
+		a.ruleList.push(p.parseRule())
 		if !p.got(tAmp) {
+			d.Rules = a.ruleList.take(m)
 			return d
 		}
 	}
@@ -320,7 +291,7 @@ func (p *parser) parsePolicy() *PolicyDecl {
 
 func (p *parser) parseRule() *Rule {
 	name := p.ident("a rule, such as Block(PII)")
-	r := &Rule{Pos: name.Pos, Name: name}
+	r := alloc(&p.arena.rules, Rule{Pos: name.Pos, Name: name})
 	if p.tok().kind == tLParen {
 		r.Parens = true
 		r.Args = p.parseArgs(tLParen, tRParen, "rule arguments")
@@ -329,7 +300,7 @@ func (p *parser) parseRule() *Rule {
 }
 
 func (p *parser) parseTool() *ToolDecl {
-	d := &ToolDecl{Pos: p.at(p.next())}
+	d := alloc(&p.arena.tools, ToolDecl{Pos: p.at(p.next())})
 	d.Name = p.ident("the tool's name")
 	p.expect(tColon, "after the tool name")
 	d.Provider = p.ident("a provider, such as Workspace(...)")
@@ -340,7 +311,8 @@ func (p *parser) parseTool() *ToolDecl {
 }
 
 func (p *parser) parseAgent() *AgentDecl {
-	d := &AgentDecl{Pos: p.at(p.next())}
+	a := p.arena
+	d := alloc(&a.agents, AgentDecl{Pos: p.at(p.next())})
 	d.Name = p.ident("the agent's name")
 	open := p.expect(tLBrack, "after the agent name (write agent Name [provider/model])")
 	switch t := p.tok(); t.kind {
@@ -350,14 +322,16 @@ func (p *parser) parseAgent() *AgentDecl {
 	default:
 		p.failf(p.at(t), "unexpected %s; expected a provider/model id, such as openai/gpt-4o", describe(t))
 	}
+	m := a.argList.mark()
 	for p.got(tComma) {
 		if p.tok().kind == tRBrack {
 			break
 		}
 		name := p.ident("a setting, such as temp: 0.2")
 		p.expect(tColon, "after the setting name")
-		d.Settings = append(d.Settings, p.arena.arg(name.Pos, name, p.parseValue()))
+		a.argList.push(a.arg(name.Pos, name, p.parseValue()))
 	}
+	d.Settings = a.argList.take(m)
 	if p.tok().kind != tRBrack {
 		p.failf(p.at(p.tok()), "unexpected %s; expected ',' or ']' to close the brackets opened at %d:%d", describe(p.tok()), p.at(open).Line, p.at(open).Col)
 	}
@@ -370,13 +344,21 @@ func (p *parser) parseAgent() *AgentDecl {
 				p.failf(p.at(kw), "agent %s has two system prompts; join them into one string (\\n starts a new line)", d.Name.Name)
 			}
 			t := p.expect(tString, "after system")
-			d.System = &StringLit{Pos: p.at(t), Value: t.text}
+			d.System = alloc(&a.strs, StringLit{Pos: p.at(t), Value: t.text})
 		case p.isWord("equips"):
 			p.next()
-			d.Equips = append(d.Equips, p.identList("a tool name")...)
+			if l := p.identList("a tool name"); d.Equips == nil {
+				d.Equips = l
+			} else {
+				d.Equips = append(d.Equips, l...)
+			}
 		case p.isWord("requires"):
 			p.next()
-			d.Requires = append(d.Requires, p.identList("a policy name")...)
+			if l := p.identList("a policy name"); d.Requires == nil {
+				d.Requires = l
+			} else {
+				d.Requires = append(d.Requires, l...)
+			}
 		case p.tok().kind == tEOF:
 			return d
 		default:
@@ -386,46 +368,54 @@ func (p *parser) parseAgent() *AgentDecl {
 }
 
 func (p *parser) parseModel(t token) *Model {
-	m := &Model{Pos: p.at(t)}
+	m := alloc(&p.arena.models, Model{Pos: p.at(t)})
 	m.Provider, m.Name, _ = strings.Cut(t.text, "/")
 	return m
 }
 
 func (p *parser) identList(what string) []*Ident {
-	list := []*Ident{p.ident(what)}
+	l := &p.arena.identList
+	m := l.mark()
+	l.push(p.ident(what))
 	for p.got(tComma) {
-		list = append(list, p.ident(what))
+		l.push(p.ident(what))
 	}
-	return list
+	return l.take(m)
 }
 
 func (p *parser) parseSchema() *SchemaDecl {
-	d := &SchemaDecl{Pos: p.at(p.next())}
+	a := p.arena
+	d := alloc(&a.schemas, SchemaDecl{Pos: p.at(p.next())})
 	d.Name = p.ident("the schema's name")
 	p.expect(tLBrace, "after the schema name (write schema Name { field: Type })")
+	m := a.fieldList.mark()
 	for p.tok().kind != tRBrace {
 		name := p.ident("a field name or '}'")
 		p.expect(tColon, "after the field name")
-		d.Fields = append(d.Fields, &Field{Name: name, Type: p.parseType()})
+		a.fieldList.push(alloc(&a.fields, Field{Name: name, Type: p.parseType()}))
 		if !p.got(tComma) && p.tok().kind != tRBrace && !p.tok().bol {
 			p.failf(p.at(p.tok()), "unexpected %s; expected ',' or '}' in schema %s", describe(p.tok()), d.Name.Name)
 		}
 	}
+	d.Fields = a.fieldList.take(m)
 	p.next()
 	return d
 }
 
 func (p *parser) parseType() *TypeRef {
 	name := p.ident("a type, such as String or Array<String>")
-	t := &TypeRef{Pos: name.Pos, Name: name.Name}
+	a := p.arena
+	t := alloc(&a.types, TypeRef{Pos: name.Pos, Name: name.Name})
 	if p.got(tLess) {
 		p.enter(t.Pos)
+		m := a.typeList.mark()
 		for {
-			t.Args = append(t.Args, p.parseType())
+			a.typeList.push(p.parseType())
 			if !p.got(tComma) {
 				break
 			}
 		}
+		t.Args = a.typeList.take(m)
 		p.expect(tGreater, "to close the type arguments")
 		p.nest--
 	}
@@ -433,17 +423,20 @@ func (p *parser) parseType() *TypeRef {
 }
 
 func (p *parser) parsePipeline() *PipelineDecl {
-	d := &PipelineDecl{Pos: p.at(p.next())}
+	a := p.arena
+	d := alloc(&a.pipelines, PipelineDecl{Pos: p.at(p.next())})
 	d.Name = p.ident("the pipeline's name")
 	p.expect(tLParen, "after the pipeline name (write pipeline Name(param: Type) -> Type:)")
+	m := a.paramList.mark()
 	for p.tok().kind != tRParen {
 		name := p.ident("a parameter name or ')'")
 		p.expect(tColon, "after the parameter name")
-		d.Params = append(d.Params, &Param{Name: name, Type: p.parseType()})
+		a.paramList.push(alloc(&a.params, Param{Name: name, Type: p.parseType()}))
 		if !p.got(tComma) && p.tok().kind != tRParen {
 			p.failf(p.at(p.tok()), "unexpected %s; expected ',' or ')' in the parameters", describe(p.tok()))
 		}
 	}
+	d.Params = a.paramList.take(m)
 	p.next()
 	if p.got(tArrow) {
 		d.Result = p.parseType()
@@ -456,9 +449,11 @@ func (p *parser) parsePipeline() *PipelineDecl {
 		p.failf(p.at(p.tok()), "pipeline %s needs a start value before its first stage, such as a parameter name", d.Name.Name)
 	}
 	d.Start = p.parseValueOrCall()
+	m = a.stageList.mark()
 	for p.tok().kind.isStageOp() {
-		d.Stages = append(d.Stages, p.parseStage())
+		a.stageList.push(p.parseStage())
 	}
+	d.Stages = a.stageList.take(m)
 	if t := p.tok(); t.kind != tEOF {
 		p.failf(p.at(t), "unexpected %s; expected a stage (|>, |<>, |?, |*, |! or ~>)", describe(t))
 	}
@@ -467,7 +462,8 @@ func (p *parser) parsePipeline() *PipelineDecl {
 
 func (p *parser) parseStage() *Stage {
 	op := p.next()
-	st := &Stage{Pos: p.at(op)}
+	a := p.arena
+	st := alloc(&a.stages, Stage{Pos: p.at(op)})
 	switch op.kind {
 	case tThen:
 		st.Op = OpThen
@@ -504,12 +500,14 @@ func (p *parser) parseStage() *Stage {
 	if st.Op == OpFanOut {
 		open := p.expect(tLBrace, "after |* (write |* { A.x(), B.y() })")
 		p.enter(p.at(open))
+		m := a.callList.mark()
 		for p.tok().kind != tRBrace {
-			st.Calls = append(st.Calls, p.parseCall())
+			a.callList.push(p.parseCall())
 			if !p.got(tComma) && p.tok().kind != tRBrace && !p.tok().bol {
 				p.failf(p.at(p.tok()), "unexpected %s; expected ',' or '}' in the fan-out", describe(p.tok()))
 			}
 		}
+		st.Calls = a.callList.take(m)
 		p.next()
 		p.nest--
 	} else {
@@ -521,6 +519,8 @@ func (p *parser) parseStage() *Stage {
 // parseStageTail parses what may follow a stage's call: `as name` and directives, in any
 // order.
 func (p *parser) parseStageTail(st *Stage) *Stage {
+	a := p.arena
+	m := a.dirList.mark()
 	for {
 		switch {
 		case p.isWord("as"):
@@ -531,12 +531,13 @@ func (p *parser) parseStageTail(st *Stage) *Stage {
 			st.As = p.ident("a name after as")
 		case p.tok().kind == tAt:
 			at := p.next()
-			dir := &Directive{Pos: p.at(at), Name: p.ident("a directive name, such as retry")}
+			dir := alloc(&a.directives, Directive{Pos: p.at(at), Name: p.ident("a directive name, such as retry")})
 			if p.tok().kind == tLParen {
 				dir.Args = p.parseArgs(tLParen, tRParen, "directive arguments")
 			}
-			st.Directives = append(st.Directives, dir)
+			a.dirList.push(dir)
 		default:
+			st.Directives = a.dirList.take(m)
 			return st
 		}
 	}
@@ -588,12 +589,12 @@ func (p *parser) parseArms(st *Stage) {
 // parseCall parses `Recv.method(args)` or `name(args)`.
 func (p *parser) parseCall() *Call {
 	first := p.ident("a call, such as Agent.task(...)")
-	c := &Call{Pos: first.Pos, Method: first}
+	c := alloc(&p.arena.calls, Call{Pos: first.Pos, Method: first})
 	if p.got(tDot) {
 		c.Recv = first
 		if t := p.tok(); t.kind == tQuoted {
 			p.next()
-			c.Method = &Ident{Pos: p.at(t), Name: t.text, Quoted: true}
+			c.Method = alloc(&p.arena.idents, Ident{Pos: p.at(t), Name: t.text, Quoted: true})
 		} else {
 			c.Method = p.ident("a method name after '.'")
 		}
@@ -619,28 +620,26 @@ func (p *parser) enter(pos Pos) {
 func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
 	o := p.expect(open, "")
 	p.enter(p.at(o))
-	var args []*Arg
-	if p.tok().kind != close {
-		args = make([]*Arg, 0, 4)
-	}
+	ar := p.arena
+	m := ar.argList.mark()
 	for p.tok().kind != close {
 		var a *Arg
 		if p.tok().kind == tIdent && p.peekKind(1) == tColon {
 			name := p.ident("")
 			p.next()
-			a = p.arena.arg(name.Pos, name, p.parseValue())
+			a = ar.arg(name.Pos, name, p.parseValue())
 		} else {
 			v := p.parseValue()
-			a = p.arena.arg(v.Position(), nil, v)
+			a = ar.arg(v.Position(), nil, v)
 		}
-		args = append(args, a)
+		ar.argList.push(a)
 		if !p.got(tComma) && p.tok().kind != close {
 			p.failf(p.at(p.tok()), "unexpected %s in %s; expected ',' or %s (opened at %d:%d)", describe(p.tok()), what, close, p.at(o).Line, p.at(o).Col)
 		}
 	}
 	p.next()
 	p.nest--
-	return args
+	return ar.argList.take(m)
 }
 
 func (p *parser) parseValueOrCall() Expr {
@@ -652,37 +651,40 @@ func (p *parser) parseValueOrCall() Expr {
 
 // parseValue parses an argument value.
 func (p *parser) parseValue() Expr {
+	a := p.arena
 	t := p.tok()
 	switch t.kind {
 	case tString:
 		p.next()
-		return &StringLit{Pos: p.at(t), Value: t.text}
+		return alloc(&a.strs, StringLit{Pos: p.at(t), Value: t.text})
 	case tNumber:
 		p.next()
 		v, err := strconv.ParseFloat(t.text, 64)
 		if err != nil {
 			p.failf(p.at(t), "bad number %s", t.text)
 		}
-		return &NumberLit{Pos: p.at(t), Raw: t.text, Value: v}
+		return alloc(&a.nums, NumberLit{Pos: p.at(t), Raw: t.text, Value: v})
 	case tIdent:
 		p.next()
 		switch t.text {
 		case "true", "false":
-			return &BoolLit{Pos: p.at(t), Value: t.text == "true"}
+			return alloc(&a.bools, BoolLit{Pos: p.at(t), Value: t.text == "true"})
 		case "null":
 			return &NullLit{Pos: p.at(t)}
 		}
-		first := p.arena.ident(p.at(t), t.text)
+		first := a.ident(p.at(t), t.text)
 		if p.tok().kind != tDot {
 			if p.tok().kind == tLParen {
 				p.failf(p.at(p.tok()), "a call is not a value here; give %s's result a name with `as` and use context.data.<name>", t.text)
 			}
 			return first
 		}
-		parts := []*Ident{first}
+		m := a.identList.mark()
+		a.identList.push(first)
 		for p.got(tDot) {
-			parts = append(parts, p.ident("a name after '.'"))
+			a.identList.push(p.ident("a name after '.'"))
 		}
+		parts := a.identList.take(m)
 		if p.tok().kind == tLParen {
 			p.failf(p.at(p.tok()), "a call is not a value here; give its result a name with `as` and use context.data.<name>")
 		}
@@ -690,26 +692,29 @@ func (p *parser) parseValue() Expr {
 			if len(parts) != 2 {
 				p.failf(p.at(t), "Env.NAME takes one variable name")
 			}
-			return &EnvRef{Pos: p.at(t), Name: parts[1]}
+			return alloc(&a.envs, EnvRef{Pos: p.at(t), Name: parts[1]})
 		}
-		return &Path{Pos: p.at(t), Parts: parts}
+		return alloc(&a.paths, Path{Pos: p.at(t), Parts: parts})
 	case tLBrack:
 		p.next()
 		p.enter(p.at(t))
-		l := &ListLit{Pos: p.at(t)}
+		l := alloc(&a.lists, ListLit{Pos: p.at(t)})
+		m := a.exprList.mark()
 		for p.tok().kind != tRBrack {
-			l.Elems = append(l.Elems, p.parseValue())
+			a.exprList.push(p.parseValue())
 			if !p.got(tComma) && p.tok().kind != tRBrack {
 				p.failf(p.at(p.tok()), "unexpected %s in a list; expected ',' or ']' (opened at %d:%d)", describe(p.tok()), p.at(t).Line, p.at(t).Col)
 			}
 		}
+		l.Elems = a.exprList.take(m)
 		p.next()
 		p.nest--
 		return l
 	case tLBrace:
 		p.next()
 		p.enter(p.at(t))
-		o := &ObjectLit{Pos: p.at(t)}
+		o := alloc(&a.objects, ObjectLit{Pos: p.at(t)})
+		m := a.objFieldList.mark()
 		for p.tok().kind != tRBrace {
 			k := p.tok()
 			if k.kind != tIdent && k.kind != tString {
@@ -717,11 +722,12 @@ func (p *parser) parseValue() Expr {
 			}
 			p.next()
 			p.expect(tColon, "after the key")
-			o.Fields = append(o.Fields, &ObjectField{Pos: p.at(k), Key: k.text, Quoted: k.kind == tString, Value: p.parseValue()})
+			a.objFieldList.push(alloc(&a.objFields, ObjectField{Pos: p.at(k), Key: k.text, Quoted: k.kind == tString, Value: p.parseValue()}))
 			if !p.got(tComma) && p.tok().kind != tRBrace {
 				p.failf(p.at(p.tok()), "unexpected %s in an object; expected ',' or '}' (opened at %d:%d)", describe(p.tok()), p.at(t).Line, p.at(t).Col)
 			}
 		}
+		o.Fields = a.objFieldList.take(m)
 		p.next()
 		p.nest--
 		return o

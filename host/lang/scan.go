@@ -87,22 +87,14 @@ type scanner struct {
 	flush func([]token)
 	diags *Diagnostics
 	// names interns identifiers: a program repeats its names many times.
-	names map[string]string
+	names interner
 	// comment, when not nil, is told of each comment: where it starts, and its bytes
 	// src[start:end] (the formatter keeps them; the parser does not need them).
 	comment func(pos Pos, start, end int)
-}
-
-func (s *scanner) intern(b []byte) string {
-	if name, ok := s.names[string(b)]; ok { // this lookup does not allocate
-		return name
-	}
-	name := string(b)
-	if s.names == nil {
-		s.names = map[string]string{}
-	}
-	s.names[name] = name
-	return name
+	// docs follows comments in column 1; doc is the doc comment of the declaration being
+	// read when it is a pipeline.
+	docs docLines
+	doc  string
 }
 
 func (s *scanner) errorf(pos Pos, format string, args ...any) {
@@ -140,26 +132,40 @@ func (s *scanner) emit(k tokKind, text string, pos Pos) {
 		}
 		d = s.depth
 	}
-	t := token{kind: k, text: text, line: int32(pos.Line), col: int32(pos.Col), eline: int32(s.line), ecol: int32(s.col), bol: s.bol, depth: int32(d)}
-	if len(s.toks) > 0 && (k == tEOF || s.startsDecl(t)) {
+	if len(s.toks) > 0 && (k == tEOF || s.bol && pos.Col == 1 && s.startsDecl(k, text, d)) {
 		s.flush(s.toks)
 		s.toks = s.toks[:0]
 	}
 	if k != tEOF {
-		s.toks = append(s.toks, t)
+		if len(s.toks) == 0 {
+			s.doc = ""
+			if k == tIdent && text == "pipeline" {
+				s.doc = s.docs.above(s.src, pos.Line)
+			}
+		}
+		// The token is written in place: a token built on the stack and copied in costs a
+		// store-forwarding stall per token.
+		n := len(s.toks)
+		if n == cap(s.toks) {
+			s.toks = append(s.toks, token{})
+		} else {
+			s.toks = s.toks[:n+1]
+		}
+		t := &s.toks[n]
+		t.kind, t.text, t.bol = k, text, s.bol
+		t.line, t.col, t.eline, t.ecol, t.depth = int32(pos.Line), int32(pos.Col), int32(s.line), int32(s.col), int32(d)
 	}
 	s.bol = false
 }
 
-// startsDecl reports whether t begins a new top-level declaration: it is first on a line in
+// startsDecl reports whether a token begins a new top-level declaration: it is first on a line in
 // column 1 outside any brackets, and not a line that continues the one before ('&', a stage
 // operator, '@', a closing bracket). A declaration keyword followed by a name in column 1
 // always starts one, so one unclosed bracket does not swallow the rest of the file.
-func (s *scanner) startsDecl(t token) bool {
-	if !t.bol || t.col != 1 {
-		return false
-	}
-	if t.kind == tIdent && isDeclKeyword(t.text) {
+//
+// The token, of kind k and text text at depth depth, is first on its line in column 1.
+func (s *scanner) startsDecl(k tokKind, text string, depth int) bool {
+	if k == tIdent && isDeclKeyword(text) {
 		i := s.off
 		for i < len(s.src) && (s.src[i] == ' ' || s.src[i] == '\t') {
 			i++
@@ -168,11 +174,11 @@ func (s *scanner) startsDecl(t token) bool {
 			return true
 		}
 	}
-	switch t.kind {
+	switch k {
 	case tAmp, tAt, tRParen, tRBrack, tRBrace, tThen, tLoop, tFallback, tFanOut, tYield, tListen:
 		return false
 	}
-	return t.depth == 0
+	return depth == 0
 }
 
 func isIdentStart(c byte) bool {
@@ -194,6 +200,7 @@ func scan(file string, src []byte, diags *Diagnostics, flush func([]token)) {
 // run reads the whole source.
 func (s *scanner) run() {
 	s.toks = make([]token, 0, 256)
+	s.names.sizeFor(len(s.src))
 	if len(s.src) >= 3 && s.src[0] == 0xEF && s.src[1] == 0xBB && s.src[2] == 0xBF {
 		s.off = 3 // a UTF-8 byte order mark is not a column
 	}
@@ -225,6 +232,9 @@ func (s *scanner) step() {
 			pos, start := s.pos(), s.off
 			for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
 				s.advance(1)
+			}
+			if pos.Col == 1 {
+				s.docs.add(pos.Line, start, s.off)
 			}
 			if s.comment != nil {
 				s.comment(pos, start, s.off)
@@ -263,19 +273,18 @@ func (s *scanner) scanIdent() {
 	pos := s.pos()
 	start := s.off
 	i := s.off
+	h := fnvOffset
 	for i < len(s.src) {
-		if isIdentChar(s.src[i]) {
-			i++
-			continue
-		}
+		c := s.src[i]
 		// A '-' joins two name parts (`get-sum`, MCP method names); `a->b` and `a - b` do not.
-		if s.src[i] == '-' && i+1 < len(s.src) && isIdentChar(s.src[i+1]) {
+		if isIdentChar(c) || c == '-' && i+1 < len(s.src) && isIdentChar(s.src[i+1]) {
+			h = (h ^ uint32(c)) * fnvPrime
 			i++
 			continue
 		}
 		break
 	}
-	text := s.intern(s.src[start:i])
+	text := s.names.intern(s.src[start:i], h)
 	s.off = i
 	s.col += i - start
 	s.emit(tIdent, text, pos)
@@ -313,7 +322,7 @@ func (s *scanner) scanModel() {
 		s.advance(1)
 	}
 	if s.off > start {
-		s.emit(tModel, string(s.src[start:s.off]), pos)
+		s.emit(tModel, s.names.intern(s.src[start:s.off], fnv(s.src[start:s.off])), pos)
 	}
 }
 
@@ -345,7 +354,7 @@ func (s *scanner) scanNumber() {
 			i = j
 		}
 	}
-	text := string(s.src[start:i])
+	text := s.names.intern(s.src[start:i], fnv(s.src[start:i]))
 	s.off = i
 	s.col += i - start
 	if i < len(s.src) && isIdentStart(s.src[i]) {
@@ -357,11 +366,13 @@ func (s *scanner) scanNumber() {
 func (s *scanner) scanString() {
 	pos := s.pos()
 	s.advance(1) // opening quote
-	// Fast path: most strings are plain ASCII without escapes; take them in one piece.
+	// Fast path: most strings are plain ASCII without escapes; take them in one piece,
+	// interned, since a program repeats many of its strings (paths, templates, patterns).
+	h := fnvOffset
 	for i := s.off; i < len(s.src); i++ {
 		c := s.src[i]
 		if c == '"' {
-			text := string(s.src[s.off:i])
+			text := s.names.intern(s.src[s.off:i], h)
 			s.col += i - s.off + 1
 			s.off = i + 1
 			s.emit(tString, text, pos)
@@ -370,6 +381,7 @@ func (s *scanner) scanString() {
 		if c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
 			break
 		}
+		h = (h ^ uint32(c)) * fnvPrime
 	}
 	var b strings.Builder
 	for {
@@ -567,7 +579,8 @@ func (s *scanner) scanPunct(c byte) {
 		s.advance(size)
 		return
 	}
-	s.advance(n)
+	s.off += n // every operator is ASCII
+	s.col += n
 	s.emit(k, "", pos)
 }
 

@@ -23,36 +23,58 @@ type KnownTool struct {
 
 // KnownTools indexes known tools by name, each method's parameter names read from its
 // schema once: halo validate asks it about every pattern of every agent's policies, and a
-// program of many tools must not be scanned, nor its schemas decoded, for each.
+// program of many tools must not be scanned, nor its schemas decoded, for each. It is not
+// safe for concurrent use.
 type KnownTools struct {
-	byName map[string][]knownMethod
+	byName map[string]*knownTool
+	// schemas holds the parameter names of each schema decoded so far: tools of one
+	// provider type share them.
+	schemas map[string]paramSet
+	// scratch is matching's result, reused by the next call.
+	scratch []knownMethod
+}
+
+type knownTool struct {
+	KnownTool
+	methods []knownMethod // built on the first look-up
+}
+
+// paramSet is a schema's argument names; ok is false for a method that takes any fields.
+type paramSet struct {
+	names map[string]bool
+	ok    bool
 }
 
 // NewKnownTools indexes tools; of two tools of one name the first counts.
 func NewKnownTools(tools []KnownTool) *KnownTools {
-	k := &KnownTools{byName: make(map[string][]knownMethod, len(tools))}
-	// Tools of one provider type share their schemas: each is decoded once.
-	type names struct {
-		params map[string]bool
-		ok     bool
-	}
-	decoded := map[string]names{}
+	k := &KnownTools{byName: make(map[string]*knownTool, len(tools)), schemas: map[string]paramSet{}}
 	for _, t := range tools {
-		if _, dup := k.byName[t.Name]; dup {
-			continue
+		if _, dup := k.byName[t.Name]; !dup {
+			k.byName[t.Name] = &knownTool{KnownTool: t}
 		}
-		ms := make([]knownMethod, len(t.Methods))
-		for i, m := range t.Methods {
-			n, seen := decoded[string(m.Params)]
-			if !seen {
-				n.params, n.ok = paramNames(m.Params)
-				decoded[string(m.Params)] = n
-			}
-			ms[i] = knownMethod{target: t.Name + "." + m.Name, m: m, params: n.params, hasParams: n.ok}
-		}
-		k.byName[t.Name] = ms
 	}
 	return k
+}
+
+// lookup returns the methods of the tool called name.
+func (k *KnownTools) lookup(name string) ([]knownMethod, bool) {
+	t, ok := k.byName[name]
+	if !ok {
+		return nil, false
+	}
+	if t.methods == nil {
+		t.methods = make([]knownMethod, len(t.Methods))
+		for i := range t.Methods {
+			m := &t.Methods[i]
+			ps, seen := k.schemas[string(m.Params)]
+			if !seen {
+				ps.names, ps.ok = paramNames(m.Params)
+				k.schemas[string(m.Params)] = ps
+			}
+			t.methods[i] = knownMethod{target: t.Name + "." + m.Name, m: m, params: ps.names, hasParams: ps.ok}
+		}
+	}
+	return t.methods, true
 }
 
 // A Finding is something a set's tool rules leave open or never do, at one rule.
@@ -113,28 +135,44 @@ func (s Set) Findings(tools *KnownTools) []Finding {
 // schema lists (hasParams false: it takes any fields).
 type knownMethod struct {
 	target    string
-	m         tool.Method
+	m         *tool.Method
 	params    map[string]bool
 	hasParams bool
 }
 
+// takes reports whether the method takes argument arg (any method without a schema does).
+func (km knownMethod) takes(arg string) bool { return !km.hasParams || km.params[arg] }
+
+// guardedBy reports whether target is among the methods ms of a DenyArgs on arg that take
+// it: the rule itself guards those.
+func guardedBy(ms []knownMethod, target, arg string) bool {
+	for _, km := range ms {
+		if km.target == target && km.takes(arg) {
+			return true
+		}
+	}
+	return false
+}
+
 // matching returns the methods of tools that pat matches, when its tool part names a known
-// tool (nil otherwise: a glob, or a tool whose methods only a run can list).
+// tool (nil otherwise: a glob, or a tool whose methods only a run can list). The slice is
+// valid until the next call.
 func matching(pat string, tools *KnownTools) ([]knownMethod, bool) {
 	toolPart, _, _ := strings.Cut(pat, ".")
 	if strings.Contains(toolPart, "*") {
 		return nil, false
 	}
-	ms, ok := tools.byName[toolPart]
+	ms, ok := tools.lookup(toolPart)
 	if !ok {
 		return nil, false
 	}
-	var out []knownMethod
+	out := tools.scratch[:0]
 	for _, km := range ms {
 		if MatchPattern(pat, km.target) {
 			out = append(out, km)
 		}
 	}
+	tools.scratch = out
 	return out, true
 }
 
@@ -173,20 +211,13 @@ func (s Set) argHole(r *rule, tools *KnownTools) string {
 	if !known || len(ms) == 0 {
 		return ""
 	}
-	guarded := map[string]bool{}
 	weakest := effectRank(tool.External)
 	takes := false
 	for _, km := range ms {
-		if km.hasParams {
-			if !km.params[r.arg] {
-				continue
-			}
+		if km.takes(r.arg) {
 			takes = true
-		} else {
-			takes = true // any fields
+			weakest = min(weakest, effectRank(km.m.EffectOrDefault()))
 		}
-		guarded[km.target] = true
-		weakest = min(weakest, effectRank(km.m.EffectOrDefault()))
 	}
 	if !takes {
 		var names []string
@@ -202,8 +233,9 @@ func (s Set) argHole(r *rule, tools *KnownTools) string {
 	}
 	toolName, _, _ := strings.Cut(ms[0].target, ".")
 	var open []string
-	for _, km := range tools.byName[toolName] {
-		if guarded[km.target] || !km.hasParams || !km.params[r.arg] || effectRank(km.m.EffectOrDefault()) < weakest {
+	all, _ := tools.lookup(toolName)
+	for _, km := range all {
+		if !km.hasParams || !km.params[r.arg] || effectRank(km.m.EffectOrDefault()) < weakest || guardedBy(ms, km.target, r.arg) {
 			continue
 		}
 		if !s.guards(km.target, km.m.EffectOrDefault(), r.arg) {

@@ -68,9 +68,22 @@ func read(f *os.File, name string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is %d bytes, %w of %d", name, fi.Size(), ErrTooLarge, max)
 	}
 	// The file may grow while it is read: read one byte past the limit to find out.
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
+	// The buffer starts at the size Stat gave (and one byte more, to see the end at once), so
+	// a large file is read into one allocation rather than a doubling series of them; a file
+	// that grew meanwhile is still read to the limit.
+	b := make([]byte, 0, min(fi.Size(), max)+1)
+	for int64(len(b)) <= max {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):min(int64(cap(b)), max+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%s is %w of %d bytes", name, ErrTooLarge, max)
