@@ -38,15 +38,10 @@ func (c *checker) checkPolicyHoles(decls []lang.Decl) {
 		return
 	}
 	tools := policy.NewKnownTools(known)
-	rules := map[string]lang.Pos{} // a rule's RuleSpec position, as lang wrote it
 	required := map[string]bool{}
 	var sets []policy.Set
 	for _, d := range decls {
 		switch x := d.(type) {
-		case *lang.PolicyDecl:
-			for _, r := range x.Rules {
-				rules[r.Pos.String()] = r.Pos
-			}
 		case *lang.AgentDecl:
 			for _, id := range x.Requires {
 				required[id.Name] = true
@@ -63,9 +58,20 @@ func (c *checker) checkPolicyHoles(decls []lang.Decl) {
 			}
 		}
 	}
+	var rules map[string]lang.Pos // a rule's RuleSpec position, as lang wrote it
 	seen := map[string]bool{}
 	for _, set := range sets {
 		for _, f := range set.Findings(tools) {
+			if rules == nil { // findings are few: the rules are indexed when there is one
+				rules = map[string]lang.Pos{}
+				for _, d := range decls {
+					if pd, ok := d.(*lang.PolicyDecl); ok {
+						for _, r := range pd.Rules {
+							rules[r.Pos.String()] = r.Pos
+						}
+					}
+				}
+			}
 			pos, ok := rules[f.Pos]
 			if key := f.Pos + "\x00" + f.Message; !ok || seen[key] {
 				continue

@@ -27,7 +27,10 @@ func keys(m map[string]bool) []string {
 // rules, their arguments and what the runtime ignores), then what only the program can say:
 // that the tools its patterns name are declared.
 func (c *checker) checkPolicy(d *lang.PolicyDecl) {
-	specs := RuleSpecs(d)
+	p, ruleDiags := policy.CompileRules(d.Name.Name, RuleSpecs(d))
+	if c.decls[d.Name.Name] == lang.Decl(d) {
+		c.compiledPolicy(d.Name.Name, p) // what the agents that require it are checked with
+	}
 	for i, r := range d.Rules {
 		named := false
 		for _, a := range r.Args {
@@ -41,7 +44,7 @@ func (c *checker) checkPolicy(d *lang.PolicyDecl) {
 		if named {
 			continue
 		}
-		diags := policy.CheckRule(specs[i])
+		diags := ruleDiags[i]
 		for _, pd := range diags {
 			pos := r.Pos
 			if pd.Arg > 0 && pd.Arg <= len(r.Args) {

@@ -44,12 +44,17 @@ func ruleArg(e lang.Expr) any {
 	return e
 }
 
-// policySet compiles the policies agent a requires; a policy with errors (reported where it
-// is declared) is left out.
-func (c *checker) policySet(a *lang.AgentDecl) policy.Set {
+// compiledPolicy keeps the compiled policy called name (nil when it has errors).
+func (c *checker) compiledPolicy(name string, p *policy.Policy) {
 	if c.compiled == nil {
 		c.compiled = map[string]*policy.Policy{}
 	}
+	c.compiled[name] = p
+}
+
+// policySet compiles the policies agent a requires (checkPolicy has compiled most of them
+// already); a policy with errors (reported where it is declared) is left out.
+func (c *checker) policySet(a *lang.AgentDecl) policy.Set {
 	var set policy.Set
 	for _, id := range a.Requires {
 		pd, ok := c.decls[id.Name].(*lang.PolicyDecl)
@@ -59,7 +64,7 @@ func (c *checker) policySet(a *lang.AgentDecl) policy.Set {
 		p, seen := c.compiled[id.Name]
 		if !seen {
 			p, _ = policy.Compile(pd.Name.Name, RuleSpecs(pd))
-			c.compiled[id.Name] = p
+			c.compiledPolicy(id.Name, p)
 		}
 		if p != nil {
 			set = append(set, p)

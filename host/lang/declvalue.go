@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // A DeclEnv is what evaluating a tool declaration's values can read.
@@ -52,25 +53,29 @@ func (td *ToolDecl) StaticArgs() (args []any, named map[string]any) {
 	return args, named
 }
 
+// declValue is DeclValue, or StaticValue when partial: then a value that cannot be known is
+// nil, and no error is made for it (halo validate reads every declaration so).
 func declValue(e Expr, env DeclEnv, partial bool) (any, error) {
-	unknown := func(err error) (any, error) {
-		if partial {
-			return nil, nil
-		}
-		return nil, err
-	}
 	switch x := e.(type) {
 	case *StringLit:
+		if !strings.Contains(x.Value, "{{") {
+			return x.Value, nil // no template: the common case, without listing them
+		}
 		ts := x.Templates()
 		switch {
 		case len(ts) == 0:
 			return x.Value, nil
+		case partial && env.Fill == nil:
+			return nil, nil
 		case env.Fill == nil:
-			return unknown(fmt.Errorf("%s: {{%s}} is %w", x.Pos, ts[0], ErrUnknown))
+			return nil, fmt.Errorf("%s: {{%s}} is %w", x.Pos, ts[0], ErrUnknown)
 		}
 		s, err := env.Fill(x.Value)
 		if err != nil {
-			return unknown(fmt.Errorf("%s: %w", x.Pos, err))
+			if partial {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("%s: %w", x.Pos, err)
 		}
 		return s, nil
 	case *NumberLit:
@@ -80,12 +85,18 @@ func declValue(e Expr, env DeclEnv, partial bool) (any, error) {
 	case *NullLit:
 		return nil, nil
 	case *EnvRef:
-		if env.Getenv == nil {
-			return unknown(fmt.Errorf("%s: Env.%s is %w", x.Pos, x.Name.Name, ErrUnknown))
+		switch {
+		case env.Getenv == nil && partial:
+			return nil, nil
+		case env.Getenv == nil:
+			return nil, fmt.Errorf("%s: Env.%s is %w", x.Pos, x.Name.Name, ErrUnknown)
 		}
 		v, ok := env.Getenv(x.Name.Name)
 		if !ok && env.RequireEnv {
-			return unknown(fmt.Errorf("%s: Env.%s is not set", x.Pos, x.Name.Name))
+			if partial {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("%s: Env.%s is not set", x.Pos, x.Name.Name)
 		}
 		return v, nil
 	case *ListLit:
@@ -111,5 +122,8 @@ func declValue(e Expr, env DeclEnv, partial bool) (any, error) {
 	case nil:
 		return nil, nil
 	}
-	return unknown(fmt.Errorf("%s: a tool declaration's values are literals, lists, objects, {{templates}} and Env.NAME; quote text", e.Position()))
+	if partial {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%s: a tool declaration's values are literals, lists, objects, {{templates}} and Env.NAME; quote text", e.Position())
 }

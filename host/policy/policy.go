@@ -147,21 +147,43 @@ type rule struct {
 // with a warning (see Policy.Warnings); rules that are wrong make it fail with Errors,
 // listing every problem.
 func Compile(name string, specs []RuleSpec) (*Policy, error) {
-	p := &Policy{Name: name}
+	p, diags := CompileRules(name, specs)
+	if p != nil {
+		return p, nil
+	}
 	var errs Errors
-	for _, s := range specs {
+	for _, ds := range diags {
+		for _, d := range ds {
+			if !d.Warning {
+				errs = append(errs, d)
+			}
+		}
+	}
+	return nil, errs
+}
+
+// CompileRules is Compile, returning the problems of each rule (CheckRule's, warnings
+// included) beside the policy, which is nil when any rule has an error: halo validate
+// reports the problems and checks the policy against the agents' tools from one
+// compilation.
+func CompileRules(name string, specs []RuleSpec) (*Policy, [][]Diagnostic) {
+	p := &Policy{Name: name}
+	diags := make([][]Diagnostic, len(specs))
+	failed := false
+	for i, s := range specs {
 		c := compiler{spec: s}
 		r := c.rule()
-		failed := false
+		diags[i] = c.diags
+		bad := false
 		for _, d := range c.diags {
 			if d.Warning {
 				p.warnings = append(p.warnings, d)
 			} else {
-				errs = append(errs, d)
-				failed = true
+				bad = true
 			}
 		}
-		if failed || r == nil {
+		if bad || r == nil {
+			failed = failed || bad
 			continue
 		}
 		if r.kind == 0 { // LogViolation
@@ -171,10 +193,10 @@ func Compile(name string, specs []RuleSpec) (*Policy, error) {
 		r.name, r.text, r.pos = s.Name, ruleText(s), s.Pos
 		p.rules = append(p.rules, r)
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	if failed {
+		return nil, diags
 	}
-	return p, nil
+	return p, diags
 }
 
 // MustCompile is Compile for tests and fixed policies; it panics on an error.
