@@ -19,3 +19,26 @@ func ServerGC(env Env) (previous int, set bool) {
 	}
 	return debug.SetGCPercent(ServerGCPercent), true
 }
+
+// OneShotMemoryLimit is the soft memory limit under OneShotGC: the heap is collected when
+// it would grow past it. halo validate of the largest file it reads (16 MB) peaks at about
+// 450 MB resident (380 MB with the collector on), well under it.
+const OneShotMemoryLimit = 1 << 30
+
+// OneShotGC turns the garbage collector off, up to OneShotMemoryLimit, for a command that
+// builds one structure that stays live until it exits (halo validate: the syntax tree and
+// the diagnostics). Such a command frees almost nothing before it exits, so each collection
+// only costs: for a 1 MB file they were a third of halo validate's processor time, and
+// without them its peak resident memory grew from 81.6 to 83.4 MiB. GOGC or GOMEMLIMIT in
+// the environment win (Go's runtime has read them already). It returns the percent it
+// replaced, for tests.
+func OneShotGC(env Env) (previous int, set bool) {
+	if _, ok := env.Lookup("GOGC"); ok {
+		return 0, false
+	}
+	if _, ok := env.Lookup("GOMEMLIMIT"); ok {
+		return 0, false
+	}
+	debug.SetMemoryLimit(OneShotMemoryLimit)
+	return debug.SetGCPercent(-1), true
+}

@@ -23,3 +23,31 @@ func TestServerGC(t *testing.T) {
 		t.Fatalf("without GOGC the percent is %d, want %d", got, ServerGCPercent)
 	}
 }
+
+func TestOneShotGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(before); debug.SetMemoryLimit(limit) })
+
+	for _, env := range []Env{{"GOGC": "50"}, {"GOMEMLIMIT": "2GiB"}} {
+		if _, set := OneShotGC(env); set {
+			t.Fatalf("OneShotGC changed the collector although %v is set", env)
+		}
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Fatalf("with %v the percent became %d, want it left at 100", env, got)
+		}
+		if got := debug.SetMemoryLimit(-1); got != limit {
+			t.Fatalf("with %v the memory limit became %d, want %d", env, got, limit)
+		}
+	}
+	prev, set := OneShotGC(Env{})
+	if !set || prev != 100 {
+		t.Fatalf("OneShotGC(no GOGC) = %d, %v; want 100, true", prev, set)
+	}
+	if got := debug.SetGCPercent(100); got != -1 {
+		t.Fatalf("without GOGC the percent is %d, want -1 (off)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != OneShotMemoryLimit {
+		t.Fatalf("the memory limit is %d, want %d", got, OneShotMemoryLimit)
+	}
+}

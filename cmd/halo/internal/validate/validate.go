@@ -61,6 +61,8 @@ is loaded, so packages need not be installed.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			// One pass over a program whose tree stays live until the process exits.
+			cmdutil.OneShotGC(f.Env)
 			return validateRun(opts)
 		},
 	}
