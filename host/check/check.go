@@ -106,8 +106,12 @@ func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
 type checker struct {
 	cfg   Config
 	decls map[string]lang.Decl
-	// byKind lists the declared names of each kind, sorted, for suggestions.
+	// byKind lists the declared names of each kind, sorted, for suggestions; it is built
+	// when the first suggestion is looked for.
 	byKind map[string][]string
+	// shellFirst remembers, per provider type and method, whether a lone positional value
+	// fills the method's shell command line (tool.Method.ShellFillsFirst reads its schema).
+	shellFirst map[methodKey]bool
 	// conds remembers each condition's compile result.
 	conds map[string]compiledCond
 	// compiled holds each policy as host/policy compiles it (nil when it has errors).
@@ -137,13 +141,6 @@ func (c *checker) declare(decls []lang.Decl) {
 		}
 		c.decls[id.Name] = d
 	}
-	c.byKind = map[string][]string{}
-	for name, d := range c.decls {
-		c.byKind[d.Kind()] = append(c.byKind[d.Kind()], name)
-	}
-	for _, names := range c.byKind {
-		sort.Strings(names)
-	}
 }
 
 // kindOf returns the keyword that declared name, or "".
@@ -156,6 +153,15 @@ func (c *checker) kindOf(name string) string {
 
 // namesOf lists the declared names of one kind, for suggestions.
 func (c *checker) namesOf(kind string) []string {
+	if c.byKind == nil {
+		c.byKind = map[string][]string{}
+		for name, d := range c.decls {
+			c.byKind[d.Kind()] = append(c.byKind[d.Kind()], name)
+		}
+		for _, names := range c.byKind {
+			sort.Strings(names)
+		}
+	}
 	return append([]string(nil), c.byKind[kind]...)
 }
 

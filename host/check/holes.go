@@ -1,7 +1,6 @@
 package check
 
 import (
-	"sort"
 	"strings"
 
 	"halolang.dev/halo/host/lang"
@@ -9,22 +8,21 @@ import (
 )
 
 // knownTools lists the declared tools whose provider type describes its methods (Workspace,
-// Bash, http packages), for what the policies say of them before a run.
-func (c *checker) knownTools() []policy.KnownTool {
+// Bash, http packages), for what the policies say of them before a run, in source order.
+func (c *checker) knownTools(decls []lang.Decl) []policy.KnownTool {
 	if c.cfg.ToolMethods == nil {
 		return nil
 	}
 	var out []policy.KnownTool
-	for name, d := range c.decls {
+	for _, d := range decls {
 		td, ok := d.(*lang.ToolDecl)
-		if !ok {
+		if !ok || c.decls[td.Name.Name] != d { // a second declaration of a name is an error
 			continue
 		}
 		if ms, ok := c.cfg.ToolMethods(td.Provider.Name); ok {
-			out = append(out, policy.KnownTool{Name: name, Methods: ms})
+			out = append(out, policy.KnownTool{Name: td.Name.Name, Methods: ms})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -33,7 +31,7 @@ func (c *checker) knownTools() []policy.KnownTool {
 // them, and a policy no agent requires on its own. A finding is reported once at its rule,
 // however many agents share the policy.
 func (c *checker) checkPolicyHoles(decls []lang.Decl) {
-	known := c.knownTools()
+	known := c.knownTools(decls)
 	if len(known) == 0 {
 		return
 	}

@@ -6,6 +6,9 @@ import (
 	"halolang.dev/halo/host/tool"
 )
 
+// A methodKey names a method of a provider type.
+type methodKey struct{ provider, method string }
+
 // checkShellCommand checks the {{templates}} written in a tool call's shell command line
 // (Bash's command, where the provider's description names one, as the runtime finds it):
 // an error where no quoting keeps a value one word, and a warning at {{raw name}}, whose
@@ -27,7 +30,16 @@ func (c *checker) checkShellCommand(call *lang.Call) {
 	if !ok || m.Shell == "" {
 		return
 	}
-	s := shell.Command(call.Args, m.Shell, m.ShellFillsFirst())
+	key := methodKey{td.Provider.Name, m.Name}
+	fills, seen := c.shellFirst[key]
+	if !seen {
+		fills = m.ShellFillsFirst()
+		if c.shellFirst == nil {
+			c.shellFirst = map[methodKey]bool{}
+		}
+		c.shellFirst[key] = fills
+	}
+	s := shell.Command(call.Args, m.Shell, fills)
 	if s == nil {
 		return
 	}

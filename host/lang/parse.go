@@ -24,12 +24,13 @@ func parse(filename string, src []byte, each func([]token), comment func(pos Pos
 	var diags Diagnostics
 	f := &File{Name: filename, Src: src}
 	ar := &arena{}
+	p := &parser{} // one for every declaration: each starts it again
 	s := &scanner{file: filename, src: src, line: 1, col: 1, bol: true, diags: &diags, comment: comment}
 	s.flush = func(toks []token) {
 		if each != nil {
 			each(toks)
 		}
-		p := newParser(filename, toks, &diags)
+		p.init(filename, toks, &diags)
 		p.arena = ar
 		if d := p.parseDecl(); d != nil {
 			if pd, ok := d.(*PipelineDecl); ok {
@@ -156,12 +157,12 @@ type parser struct {
 	arena *arena
 }
 
-// newParser reads one declaration's tokens (never empty). It keeps no reference to toks
-// after parseDecl returns: the scanner reuses the slice.
-func newParser(file string, toks []token, diags *Diagnostics) *parser {
+// init makes p the parser of one declaration's tokens (never empty). It keeps no reference
+// to toks after parseDecl returns: the scanner reuses the slice.
+func (p *parser) init(file string, toks []token, diags *Diagnostics) {
 	last := toks[len(toks)-1]
 	eof := token{kind: tEOF, line: last.eline, col: last.ecol, eline: last.eline, ecol: last.ecol, bol: true}
-	return &parser{file: file, toks: toks, end: len(toks), eof: eof, diags: diags}
+	*p = parser{file: file, toks: toks, end: len(toks), eof: eof, diags: diags}
 }
 
 // at returns where t starts.
