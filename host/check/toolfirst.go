@@ -15,8 +15,11 @@ func RuleSpecs(pd *lang.PolicyDecl) []policy.RuleSpec {
 	specs := make([]policy.RuleSpec, 0, len(pd.Rules))
 	for _, r := range pd.Rules {
 		spec := policy.RuleSpec{Name: r.Name.Name, Pos: r.Pos.String()}
-		for _, a := range r.Args {
-			spec.Args = append(spec.Args, ruleArg(a.Value))
+		if len(r.Args) > 0 {
+			spec.Args = make([]any, len(r.Args))
+			for i, a := range r.Args {
+				spec.Args[i] = ruleArg(a.Value)
+			}
 		}
 		specs = append(specs, spec)
 	}

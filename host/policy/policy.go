@@ -209,18 +209,23 @@ func MustCompile(name string, specs []RuleSpec) *Policy {
 }
 
 func ruleText(s RuleSpec) string {
-	args := make([]string, len(s.Args))
+	b := make([]byte, 0, 64)
+	b = append(b, s.Name...)
+	b = append(b, '(')
 	for i, a := range s.Args {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
 		switch v := a.(type) {
 		case string:
-			args[i] = strconv.Quote(v)
+			b = strconv.AppendQuote(b, v)
 		case Ident:
-			args[i] = string(v)
+			b = append(b, v...)
 		case float64:
-			args[i] = strconv.FormatFloat(v, 'f', -1, 64)
+			b = strconv.AppendFloat(b, v, 'f', -1, 64)
 		default:
-			args[i] = fmt.Sprint(v)
+			b = fmt.Append(b, v)
 		}
 	}
-	return s.Name + "(" + strings.Join(args, ", ") + ")"
+	return string(append(b, ')'))
 }
