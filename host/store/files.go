@@ -24,6 +24,9 @@ type fileState struct {
 type found struct {
 	Path string
 	fileState
+	// Linked says the file may change where no watch on its folder sees it: it is a link,
+	// or has more than one name.
+	Linked bool
 }
 
 // A Skipped file matched a pattern and is not in the index, with why.
@@ -50,6 +53,12 @@ var neverRead = map[string]bool{".halo": true, ".git": true}
 // project, or not regular files, are skipped and named. A pattern whose folder does not exist
 // matches nothing.
 func scan(root *os.Root, globs []glob) ([]found, []Skipped, error) {
+	return scanWatched(root, globs, nil)
+}
+
+// scanWatched is scan that has w watch every folder it reads, before it reads it, and the
+// folders above each pattern's base.
+func scanWatched(root *os.Root, globs []glob, w *watcher) ([]found, []Skipped, error) {
 	seen := map[string]bool{}
 	var out []found
 	var skipped []Skipped
@@ -58,6 +67,15 @@ func scan(root *os.Root, globs []glob) ([]found, []Skipped, error) {
 		base := g.base
 		if base == "" {
 			base = "."
+		}
+		if w != nil && base != "." {
+			// The folders above the base: the base's making or removal is an event in one.
+			w.add(root, ".")
+			for i := range len(base) {
+				if base[i] == '/' {
+					w.add(root, base[:i])
+				}
+			}
 		}
 		err := fs.WalkDir(fsys, base, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -76,6 +94,7 @@ func scan(root *os.Root, globs []glob) ([]found, []Skipped, error) {
 				if p != "." && (neverRead[d.Name()] || !g.mayHold(p)) {
 					return fs.SkipDir
 				}
+				w.add(root, p)
 				return nil
 			}
 			if !g.match(p) || seen[p] {
@@ -107,7 +126,8 @@ func scan(root *os.Root, globs []glob) ([]found, []Skipped, error) {
 				skipped = append(skipped, Skipped{Path: p, Reason: SkipNotFile})
 				return nil
 			}
-			out = append(out, found{Path: p, fileState: fileState{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}})
+			linked := d.Type()&fs.ModeSymlink != 0 || aliased(fi)
+			out = append(out, found{Path: p, fileState: fileState{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, Linked: linked})
 			return nil
 		})
 		if err != nil {

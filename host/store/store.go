@@ -218,6 +218,9 @@ func (s *Set) open(ctx context.Context, spec Spec) (*Store, error) {
 		return nil, fmt.Errorf("store %s: the project folder: %w", spec.Name, err)
 	}
 	st.root = root
+	if len(spec.globs) > 0 {
+		st.watch = newWatcher()
+	}
 	if spec.Store != "" && !s.cfg.Mock {
 		st.be, err = openPostgres(ctx, spec)
 	} else {
@@ -266,9 +269,14 @@ type Store struct {
 	ready atomic.Bool
 	// seen holds the size and time of every file the patterns matched at the last refresh
 	// (the ones skipped too), so a search can tell that nothing changed without reading the
-	// index.
+	// index; linked are those of them a watch on their folder may not see change (links,
+	// files with other names).
 	seenMu sync.Mutex
 	seen   map[string]fileState
+	linked []string
+	// watch, when not nil, says that nothing changed in the folders the patterns read, so
+	// a search need not look at every file (watch_linux.go).
+	watch *watcher
 }
 
 // Spec returns the store's declaration, read.
@@ -279,6 +287,7 @@ func (st *Store) Where() string { return st.be.where() }
 
 // Close closes the store's database.
 func (st *Store) Close() error {
+	st.watch.close()
 	err := st.be.close()
 	st.root.Close()
 	return err
@@ -305,6 +314,8 @@ func (st *Store) Refresh(ctx context.Context, op Op, rebuild bool) (Stats, error
 	if err := st.prepare(ctx, &stats); err != nil {
 		return stats, err
 	}
+	// Every change the watch reported until here is in what sync reads.
+	gen := st.watch.mark()
 	if err := st.sync(ctx, op, &stats); err != nil {
 		return stats, err
 	}
@@ -318,6 +329,7 @@ func (st *Store) Refresh(ctx context.Context, op Op, rebuild bool) (Stats, error
 		return stats, err
 	}
 	stats.Files, stats.Chunks, stats.Docs = c.files, c.chunks, c.docs
+	st.watch.settle(gen)
 	return stats, nil
 }
 
@@ -373,7 +385,7 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 			op.Progress(p)
 		}
 	}
-	files, skipped, err := scan(st.root, st.spec.globs)
+	files, skipped, err := scanWatched(st.root, st.spec.globs, st.watch)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", st.spec.Name, err)
 	}
@@ -401,8 +413,12 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 		return nil
 	}
 	seen := make(map[string]fileState, len(files))
+	var linked []string
 	for _, f := range files {
 		seen[f.Path] = fileState{Size: f.Size, ModTime: f.ModTime}
+		if f.Linked {
+			linked = append(linked, f.Path)
+		}
 	}
 	present := make(map[string]bool, len(files))
 	for _, f := range files {
@@ -452,7 +468,7 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 		return err
 	}
 	st.seenMu.Lock()
-	st.seen = seen
+	st.seen, st.linked = seen, linked
 	st.seenMu.Unlock()
 	return nil
 }
@@ -566,24 +582,60 @@ func (st *Store) Search(ctx context.Context, query string, k int, op Op) ([]Hit,
 
 // freshen refreshes the index when the files changed since it was last indexed, or when it
 // was never prepared in this process. A search that finds nothing to do takes no lock.
+//
+// Whether the files changed: when the watch is quiet (no event in the folders the patterns
+// read since the index was last found in step with them), only the files a watch may not
+// see change (links, files with other names) are looked at; otherwise every file the
+// patterns match is, by size and time. Either way a change that ended before the search
+// began is in the index before the search reads it.
 func (st *Store) freshen(ctx context.Context, op Op) error {
 	if st.ready.Load() && len(st.spec.globs) == 0 {
 		return nil
 	}
 	if st.ready.Load() {
-		stale, err := st.changed(ctx)
-		if err != nil || !stale {
-			return err
+		if st.watch.quiet() && st.linksUnchanged() {
+			if st.spec.Kind == File {
+				return nil
+			}
+			n, err := st.be.staleCount(ctx)
+			if err != nil || n == 0 {
+				return err
+			}
+		} else {
+			gen := st.watch.mark()
+			stale, err := st.changed(ctx)
+			if err != nil {
+				return err
+			}
+			if !stale {
+				st.watch.settle(gen)
+				return nil
+			}
 		}
 	}
 	_, err := st.Refresh(ctx, op, false)
 	return err
 }
 
+// linksUnchanged reports whether the files a watch may not see change have the size and
+// time they had when indexed.
+func (st *Store) linksUnchanged() bool {
+	st.seenMu.Lock()
+	seen, linked := st.seen, st.linked
+	st.seenMu.Unlock()
+	for _, p := range linked {
+		fi, err := st.root.Stat(p)
+		if err != nil || fi.Size() != seen[p].Size || fi.ModTime().UnixNano() != seen[p].ModTime {
+			return false
+		}
+	}
+	return true
+}
+
 // changed reports whether a file the store reads was added, removed or touched since it was
 // indexed, or a VectorStore's text waits for its vector.
 func (st *Store) changed(ctx context.Context) (bool, error) {
-	files, _, err := scan(st.root, st.spec.globs)
+	files, _, err := scanWatched(st.root, st.spec.globs, st.watch)
 	if err != nil {
 		return false, err
 	}
