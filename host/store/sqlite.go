@@ -156,7 +156,7 @@ func (s *sqliteStore) open() error {
 		}
 		f.Close()
 	}
-	db, err := sql.Open("sqlite", sqliteDSN(s.path))
+	db, err := sql.Open("sqlite", sqliteDSN(s.path, s.spec.Kind))
 	if err != nil {
 		return fmt.Errorf("store %s: %w", s.spec.Name, err)
 	}
@@ -173,9 +173,19 @@ func (s *sqliteStore) open() error {
 // sqliteDSN is the database's URI: a busy timeout (the store's own lock keeps writers
 // apart; readers never wait for long), no trust in the schema (a planted database's
 // triggers and views run no function with side effects), defensive mode.
-func sqliteDSN(path string) string {
+//
+// A File store's database is written without fsync (synchronous=OFF): all it holds is made
+// from the project's files, so what a power cut or a crash of the system may damage is
+// rebuilt (STORE_CORRUPT says so: halo index --rebuild), and a crash of the process loses
+// nothing that was committed. A VectorStore's holds the texts pipelines added, found nowhere
+// else: its commits are synced (synchronous=NORMAL, WAL's: at each checkpoint).
+func sqliteDSN(path, kind string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
-	return "file:" + esc + "?_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)" +
+	sync := "NORMAL"
+	if kind == File {
+		sync = "OFF"
+	}
+	return "file:" + esc + "?_pragma=synchronous(" + sync + ")&_pragma=busy_timeout(10000)" +
 		"&_pragma=trusted_schema(0)&_pragma=cache_size(-32768)&_defensive=1&_txlock=immediate"
 }
 

@@ -395,23 +395,6 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 		return err
 	}
 	report(Progress{Phase: "scan", FilesTotal: len(files)})
-	ck := chunker{max: st.spec.ChunkChars, overlap: st.spec.Overlap}
-	var batch []fileChange
-	var batchBytes int64
-	prog := Progress{Phase: "index", FilesTotal: len(files)}
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		n, err := st.be.writeFiles(ctx, batch)
-		if err != nil {
-			return err
-		}
-		prog.Chunks += n
-		batch, batchBytes = batch[:0], 0
-		report(prog)
-		return nil
-	}
 	seen := make(map[string]fileState, len(files))
 	var linked []string
 	for _, f := range files {
@@ -420,6 +403,73 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 			linked = append(linked, f.Path)
 		}
 	}
+	// Files are read, hashed and chunked on a goroutine of their own, a batch ahead of the
+	// writer, so the two run side by side; only the writer touches the database.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan changeBatch, 1)
+	var readErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(batches)
+		readErr = st.readChanges(ctx, files, indexed, stats, batches)
+	}()
+	prog := Progress{Phase: "index", FilesTotal: len(files)}
+	var writeErr error
+	for b := range batches {
+		if writeErr != nil {
+			continue // drained, so the reader ends
+		}
+		if len(b.changes) > 0 {
+			n, err := st.be.writeFiles(ctx, b.changes)
+			if err != nil {
+				writeErr = err
+				cancel()
+				continue
+			}
+			prog.Chunks += n
+		}
+		prog.Files, prog.Bytes = b.files, b.bytes
+		report(prog)
+	}
+	wg.Wait()
+	if writeErr != nil {
+		return writeErr
+	}
+	if readErr != nil {
+		return readErr
+	}
+	st.seenMu.Lock()
+	st.seen, st.linked = seen, linked
+	st.seenMu.Unlock()
+	return nil
+}
+
+// A changeBatch is what one transaction writes, and how far the reading got with it.
+type changeBatch struct {
+	changes []fileChange
+	files   int
+	bytes   int64
+}
+
+// readChanges reads the files that changed since indexed, chunks them and sends them in
+// batches of up to 8 MiB or 500 files, then the removed files; it counts into stats (which
+// nothing else touches until it returns).
+func (st *Store) readChanges(ctx context.Context, files []found, indexed map[string]fileState, stats *Stats, out chan<- changeBatch) error {
+	ck := chunker{max: st.spec.ChunkChars, overlap: st.spec.Overlap}
+	var b changeBatch
+	var batchBytes int64
+	send := func() error {
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		b.changes, batchBytes = nil, 0
+		return nil
+	}
 	present := make(map[string]bool, len(files))
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -427,7 +477,7 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 		}
 		present[f.Path] = true
 		old, had := indexed[f.Path]
-		prog.Files++
+		b.files++
 		if had && old.Size == f.Size && old.ModTime == f.ModTime {
 			stats.Unchanged++
 			continue
@@ -436,41 +486,35 @@ func (st *Store) sync(ctx context.Context, op Op, stats *Stats) error {
 		if reason != "" {
 			stats.Skipped = append(stats.Skipped, Skipped{Path: f.Path, Reason: reason})
 			if had {
-				batch = append(batch, fileChange{path: f.Path, remove: true})
+				b.changes = append(b.changes, fileChange{path: f.Path, remove: true})
 				stats.Removed++
 			}
 			continue
 		}
-		prog.Bytes += state.Size
+		b.bytes += state.Size
 		stats.Bytes += state.Size
 		if had && string(old.Hash) == string(state.Hash) {
 			// Touched, not changed: only its time is new.
-			batch = append(batch, fileChange{path: f.Path, state: state, touch: true})
+			b.changes = append(b.changes, fileChange{path: f.Path, state: state, touch: true})
 			stats.Unchanged++
 			continue
 		}
-		batch = append(batch, fileChange{path: f.Path, state: state, chunks: ck.split(string(text))})
+		b.changes = append(b.changes, fileChange{path: f.Path, state: state, chunks: ck.split(string(text))})
 		batchBytes += state.Size
 		stats.Indexed++
-		if batchBytes >= 8<<20 || len(batch) >= 500 {
-			if err := flush(); err != nil {
+		if batchBytes >= 8<<20 || len(b.changes) >= 500 {
+			if err := send(); err != nil {
 				return err
 			}
 		}
 	}
 	for p := range indexed {
 		if !present[p] {
-			batch = append(batch, fileChange{path: p, remove: true})
+			b.changes = append(b.changes, fileChange{path: p, remove: true})
 			stats.Removed++
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	st.seenMu.Lock()
-	st.seen, st.linked = seen, linked
-	st.seenMu.Unlock()
-	return nil
+	return send()
 }
 
 // embedStale embeds every text that has no vector, in batches, each a request through the
