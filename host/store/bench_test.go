@@ -109,11 +109,7 @@ func BenchmarkFileIndex(b *testing.B) {
 		var cpu time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			if err := RemoveDatabase(dir, "Bench", false); err != nil {
-				b.Fatal(err)
-			}
-			set := NewSet(Config{Dir: dir})
-			st := openStore(b, set, fileDecl("Bench", "docs/**/*.md"))
+			set, st := emptyStore(b, dir)
 			b.StartTimer()
 			c := cpuTime()
 			stats, err := st.Refresh(ctx, Op{}, false)
@@ -134,35 +130,18 @@ func BenchmarkFileIndex(b *testing.B) {
 		defer root.Close()
 		g, _ := parseGlob("docs/**/*.md")
 		ck := chunker{max: DefaultChunkChars, overlap: DefaultOverlap}
-		var chunks []string
+		var chunks []chunk
 		files, _, _ := scan(root, []glob{g})
 		for _, f := range files {
 			text, _, _ := readText(root, f.Path, DefaultMaxFileBytes)
-			for _, c := range ck.split(string(text)) {
-				chunks = append(chunks, c.Text)
-			}
+			chunks = append(chunks, ck.split(string(text))...)
 		}
 		b.SetBytes(total)
 		b.ResetTimer()
 		defer cpuRate(b, total, cpuTime())
 		for i := 0; i < b.N; i++ {
-			db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fts.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			db.SetMaxOpenConns(1)
-			db.Exec(`PRAGMA journal_mode=WAL`)
-			db.Exec(`CREATE VIRTUAL TABLE f USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')`)
-			db.Exec(`INSERT INTO f(f, rank) VALUES('hashsize', 33554432)`)
-			tx, _ := db.Begin()
-			st, _ := tx.Prepare(`INSERT INTO f(text) VALUES (?)`)
-			for _, c := range chunks {
-				st.Exec(c)
-			}
-			st.Close()
-			if err := tx.Commit(); err != nil {
-				b.Fatal(err)
-			}
+			db := bareFTS(b)
+			insertFTS(b, db, chunks)
 			db.Close()
 		}
 	})
@@ -185,6 +164,50 @@ func BenchmarkFileIndex(b *testing.B) {
 			}
 		}
 	})
+}
+
+// emptyStore opens the File store Bench over dir's docs with no index.
+func emptyStore(b *testing.B, dir string) (*Set, *Store) {
+	if err := RemoveDatabase(dir, "Bench", false); err != nil {
+		b.Fatal(err)
+	}
+	set := NewSet(Config{Dir: dir})
+	return set, openStore(b, set, fileDecl("Bench", "docs/**/*.md"))
+}
+
+// bareFTS is the floor's database: a bare FTS5 table of the store's columns and tokenizer,
+// holding as many terms in memory, in WAL mode.
+func bareFTS(b *testing.B) *sql.DB {
+	db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fts.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{`PRAGMA journal_mode=WAL`, `CREATE VIRTUAL TABLE f USING fts5(title, text, tokenize='porter unicode61 remove_diacritics 2')`,
+		`INSERT INTO f(f, rank) VALUES('hashsize', 33554432)`} {
+		if _, err := db.Exec(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db
+}
+
+// insertFTS inserts chunks into bareFTS's table in one transaction, nothing else.
+func insertFTS(b *testing.B, db *sql.DB, chunks []chunk) {
+	tx, err := db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ins, _ := tx.Prepare(`INSERT INTO f(title, text) VALUES (?, ?)`)
+	for _, c := range chunks {
+		if _, err := ins.Exec(c.Title, c.Text); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ins.Close()
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkFileIndexPaired indexes the 16 MB of BenchmarkFileIndex from nothing with the
@@ -222,41 +245,15 @@ func BenchmarkFileIndexPaired(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		if err := RemoveDatabase(dir, "Bench", false); err != nil {
-			b.Fatal(err)
-		}
-		set := NewSet(Config{Dir: dir})
-		st := openStore(b, set, fileDecl("Bench", "docs/**/*.md"))
-		fdb, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fts.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		fdb.SetMaxOpenConns(1)
-		for _, q := range []string{`PRAGMA journal_mode=WAL`, `CREATE VIRTUAL TABLE f USING fts5(title, text, tokenize='porter unicode61 remove_diacritics 2')`,
-			`INSERT INTO f(f, rank) VALUES('hashsize', 33554432)`} {
-			if _, err := fdb.Exec(q); err != nil {
-				b.Fatal(err)
-			}
-		}
+		set, st := emptyStore(b, dir)
+		fdb := bareFTS(b)
 		b.StartTimer()
 		timed("store", func() {
 			if stats, err := st.Refresh(ctx, Op{}, false); err != nil || stats.Files != 800 {
 				b.Fatal(stats, err)
 			}
 		})
-		timed("fts5", func() {
-			tx, _ := fdb.Begin()
-			ins, _ := tx.Prepare(`INSERT INTO f(title, text) VALUES (?, ?)`)
-			for _, c := range chunks {
-				if _, err := ins.Exec(c.Title, c.Text); err != nil {
-					b.Fatal(err)
-				}
-			}
-			ins.Close()
-			if err := tx.Commit(); err != nil {
-				b.Fatal(err)
-			}
-		})
+		timed("fts5", func() { insertFTS(b, fdb, chunks) })
 		timed("read+chunk", func() { readChunk() })
 		b.StopTimer()
 		fdb.Close()
