@@ -7,11 +7,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"halolang.dev/halo/internal/usertest"
 )
 
 // Every kind of change a search must not miss, with the folders watched (Linux) and without
 // (every file looked at, as on other systems): each change is made, then the next search
-// finds the new text, never the old.
+// finds the new text, never the old. Run again as an unprivileged user.
 func TestFileStoreSeesEveryChangeBeforeTheNextSearch(t *testing.T) {
 	for _, watched := range []bool{true, false} {
 		name := map[bool]string{true: "watched", false: "looked-at"}[watched]
@@ -101,5 +103,22 @@ func TestFileStoreSeesEveryChangeBeforeTheNextSearch(t *testing.T) {
 				t.Error("the watch is not quiet after a search that found the changes")
 			}
 		})
+	}
+	usertest.Rerun(t)
+}
+
+// A VectorStore over files follows them the same way, embedding the changed file's chunks.
+func TestVectorStoreOverFilesSeesAChangeBeforeTheNextSearch(t *testing.T) {
+	ctx := context.Background()
+	dir := project(t, map[string]string{"notes/a.md": "# A\n\nkiwis grow in orchards\n", "notes/b.md": "# B\n\nlemons taste sour\n"})
+	set := NewSet(Config{Dir: dir, Mock: true})
+	defer set.Close()
+	st := openStore(t, set, vectorDecl("V", map[string]any{"from": "notes/**/*.md"}))
+	if hits, err := st.Search(ctx, "kiwis orchards", 1, Op{}); err != nil || len(hits) != 1 || !strings.Contains(hits[0].Text, "orchards") {
+		t.Fatalf("%+v %v", hits, err)
+	}
+	writeFile(t, dir, "notes/a.md", "# A\n\nkiwis grow on vines in gardens\n")
+	if hits, err := st.Search(ctx, "kiwis gardens vines", 1, Op{}); err != nil || len(hits) != 1 || !strings.Contains(hits[0].Text, "gardens") {
+		t.Errorf("after a change: %+v %v", hits, err)
 	}
 }
