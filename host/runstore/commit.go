@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,8 +109,10 @@ type commits struct {
 	closed       bool
 	loop         sync.WaitGroup
 	size         atomic.Int64
-	// stmts are the writer's statements, by putKind, prepared once.
-	stmts [3]*sql.Stmt
+	// rowStmts are the writer's statements that write 1<<l rows of a save or a start
+	// (rowStmts[kind][l]), and claimStmt its claim's, each prepared once.
+	rowStmts  [putClaim][maxRowsLog2 + 1]*sql.Stmt
+	claimStmt *sql.Stmt
 }
 
 // init starts the commit goroutine.
@@ -134,10 +137,15 @@ func (c *commits) close() error {
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.loop.Wait()
-	for _, st := range c.stmts {
-		if st != nil {
-			st.Close()
+	for _, sts := range c.rowStmts {
+		for _, st := range sts {
+			if st != nil {
+				st.Close()
+			}
 		}
+	}
+	if c.claimStmt != nil {
+		c.claimStmt.Close()
 	}
 	return err
 }
@@ -365,24 +373,78 @@ func (c *commits) commitOnce() {
 	c.cond.Broadcast()
 }
 
-// upsertSQL writes a run's row whatever is there.
-const upsertSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-ON CONFLICT (id) DO UPDATE SET file = excluded.file, pipeline = excluded.pipeline, status = excluded.status,
+// runColumns are the columns a record's row is written with, in the order rowArgs gives
+// their values.
+const runColumns = `id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced`
+
+// nRunColumns is how many runColumns are.
+const nRunColumns = 16
+
+// upsertConflict writes a run's row whatever is there; startConflict writes the row of a
+// run that starts only if none of that id is there.
+const (
+	upsertConflict = ` ON CONFLICT (id) DO UPDATE SET file = excluded.file, pipeline = excluded.pipeline, status = excluded.status,
   waiting_for = excluded.waiting_for, error_code = excluded.error_code, error_message = excluded.error_message,
   started = excluded.started, updated = excluded.updated, cost = excluded.cost, violations = excluded.violations,
   search = excluded.search, record = excluded.record, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
   unpriced = excluded.unpriced`
-
-// startSQL writes the row of a run that starts, unless one is there.
-const startSQL = `INSERT INTO halo_runs (id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) ON CONFLICT (id) DO NOTHING`
+	startConflict = ` ON CONFLICT (id) DO NOTHING`
+)
 
 // claimSQL takes a paused run's row while it is as the claim saw it (?17: when it was
 // updated).
 const claimSQL = `UPDATE halo_runs SET status = ?4, waiting_for = ?5, error_code = ?6, error_message = ?7, updated = ?9,
   cost = ?10, violations = ?11, search = ?12, record = ?13, tokens_in = ?14, tokens_out = ?15, unpriced = ?16
 WHERE id = ?1 AND status = 'paused' AND updated = ?17`
+
+// A commit writes the rows of its saves, and of its runs that start, with statements of
+// many rows each: 1, 2, 4, ... maxRowsLog2 rows (the binary digits of how many there are),
+// each prepared once. One row a statement made every row a segment of halo_runs_text's
+// index: FTS5 writes what it has gathered to the database at each statement of a
+// transaction (each opens a savepoint), and then merges the segments. With a statement for
+// the whole batch, a commit makes one or a few.
+const maxRowsLog2 = 8 // 256 rows, 4,096 values
+
+// rowsSQL is the statement that writes n rows of kind (putSave or putStart).
+func rowsSQL(kind putKind, n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO halo_runs (" + runColumns + ") VALUES ")
+	row := "(?" + strings.Repeat(", ?", nRunColumns-1) + ")"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	if kind == putStart {
+		b.WriteString(startConflict)
+	} else {
+		b.WriteString(upsertConflict)
+	}
+	return b.String()
+}
+
+// rowArgs appends p's row's values, in runColumns' order.
+func rowArgs(args []any, p *pending) []any {
+	k := &p.cols
+	return append(args, p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(),
+		k.Cost, k.Violations, k.Search, p.data, k.TokensIn, k.TokensOut, k.Unpriced)
+}
+
+// chunks returns the statement sizes (as log2 of their rows) that write n rows: the
+// largest first.
+func chunks(n int) []int {
+	var out []int
+	for ; n >= 1<<maxRowsLog2; n -= 1 << maxRowsLog2 {
+		out = append(out, maxRowsLog2)
+	}
+	for l := maxRowsLog2 - 1; l >= 0; l-- {
+		if n&(1<<l) != 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
 
 // write commits batch in one transaction and sets each record's err. A record that cannot
 // be encoded fails alone; a failing statement or commit fails the whole batch, and nothing
@@ -396,45 +458,74 @@ func (c *commits) write(batch map[string]*pending) {
 		}
 	}
 	s := c.s
-	var err error
-	for kind, q := range [...]string{putSave: upsertSQL, putStart: startSQL, putClaim: claimSQL} {
-		if c.stmts[kind] == nil { // before the transaction, which holds the one connection
-			if c.stmts[kind], err = s.w.Prepare(q); err != nil {
-				fail(s.dbErr("save records", err))
+	var rows [putClaim][]*pending // saves and starts
+	var claims []*pending
+	for _, p := range batch {
+		p.encode(&c.size)
+		switch {
+		case p.err != nil:
+		case p.kind == putClaim:
+			claims = append(claims, p)
+		default:
+			rows[p.kind] = append(rows[p.kind], p)
+		}
+	}
+	// Statements are prepared before the transaction, which holds the one connection.
+	prepare := func(st **sql.Stmt, q string) bool {
+		if *st != nil {
+			return true
+		}
+		var err error
+		if *st, err = s.w.Prepare(q); err != nil {
+			fail(s.dbErr("save records", err))
+			return false
+		}
+		return true
+	}
+	for kind, ps := range rows {
+		for _, l := range chunks(len(ps)) {
+			if !prepare(&c.rowStmts[kind][l], rowsSQL(putKind(kind), 1<<l)) {
 				return
 			}
 		}
+	}
+	if len(claims) > 0 && !prepare(&c.claimStmt, claimSQL) {
+		return
 	}
 	tx, err := s.w.Begin()
 	if err != nil {
 		fail(s.dbErr("save records", err))
 		return
 	}
-	var stmts [len(c.stmts)]*sql.Stmt
-	for _, p := range batch {
-		p.encode(&c.size)
-		if p.err != nil {
-			continue
-		}
-		k := &p.cols
-		args := []any{p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, p.data, k.TokensIn, k.TokensOut, k.Unpriced}
-		if stmts[p.kind] == nil {
-			stmts[p.kind] = tx.Stmt(c.stmts[p.kind])
-		}
-		if p.kind == putClaim {
-			args = append(args, p.was.UnixNano())
-		}
-		var res sql.Result
-		res, err = stmts[p.kind].Exec(args...)
-		if err == nil && p.kind == putClaim {
-			if n, _ := res.RowsAffected(); n == 0 {
-				p.err = errClaimLost
-			}
-		}
+	exec := func(st *sql.Stmt, args []any) (sql.Result, bool) {
+		res, err := tx.Stmt(st).Exec(args...)
 		if err != nil {
 			tx.Rollback()
 			fail(s.dbErr("save records", err))
+			return nil, false
+		}
+		return res, true
+	}
+	args := make([]any, 0, nRunColumns*min(1<<maxRowsLog2, max(len(rows[putSave]), len(rows[putStart]), 1)))
+	for kind, ps := range rows {
+		for _, l := range chunks(len(ps)) {
+			args = args[:0]
+			for _, p := range ps[:1<<l] {
+				args = rowArgs(args, p)
+			}
+			ps = ps[1<<l:]
+			if _, ok := exec(c.rowStmts[kind][l], args); !ok {
+				return
+			}
+		}
+	}
+	for _, p := range claims {
+		res, ok := exec(c.claimStmt, append(rowArgs(args[:0], p), p.was.UnixNano()))
+		if !ok {
 			return
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			p.err = errClaimLost
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -3,3 +3,9 @@ package runstore
 // SetTextPlan makes the thresholds of a text query's plan (textsearch.go) few and most, so
 // that a test of a few runs takes each way.
 func SetTextPlan(s *SQLite, few, most int) { s.text = textPlan{few, most} }
+
+// Chunks is chunks: the statement sizes (log2 of their rows) a commit writes n rows with.
+func Chunks(n int) []int { return chunks(n) }
+
+// MaxRowsLog2 is maxRowsLog2.
+const MaxRowsLog2 = maxRowsLog2

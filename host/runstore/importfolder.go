@@ -143,15 +143,15 @@ func (s *SQLite) importFolder(root *os.Root) error {
 		}
 		runtime.SealRecord(rec, key)
 	}
+	startSQL := rowsSQL(putStart, 1)
 	for _, rec := range recs {
 		data, err := appendRecord(nil, rec)
 		if err != nil {
 			imp.Skipped = append(imp.Skipped, rec.RunID)
 			continue
 		}
-		k := ColumnsOf(rec)
-		if _, err := tx.ExecContext(ctx, startSQL, rec.RunID, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg,
-			k.Started.UnixNano(), k.Updated.UnixNano(), k.Cost, k.Violations, k.Search, data, k.TokensIn, k.TokensOut, k.Unpriced); err != nil {
+		p := &pending{id: rec.RunID, data: data, cols: ColumnsOf(rec)}
+		if _, err := tx.ExecContext(ctx, startSQL, rowArgs(nil, p)...); err != nil {
 			return s.dbErr("import old records", err)
 		}
 		imp.Imported++

@@ -201,6 +201,7 @@ func (s *SQLite) dsn(write bool) string {
 	if write {
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", writeCacheKiB))
+		q.Add("_pragma", "temp_store(MEMORY)")
 	} else {
 		q.Add("_pragma", "query_only(1)")
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", readCacheKiB))

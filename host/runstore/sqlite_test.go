@@ -519,3 +519,132 @@ func TestSQLiteTextPlans(t *testing.T) {
 		}
 	}
 }
+
+// A commit writes its rows with statements of many rows each (Chunks): every count of rows
+// is written exactly, with the largest statements first.
+func TestSQLiteCommitChunks(t *testing.T) {
+	for n := range 3*(1<<runstore.MaxRowsLog2) + 7 {
+		sum, prev := 0, runstore.MaxRowsLog2
+		for _, l := range runstore.Chunks(n) {
+			if l < 0 || l > prev {
+				t.Fatalf("Chunks(%d) = %v: not from the largest down", n, runstore.Chunks(n))
+			}
+			sum += 1 << l
+			prev = l
+		}
+		if sum != n {
+			t.Fatalf("Chunks(%d) = %v: %d rows", n, runstore.Chunks(n), sum)
+		}
+	}
+}
+
+// Commits of many records, of one and of hundreds, of runs that start, stop, are saved
+// again and are claimed, keep the text index in step with the runs: each is found by the
+// words of its newest record and by no others, and FTS5's integrity check passes.
+func TestSQLiteBatchesKeepTheTextIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	paused := runstoretest.NewRecord("paused", runtime.Paused)
+	if err := s.Save(paused); err != nil {
+		t.Fatal(err)
+	}
+	// want is, by run id, the word its newest record holds; gone the words no run holds now.
+	want := map[string]string{}
+	var gone []string
+	n := 0
+	for _, batch := range []int{1, 3, 300, 5, 700, 2, 1} {
+		for range batch {
+			id := fmt.Sprintf("r%04d", n)
+			first, last := fmt.Sprintf("first%04dq", n), fmt.Sprintf("last%04dq", n)
+			rec := runstoretest.NewRecord(id, runtime.Running)
+			rec.Inputs = map[string]any{"w": first}
+			switch n % 4 {
+			case 0: // starts and is left running
+				if err := s.Start(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+				want[id] = first
+			case 1: // starts and stops before a commit
+				if err := s.Start(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+				rec.Status, rec.Output = runtime.Completed, last
+				if err := s.Save(rec); err != nil {
+					t.Fatal(err)
+				}
+				want[id] = first + " " + last
+			default: // saved, then saved again with other words
+				rec.Status = runtime.Completed
+				if err := s.Save(rec); err != nil {
+					t.Fatal(err)
+				}
+				if n%4 == 3 {
+					if err := s.Sync(); err != nil { // the first words committed, then replaced
+						t.Fatal(err)
+					}
+				}
+				rec.Inputs = map[string]any{"w": last}
+				if err := s.Save(rec); err != nil {
+					t.Fatal(err)
+				}
+				want[id], gone = last, append(gone, first)
+			}
+			n++
+		}
+		if batch == 300 { // a claim in the commit of a batch
+			rec, err := s.Load("paused")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Claim(ctx, rec, runstore.Signal{Channel: "yield"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, w := range want {
+		if n := len(id); n > 0 && id[n-1]%7 != 0 { // a sample: a seventh of them
+			continue
+		}
+		page, err := s.List(ctx, runstore.Query{Text: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Runs) != 1 || page.Runs[0].RunID != id {
+			t.Errorf("runs with %q: %v, want %s", w, page.Runs, id)
+		}
+	}
+	for _, w := range gone[:100] {
+		page, err := s.List(ctx, runstore.Query{Text: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Runs) != 0 {
+			t.Errorf("runs with %q, which no record holds now: %v", w, page.Runs)
+		}
+	}
+	if sum, err := s.List(ctx, runstore.Query{Text: "paused"}); err != nil || len(sum.Runs) != 1 || sum.Runs[0].Status != runtime.Running {
+		t.Errorf("the claimed run: %v %v, want it running", sum.Runs, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := sqlDB(t, filepath.Join(dir, runstore.DBName))
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Errorf("the text index is not in step with the runs: %v", err)
+	}
+	var rows, indexed int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM halo_runs), (SELECT count(*) FROM halo_runs_text WHERE search GLOB '*q*')`).Scan(&rows, &indexed); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n+1 || indexed != n {
+		t.Errorf("%d runs, %d of them found by their words; want %d and %d", rows, indexed, n+1, n)
+	}
+}
