@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"testing"
@@ -24,7 +25,10 @@ import (
 	"halolang.dev/halo/internal/pgtest"
 )
 
-var load = flag.Bool("load", false, "run TestLoad: 500 runs from 32 clients against each store (scripts/test.sh runs it once)")
+var (
+	load        = flag.Bool("load", false, "run TestLoad: 500 runs from 32 clients against each store (scripts/test.sh runs it once)")
+	loadProfile = flag.String("load-cpuprofile", "", "TestLoad writes a CPU profile of its timed part, the runs of each store, to this file with the store's name appended")
+)
 
 const (
 	loadRuns    = 500
@@ -107,6 +111,16 @@ func loadStore(t *testing.T, open func() runstore.Store) {
 	lat := make([]time.Duration, loadRuns)
 	ids := make([]string, loadRuns)
 	var wg sync.WaitGroup
+	if *loadProfile != "" {
+		f, err := os.Create(*loadProfile + "." + filepath.Base(t.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	start := time.Now()
 	for range loadClients {
 		wg.Go(func() {
@@ -135,6 +149,9 @@ func loadStore(t *testing.T, open func() runstore.Store) {
 	close(jobs)
 	wg.Wait()
 	elapsed := time.Since(start)
+	if *loadProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
