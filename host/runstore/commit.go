@@ -398,12 +398,12 @@ const claimSQL = `UPDATE halo_runs SET status = ?4, waiting_for = ?5, error_code
 WHERE id = ?1 AND status = 'paused' AND updated = ?17`
 
 // A commit writes the rows of its saves, and of its runs that start, with statements of
-// many rows each: 1, 2, 4, ... maxRowsLog2 rows (the binary digits of how many there are),
+// many rows each: 1, 2, 4, ... 1<<maxRowsLog2 rows (the binary digits of how many there are),
 // each prepared once. One row a statement made every row a segment of halo_runs_text's
 // index: FTS5 writes what it has gathered to the database at each statement of a
 // transaction (each opens a savepoint), and then merges the segments. With a statement for
 // the whole batch, a commit makes one or a few.
-const maxRowsLog2 = 8 // 256 rows, 4,096 values
+const maxRowsLog2 = 10 // 1,024 rows, 16,384 values (SQLite allows 32,766)
 
 // rowsSQL is the statement that writes n rows of kind (putSave or putStart).
 func rowsSQL(kind putKind, n int) string {

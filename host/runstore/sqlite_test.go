@@ -556,7 +556,7 @@ func TestSQLiteBatchesKeepTheTextIndex(t *testing.T) {
 	want := map[string]string{}
 	var gone []string
 	n := 0
-	for _, batch := range []int{1, 3, 300, 5, 700, 2, 1} {
+	for _, batch := range []int{1, 3, 300, 5, 2100, 2, 1} {
 		for range batch {
 			id := fmt.Sprintf("r%04d", n)
 			first, last := fmt.Sprintf("first%04dq", n), fmt.Sprintf("last%04dq", n)
