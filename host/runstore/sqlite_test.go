@@ -648,3 +648,72 @@ func TestSQLiteBatchesKeepTheTextIndex(t *testing.T) {
 		t.Errorf("%d runs, %d of them found by their words; want %d and %d", rows, indexed, n+1, n)
 	}
 }
+
+// A store of schema version 5 (the text index with FTS5's merge settings) gets the index's
+// crisismerge of 4 when a newer halo opens it, as a new store has it, and its runs are
+// found as before.
+func TestSQLiteMigratesTextMerge(t *testing.T) {
+	crisis := func(t *testing.T, path string) int {
+		t.Helper()
+		db := sqlDB(t, path)
+		defer db.Close()
+		n := 0
+		if err := db.QueryRow(`SELECT coalesce((SELECT v FROM halo_runs_text_config WHERE k = 'crisismerge'), 16)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	os.MkdirAll(dir, 0o755)
+	path := filepath.Join(dir, runstore.DBName)
+	db := sqlDB(t, path)
+	d := runstore.SQLiteDialect
+	if _, err := db.Exec(d.SchemaTableSQL()); err != nil {
+		t.Fatal(err)
+	}
+	for v := 1; v <= 5; v++ {
+		for _, st := range d.Migration(v) {
+			if _, err := db.Exec(st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.Exec(`INSERT INTO halo_schema (version) VALUES (?)`, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := runstoretest.NewRecord("old1", runtime.Completed)
+	rec.Inputs = map[string]any{"w": "marmalade"}
+	raw, err := runstore.MarshalRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO halo_runs (id, pipeline, status, started, updated, record, search) VALUES (?, 'P', 'completed', ?, ?, ?, ?)`,
+		rec.RunID, rec.Started.UnixNano(), rec.Updated.UnixNano(), string(raw), runstore.SearchText(rec)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if n := crisis(t, path); n != 16 {
+		t.Fatalf("schema 5's crisismerge: %d, want FTS5's default 16", n)
+	}
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.List(context.Background(), runstore.Query{Text: "armala"})
+	if err != nil || len(p.Runs) != 1 || p.Runs[0].RunID != "old1" {
+		t.Errorf("the run of schema 5 by a word of it: %+v %v", p, err)
+	}
+	s.Close()
+	if n := crisis(t, path); n != 4 {
+		t.Errorf("crisismerge once migrated: %d, want 4", n)
+	}
+	fresh := filepath.Join(t.TempDir(), ".halo", "runs")
+	s, err = runstore.OpenSQLite(fresh, runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := crisis(t, filepath.Join(fresh, runstore.DBName)); n != 4 {
+		t.Errorf("a new store's crisismerge: %d, want 4", n)
+	}
+}
