@@ -41,25 +41,25 @@ func newStageIndex(prog *lang.Program, source func(string) ([]byte, error)) *sta
 		}
 		lines := map[int]bool{}
 		for _, d := range f.Decls {
-			bounds[f.Name] = append(bounds[f.Name], d.Position().Line)
+			bounds[f.Name] = append(bounds[f.Name], int(d.Position().Line))
 			pd, ok := d.(*lang.PipelineDecl)
 			if !ok {
 				continue
 			}
 			ix.decls[pd.Name.Name] = pd.Pos
 			if c, ok := pd.Start.(*lang.Call); ok {
-				lines[c.Pos.Line] = true
+				lines[int(c.Pos.Line)] = true
 				ix.targets[c.Pos.String()] = c.Target()
 			}
 			lang.WalkStages(pd.Stages, func(st *lang.Stage) bool {
-				lines[st.Pos.Line] = true
+				lines[int(st.Pos.Line)] = true
 				ix.targets[st.Pos.String()] = st.Target()
 				for _, c := range st.Calls {
 					// A fan-out's calls make their requests and tool calls at their own place.
 					ix.targets[c.Pos.String()] = c.Target()
 				}
 				for _, arm := range st.Arms {
-					bounds[f.Name] = append(bounds[f.Name], arm.Pos.Line)
+					bounds[f.Name] = append(bounds[f.Name], int(arm.Pos.Line))
 				}
 				return true
 			})

@@ -7,11 +7,12 @@ import (
 
 // A Pos is a place in a source file: the file name as given to Parse, a 1-based line and a
 // 1-based column counted in runes (a tab is one column, as is a multi-byte character).
-// The zero Pos means "no position".
+// The zero Pos means "no position". Line and Col are 32-bit (a file is at most 16 MiB) so
+// that a Pos, in every node and name of the tree, is 24 bytes rather than 32.
 type Pos struct {
 	File string `json:"file"`
-	Line int    `json:"line"`
-	Col  int    `json:"column"`
+	Line int32  `json:"line"`
+	Col  int32  `json:"column"`
 }
 
 // IsValid reports whether p names a place.

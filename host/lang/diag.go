@@ -154,7 +154,7 @@ func (ds Diagnostics) Locate(src func(file string) ([]byte, bool)) {
 			}
 			file, text, idx = d.File, b, NewLineIndex(b)
 		}
-		start, end, ok := idx.TokenSpan(text, d.Line, d.Col)
+		start, end, ok := idx.TokenSpan(text, int(d.Line), int(d.Col))
 		if !ok {
 			continue
 		}

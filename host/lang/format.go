@@ -29,7 +29,7 @@ func Format(name string, src []byte) ([]byte, Diagnostics) {
 	before, diags := parse(name, src, func(toks []token) {
 		f.chunks = append(f.chunks, append([]token(nil), toks...))
 	}, func(pos Pos, start, end int) {
-		f.comments = append(f.comments, comment{line: pos.Line, col: pos.Col, text: strings.TrimRight(string(src[start:end]), " \t\f\v")})
+		f.comments = append(f.comments, comment{line: int(pos.Line), col: int(pos.Col), text: strings.TrimRight(string(src[start:end]), " \t\f\v")})
 	})
 	if diags.HasErrors() {
 		return nil, diags.Errors()

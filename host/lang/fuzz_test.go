@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		}
 		lines := bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
 		for _, d := range diags {
-			if d.Line < 1 || d.Line > lines || d.Col < 1 || d.Col > utf8.RuneCount(src)+1 {
+			if d.Line < 1 || int(d.Line) > lines || d.Col < 1 || int(d.Col) > utf8.RuneCount(src)+1 {
 				t.Fatalf("diagnostic outside the input (%d lines): %s", lines, d)
 			}
 			if d.Severity != Error || d.Code == "" {

@@ -166,7 +166,7 @@ func (p *parser) init(file string, toks []token, diags *Diagnostics) {
 }
 
 // at returns where t starts.
-func (p *parser) at(t token) Pos { return Pos{File: p.file, Line: int(t.line), Col: int(t.col)} }
+func (p *parser) at(t token) Pos { return Pos{File: p.file, Line: t.line, Col: t.col} }
 
 // bailout unwinds the parser of one declaration after its first syntax error.
 type bailout struct{}

@@ -103,7 +103,7 @@ func (s *scanner) errorf(pos Pos, format string, args ...any) {
 	}
 }
 
-func (s *scanner) pos() Pos { return Pos{File: s.file, Line: s.line, Col: s.col} }
+func (s *scanner) pos() Pos { return Pos{File: s.file, Line: int32(s.line), Col: int32(s.col)} }
 
 // advance moves past n bytes that hold no newline and form whole runes (or single bad bytes).
 func (s *scanner) advance(n int) {
@@ -140,7 +140,7 @@ func (s *scanner) emit(k tokKind, text string, pos Pos) {
 		if len(s.toks) == 0 {
 			s.doc = ""
 			if k == tIdent && text == "pipeline" {
-				s.doc = s.docs.above(s.src, pos.Line)
+				s.doc = s.docs.above(s.src, int(pos.Line))
 			}
 		}
 		// The token is written in place: a token built on the stack and copied in costs a
@@ -234,7 +234,7 @@ func (s *scanner) step() {
 				s.advance(1)
 			}
 			if pos.Col == 1 {
-				s.docs.add(pos.Line, start, s.off)
+				s.docs.add(int(pos.Line), start, s.off)
 			}
 			if s.comment != nil {
 				s.comment(pos, start, s.off)

@@ -58,8 +58,8 @@ func (v *view) location(o occ) protocol.Location {
 }
 
 func spanRange(text []byte, idx *lang.LineIndex, pos lang.Pos, width int) protocol.Range {
-	start := idx.Location(text, idx.Offset(text, pos.Line, pos.Col))
-	end := idx.Location(text, idx.Offset(text, pos.Line, pos.Col+width))
+	start := idx.Location(text, idx.Offset(text, int(pos.Line), int(pos.Col)))
+	end := idx.Location(text, idx.Offset(text, int(pos.Line), int(pos.Col)+width))
 	return protocol.Range{Start: position(text, idx, start), End: position(text, idx, end)}
 }
 
@@ -163,13 +163,13 @@ func (s *server) symbols(uri protocol.DocumentUri) []protocol.DocumentSymbol {
 	for i, decl := range f.Decls {
 		endLine := idx.Lines()
 		if i+1 < len(f.Decls) {
-			endLine = f.Decls[i+1].Position().Line - 1
+			endLine = int(f.Decls[i+1].Position().Line) - 1
 		}
-		for endLine > decl.Position().Line && isBlankOrComment(text, idx, endLine) {
+		for endLine > int(decl.Position().Line) && isBlankOrComment(text, idx, endLine) {
 			endLine--
 		}
 		end := idx.Location(text, idx.LineEnd(text, endLine))
-		start := idx.Location(text, idx.Offset(text, decl.Position().Line, decl.Position().Col))
+		start := idx.Location(text, idx.Offset(text, int(decl.Position().Line), int(decl.Position().Col)))
 		name := decl.DeclName()
 		sym := protocol.DocumentSymbol{
 			Name:           name.Name,

@@ -69,7 +69,7 @@ type occ struct {
 
 // covers reports whether o is at line and column (1-based, in runes) of its file.
 func (o occ) covers(file string, line, col int) bool {
-	return o.pos.File == file && o.pos.Line == line && col >= o.pos.Col && col <= o.pos.Col+o.width
+	return o.pos.File == file && int(o.pos.Line) == line && col >= int(o.pos.Col) && col <= int(o.pos.Col)+o.width
 }
 
 // An index lists every name of a program where it is written.

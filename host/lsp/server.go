@@ -553,7 +553,7 @@ func diagRange(d lang.Diagnostic, text []byte, idx *lang.LineIndex) protocol.Ran
 	if d.Start != nil && d.End != nil {
 		return protocol.Range{Start: position(text, idx, *d.Start), End: position(text, idx, *d.End)}
 	}
-	line := max(1, d.Line)
-	start := idx.Location(text, idx.Offset(text, line, max(1, d.Col)))
+	line := max(1, int(d.Line))
+	start := idx.Location(text, idx.Offset(text, line, max(1, int(d.Col))))
 	return protocol.Range{Start: position(text, idx, start), End: position(text, idx, start)}
 }

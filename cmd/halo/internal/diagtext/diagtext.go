@@ -106,20 +106,20 @@ func (p *printer) diagnostic(d lang.Diagnostic) {
 	gutter := 1
 	var text []byte
 	var lineStart, lineEnd int
-	if d.IsValid() && p.load(d.File) && d.Line <= p.idx.Lines() {
+	if dl := int(d.Line); d.IsValid() && p.load(d.File) && dl <= p.idx.Lines() {
 		text = p.text
-		lineStart, lineEnd = p.idx.LineStart(d.Line), p.idx.LineEnd(text, d.Line)
-		gutter = len(strconv.Itoa(d.Line))
+		lineStart, lineEnd = p.idx.LineStart(dl), p.idx.LineEnd(text, dl)
+		gutter = len(strconv.Itoa(dl))
 	}
 	pad := strings.Repeat(" ", gutter)
 	if line != "" {
 		fmt.Fprintf(p.w, "%s%s %s\n", pad, p.paint(blue, "-->"), termsafe.String(line))
 	}
 	if text != nil {
-		start, end, _ := p.idx.TokenSpan(text, d.Line, d.Col)
+		start, end, _ := p.idx.TokenSpan(text, int(d.Line), int(d.Col))
 		shown, caretAt, caretLen := render(text[lineStart:lineEnd], start.Offset-lineStart, end.Offset-lineStart)
 		fmt.Fprintf(p.w, "%s %s\n", pad, p.paint(blue, "|"))
-		fmt.Fprintf(p.w, "%s %s %s\n", p.paint(blue, strconv.Itoa(d.Line)), p.paint(blue, "|"), shown)
+		fmt.Fprintf(p.w, "%s %s %s\n", p.paint(blue, strconv.Itoa(int(d.Line))), p.paint(blue, "|"), shown)
 		fmt.Fprintf(p.w, "%s %s %s%s\n", pad, p.paint(blue, "|"), strings.Repeat(" ", caretAt), p.paint(color, strings.Repeat("^", max(1, caretLen))))
 	}
 	if d.Help != "" {
