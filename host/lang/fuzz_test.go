@@ -9,7 +9,8 @@ import (
 )
 
 // FuzzParse: any byte sequence gets a File and diagnostics, never a panic or a hang, and
-// every diagnostic points inside the input.
+// every diagnostic points inside the input; parsed in parts at once, it gives the serial
+// tree or goes serial.
 func FuzzParse(f *testing.F) {
 	for _, glob := range []string{"../../examples/*.halo", "testdata/*/*.halo"} {
 		files, _ := filepath.Glob(glob)
@@ -40,6 +41,7 @@ func FuzzParse(f *testing.F) {
 		if err := Dump(&buf, file); err != nil {
 			t.Fatal(err)
 		}
+		sameParallel(t, "f.halo", src, 3)
 	})
 }
 

@@ -1,12 +1,15 @@
 package lang
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"halolang.dev/halo/internal/safefile"
 )
@@ -21,31 +24,167 @@ func Parse(filename string, src []byte) (*File, Diagnostics) {
 // parse is Parse, also handing each declaration's tokens to each (the formatter keeps them)
 // and each comment to comment, when they are not nil.
 func parse(filename string, src []byte, each func([]token), comment func(pos Pos, start, end int)) (*File, Diagnostics) {
-	var diags Diagnostics
-	f := &File{Name: filename, Src: src}
-	ar := &arena{}
-	p := &parser{} // one for every declaration: each starts it again
-	s := &scanner{file: filename, src: src, line: 1, col: 1, bol: true, diags: &diags, comment: comment}
-	s.flush = func(toks []token) {
-		if each != nil {
-			each(toks)
-		}
-		p.init(filename, toks, &diags)
-		p.arena = ar
-		if d := p.parseDecl(); d != nil {
-			if pd, ok := d.(*PipelineDecl); ok {
-				pd.Doc = s.doc
-			}
-			f.Decls = append(f.Decls, d)
+	if each == nil && comment == nil {
+		if f, ok := parseParallel(filename, src, runtime.GOMAXPROCS(0), parallelMin); ok {
+			return f, nil
 		}
 	}
-	s.run()
+	return parseSerial(filename, src, each, comment)
+}
+
+// parseSerial is parse in one pass.
+func parseSerial(filename string, src []byte, each func([]token), comment func(pos Pos, start, end int)) (*File, Diagnostics) {
+	var diags Diagnostics
+	f := &File{Name: filename, Src: src}
+	f.Decls, _ = parseChunk(filename, src, 1, each, comment, &diags)
 	diags.Sort()
 	if len(diags) > maxDiags {
 		diags = diags[:maxDiags]
 		diags.errorf(diags[maxDiags-1].Pos, CodeSyntax, "too many errors in %s; fix these and run again", filename)
 	}
 	return f, diags
+}
+
+// parseChunk scans and parses src, a whole file or the part of one that starts a line
+// (line, 1-based) and a declaration, with a scanner, a parser and an arena of its own. It
+// returns the declarations and the bracket depth the scanner ended at.
+func parseChunk(filename string, src []byte, line int, each func([]token), comment func(pos Pos, start, end int), diags *Diagnostics) ([]Decl, int) {
+	var decls []Decl
+	ar := &arena{}
+	p := &parser{} // one for every declaration: each starts it again
+	s := &scanner{file: filename, src: src, line: line, col: 1, bol: true, diags: diags, comment: comment}
+	s.flush = func(toks []token) {
+		if each != nil {
+			each(toks)
+		}
+		p.init(filename, toks, diags)
+		p.arena = ar
+		if d := p.parseDecl(); d != nil {
+			if pd, ok := d.(*PipelineDecl); ok {
+				pd.Doc = s.doc
+			}
+			decls = append(decls, d)
+		}
+	}
+	s.run()
+	return decls, s.depth
+}
+
+// parallelMin is the smallest file parsed in parts on several cores; below it one part.
+const parallelMin = 256 << 10
+
+// parseParallel parses src in up to procs parts at once, one goroutine each, when it is at
+// least min bytes long, and reports whether it did. A part starts at a line a declaration
+// keyword and a name start in column 1 (which begins a declaration whatever came before),
+// or at the column-1 comments right above that line (a pipeline's doc comment), so each
+// part scans as it would in one pass: no token spans a line. When a part ends inside
+// brackets (the next would not start at depth 0) or any part has a problem to report,
+// it reports false and the caller parses the file in one pass, so the diagnostics, their
+// order and the tree are always those of the serial parse (TestParseParallel compares).
+func parseParallel(filename string, src []byte, procs, min int) (*File, bool) {
+	if procs < 2 || len(src) < min || len(src) < 2 || bytes.IndexByte(src, '\r') >= 0 {
+		return nil, false
+	}
+	cuts := splitDecls(src, procs)
+	if len(cuts) == 0 {
+		return nil, false
+	}
+	type part struct {
+		decls []Decl
+		depth int
+		diags Diagnostics
+	}
+	parts := make([]part, len(cuts)+1)
+	run := func(i int) {
+		start, line, end := 0, 1, len(src)
+		if i > 0 {
+			start, line = cuts[i-1].off, cuts[i-1].line
+		}
+		if i < len(cuts) {
+			end = cuts[i].off
+		}
+		pt := &parts[i]
+		pt.decls, pt.depth = parseChunk(filename, src[start:end], line, nil, nil, &pt.diags)
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < len(parts); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(i)
+		}()
+	}
+	run(0)
+	wg.Wait()
+	n := 0
+	for i, pt := range parts {
+		if len(pt.diags) > 0 || pt.depth != 0 && i < len(parts)-1 {
+			return nil, false
+		}
+		n += len(pt.decls)
+	}
+	f := &File{Name: filename, Src: src, Decls: make([]Decl, 0, n)}
+	for _, pt := range parts {
+		f.Decls = append(f.Decls, pt.decls...)
+	}
+	return f, true
+}
+
+// A cut is where a part of a file starts: its byte offset and 1-based line.
+type cut struct{ off, line int }
+
+// splitDecls returns up to n-1 places to cut src (which holds no '\r') into parts of about
+// equal size, each starting a declaration (see parseParallel), in order.
+func splitDecls(src []byte, n int) []cut {
+	var cuts []cut
+	target := len(src) / n
+	line, off := 1, 0
+	inComments := false // the line before is a comment in column 1
+	var run cut         // where the comments before this line start
+	for off < len(src) && len(cuts) < n-1 {
+		c := src[off]
+		switch {
+		case c == '#' || c == '/' && off+1 < len(src) && src[off+1] == '/':
+			if !inComments {
+				run = cut{off, line}
+			}
+			inComments = true
+		default:
+			if off >= target && startsDeclLine(src[off:]) {
+				at := cut{off, line}
+				if inComments {
+					at = run
+				}
+				if at.off > 0 {
+					cuts = append(cuts, at)
+					target = len(src) * (len(cuts) + 1) / n
+				}
+			}
+			inComments = false
+		}
+		nl := bytes.IndexByte(src[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		off += nl + 1
+		line++
+	}
+	return cuts
+}
+
+// startsDeclLine reports whether b, a line onwards, starts with a declaration keyword and a
+// name: what startsDecl always takes for the start of a declaration.
+func startsDeclLine(b []byte) bool {
+	for _, kw := range [...]string{"policy", "tool", "agent", "schema", "pipeline"} {
+		if len(b) > len(kw) && string(b[:len(kw)]) == kw {
+			i := len(kw)
+			for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+				i++
+			}
+			return i > len(kw) && i < len(b) && isIdentStart(b[i])
+		}
+	}
+	return false
 }
 
 // A Source is one named file's contents.
