@@ -2,8 +2,6 @@ package lang
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -79,21 +77,9 @@ func TestParseParallel(t *testing.T) {
 			t.Errorf("%s: Parse differs from the serial parse: %v / %v", name, d1, d2)
 		}
 	}
-	var files []string
-	for _, glob := range []string{"../../examples/*.halo", "testdata/*/*.halo"} {
-		m, _ := filepath.Glob(glob)
-		files = append(files, m...)
-	}
-	if len(files) == 0 {
-		t.Fatal("no example files found")
-	}
-	for _, name := range files {
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachFile(t, []string{"../../examples/*.halo", "testdata/*/*.halo"}, func(name string, src []byte) {
 		for _, n := range []int{2, 3, 8} {
 			sameParallel(t, name, src, n)
 		}
-	}
+	})
 }

@@ -13,17 +13,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestExamplesParse: every example and every seed snippet parses without a diagnostic.
 func TestExamplesParse(t *testing.T) {
-	files, _ := filepath.Glob("../../examples/*.halo")
-	more, _ := filepath.Glob("testdata/seeds/*.halo")
-	files = append(files, more...)
-	if len(files) == 0 {
-		t.Fatal("no example files found")
-	}
-	for _, name := range files {
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachFile(t, []string{"../../examples/*.halo", "testdata/seeds/*.halo"}, func(name string, src []byte) {
 		f, diags := Parse(name, src)
 		for _, d := range diags {
 			t.Errorf("%s", d)
@@ -31,6 +21,26 @@ func TestExamplesParse(t *testing.T) {
 		if len(f.Decls) == 0 {
 			t.Errorf("%s: no declarations", name)
 		}
+	})
+}
+
+// eachFile calls fn with each file the globs match, and fails t when they match none.
+func eachFile(t *testing.T, globs []string, fn func(name string, src []byte)) {
+	t.Helper()
+	var files []string
+	for _, glob := range globs {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no files match %v", globs)
+	}
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(name, src)
 	}
 }
 
