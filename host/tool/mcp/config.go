@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -224,7 +226,8 @@ func checkEnv(v any) error {
 		}
 		return nil
 	case map[string]any:
-		for k, val := range e {
+		for _, k := range slices.Sorted(maps.Keys(e)) { // the same first problem every time
+			val := e[k]
 			if !envName.MatchString(k) {
 				return fmt.Errorf("%q is not a variable name", k)
 			}
@@ -255,7 +258,8 @@ func stringRecord(v any) (map[string]string, error) {
 		return nil, fmt.Errorf("got %T", v)
 	}
 	out := make(map[string]string, len(m))
-	for k, val := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) { // the same first problem every time
+		val := m[k]
 		s, ok := val.(string)
 		if !ok {
 			return nil, fmt.Errorf("%s is %T, not a string", k, val)
