@@ -12,15 +12,19 @@ package check
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/policy"
 	"halolang.dev/halo/host/tool"
 )
 
-// Config is what the checker needs to know from outside the program.
+// Config is what the checker needs to know from outside the program. Check may call its
+// functions from several goroutines at once (a large program is checked in parts), so they
+// must be safe for concurrent use.
 type Config struct {
 	// IsProvider reports whether a tool provider type exists: a built-in, MCP, an installed
 	// package's provider (host/tool's registry: reg.Has). Nil accepts every provider name.
@@ -82,8 +86,55 @@ var directives = set("retry", "timeout", "correct", "limit")
 // Check validates prog and returns every problem found, sorted by position.
 func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
 	decls := prog.Decls()
+	parts := 1
+	if len(decls) >= parallelDecls {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	return checkInParts(decls, cfg, parts)
+}
+
+// parallelDecls is the fewest declarations checked in parts on several cores.
+const parallelDecls = 512
+
+// checkInParts is Check, checking the declarations in up to parts contiguous runs at once,
+// one goroutine each. A declaration's checks read the others but write only the checker's
+// diagnostics and its caches of pure results, so each run gets a checker of its own over
+// the shared table of declarations; their diagnostics, taken in run order, are those one
+// checker would have written in the same order (TestCheckParallel compares).
+func checkInParts(decls []lang.Decl, cfg Config, parts int) lang.Diagnostics {
 	c := &checker{cfg: cfg, decls: make(map[string]lang.Decl, len(decls))}
 	c.declare(decls)
+	parts = max(1, min(parts, len(decls)))
+	if parts == 1 {
+		c.checkDecls(decls)
+	} else {
+		runs := make([]*checker, parts)
+		var wg sync.WaitGroup
+		for i := range runs {
+			runs[i] = &checker{cfg: cfg, decls: c.decls}
+			run := decls[len(decls)*i/parts : len(decls)*(i+1)/parts]
+			if i > 0 {
+				wg.Go(func() { runs[i].checkDecls(run) })
+			} else {
+				defer wg.Wait() // should the first run panic
+				runs[0].checkDecls(run)
+			}
+		}
+		wg.Wait()
+		for _, r := range runs {
+			c.diags = append(c.diags, r.diags...)
+			for name, p := range r.compiled {
+				c.compiledPolicy(name, p) // the same policy, whichever run compiled it
+			}
+		}
+	}
+	c.checkPolicyHoles(decls)
+	c.diags.Sort()
+	return c.diags
+}
+
+// checkDecls checks each of decls on its own.
+func (c *checker) checkDecls(decls []lang.Decl) {
 	for _, d := range decls {
 		switch x := d.(type) {
 		case *lang.PolicyDecl:
@@ -98,9 +149,6 @@ func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
 			c.checkPipeline(x)
 		}
 	}
-	c.checkPolicyHoles(decls)
-	c.diags.Sort()
-	return c.diags
 }
 
 type checker struct {
