@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -74,4 +75,21 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCheckParts checks the parsed 1 MB program in one run and in two at once (what
+// Check does with two cores); the second pays only when a core is free.
+func BenchmarkCheckParts(b *testing.B) {
+	src := genProgram(1 << 20)
+	f, _ := lang.Parse("gen.halo", src)
+	decls := (&lang.Program{Files: []*lang.File{f}}).Decls()
+	for _, parts := range []int{1, 2} {
+		b.Run(strconv.Itoa(parts), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			defer reportCPU(b, len(src))()
+			for b.Loop() {
+				checkInParts(decls, Config{}, parts)
+			}
+		})
+	}
 }
