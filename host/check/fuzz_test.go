@@ -3,12 +3,14 @@ package check
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"halolang.dev/halo/host/lang"
 )
 
-// FuzzCheck: whatever parses, the checker handles without panicking.
+// FuzzCheck: whatever parses, the checker handles without panicking, and checked in parts
+// at once it gets the same diagnostics in the same order.
 func FuzzCheck(f *testing.F) {
 	for _, glob := range []string{"../../examples/*.halo", "testdata/bad/*.halo", "../lang/testdata/*/*.halo"} {
 		files, _ := filepath.Glob(glob)
@@ -20,10 +22,15 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, _ := lang.Parse("f.halo", src)
-		for _, d := range Check(&lang.Program{Files: []*lang.File{file}}, testConfig(lockProviders)) {
+		cfg := testConfig(lockProviders)
+		diags := Check(&lang.Program{Files: []*lang.File{file}}, cfg)
+		for _, d := range diags {
 			if !d.Pos.IsValid() || d.Code == "" || d.Message == "" {
 				t.Fatalf("bad diagnostic %+v", d)
 			}
+		}
+		if parts := checkInParts(file.Decls, cfg, 3); !reflect.DeepEqual(parts, diags) {
+			t.Fatalf("in parts:\n%v\none checker:\n%v", parts, diags)
 		}
 	})
 }
