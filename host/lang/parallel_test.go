@@ -2,6 +2,7 @@ package lang
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,17 +11,17 @@ import (
 )
 
 // sameParallel parses src serially and in n parts at once, and fails t when the parts
-// parse reports it did and its tree differs from the serial one, or when it did although
-// the serial parse reported problems. It reports whether the parts parse went ahead.
+// parse reports it did and its tree or its diagnostics differ from the serial ones. It
+// reports whether the parts parse went ahead.
 func sameParallel(t *testing.T, name string, src []byte, n int) bool {
 	t.Helper()
-	want, diags := parseSerial(name, src, nil, nil)
-	got, ok := parseParallel(name, src, n, 0)
+	want, wantDiags := parseSerial(name, src, nil, nil)
+	got, diags, ok := parseParallel(name, src, n, 0)
 	if !ok {
 		return false
 	}
-	if len(diags) > 0 {
-		t.Fatalf("%s in %d parts: parsed in parts although the serial parse reports %v", name, n, diags)
+	if !reflect.DeepEqual(diags, wantDiags) {
+		t.Fatalf("%s in %d parts: diagnostics\n%v\nwant\n%v", name, n, diags, wantDiags)
 	}
 	if !reflect.DeepEqual(got, want) {
 		var g, w bytes.Buffer
@@ -31,10 +32,10 @@ func sameParallel(t *testing.T, name string, src []byte, n int) bool {
 	return true
 }
 
-// TestParseParallel: a large file parsed in parts on several goroutines gives the tree of
-// the serial parse, doc comments included; a file the parts cannot reproduce exactly (a
-// problem to report, a part ending inside brackets, '\r' line ends) is parsed serially,
-// with the serial diagnostics.
+// TestParseParallel: a large file parsed in parts on several goroutines gives the tree and
+// the diagnostics of the serial parse, doc comments included; a file the parts cannot
+// reproduce exactly (maxDiags problems or more, a part ending inside brackets, '\r' line
+// ends) is parsed serially.
 func TestParseParallel(t *testing.T) {
 	big := bigprog.Generate(1 << 20)
 	for _, n := range []int{2, 3, 4, 7, 64} {
@@ -56,17 +57,41 @@ func TestParseParallel(t *testing.T) {
 	if !atComment {
 		t.Fatal("no part of the doc-comment program starts at its comments")
 	}
-	f, _ := parseParallel("doc.halo", doc, 5, 0)
+	f, _, _ := parseParallel("doc.halo", doc, 5, 0)
 	if pd, ok := f.Decls[1].(*PipelineDecl); !ok || pd.Doc != "Fix does\nthe fix." {
 		t.Fatalf("doc comment lost: %#v", f.Decls[1])
 	}
-	broken := map[string][]byte{
-		"error at the end":   append(append([]byte(nil), big...), "\npipeline P(x: String) -> :\n"...),
-		"error in the first": append([]byte("tool T: mcp(\n"), big...),
-		"open bracket":       append([]byte("schema S {\n  a: String\n"), big...),
-		"crlf":               bytes.ReplaceAll(big, []byte("\n"), []byte("\r\n")),
+	// bad puts a declaration that does not parse before the policies of the blocks numbered.
+	bad := func(blocks ...int) []byte {
+		src := append([]byte(nil), big...)
+		for _, n := range blocks {
+			at := fmt.Sprintf("\npolicy Rules%d :", n)
+			src = bytes.Replace(src, []byte(at), []byte("\npipeline Bad(x: String) -> :"+at), 1)
+		}
+		return src
 	}
-	for name, src := range broken {
+	many := make([]int, maxDiags+10)
+	for i := range many {
+		many[i] = i * 5
+	}
+	inParts := map[string][]byte{
+		"errors in several parts": bad(5, 300, 301, 600, 845),
+		"error at the end":        append(append([]byte(nil), big...), "\npipeline P(x: String) -> :\n"...),
+	}
+	for name, src := range inParts {
+		if !sameParallel(t, name, src, 4) {
+			t.Errorf("%s: not parsed in parts", name)
+		}
+		if _, diags := Parse(name, src); len(diags) == 0 {
+			t.Errorf("%s: no diagnostics", name)
+		}
+	}
+	serial := map[string][]byte{
+		"too many errors": bad(many...),
+		"open bracket":    append([]byte("schema S {\n  a: String\n"), big...),
+		"crlf":            bytes.ReplaceAll(big, []byte("\n"), []byte("\r\n")),
+	}
+	for name, src := range serial {
 		if sameParallel(t, name, src, 4) {
 			t.Errorf("%s: parsed in parts", name)
 		}

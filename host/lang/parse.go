@@ -25,8 +25,8 @@ func Parse(filename string, src []byte) (*File, Diagnostics) {
 // and each comment to comment, when they are not nil.
 func parse(filename string, src []byte, each func([]token), comment func(pos Pos, start, end int)) (*File, Diagnostics) {
 	if each == nil && comment == nil {
-		if f, ok := parseParallel(filename, src, runtime.GOMAXPROCS(0), parallelMin); ok {
-			return f, nil
+		if f, diags, ok := parseParallel(filename, src, runtime.GOMAXPROCS(0), parallelMin); ok {
+			return f, diags
 		}
 	}
 	return parseSerial(filename, src, each, comment)
@@ -77,17 +77,19 @@ const parallelMin = 256 << 10
 // least min bytes long, and reports whether it did. A part starts at a line a declaration
 // keyword and a name start in column 1 (which begins a declaration whatever came before),
 // or at the column-1 comments right above that line (a pipeline's doc comment), so each
-// part scans as it would in one pass: no token spans a line. When a part ends inside
-// brackets (the next would not start at depth 0) or any part has a problem to report,
-// it reports false and the caller parses the file in one pass, so the diagnostics, their
+// part scans as it would in one pass: no token spans a line, and each diagnostic is
+// inside its part, so the parts' diagnostics in part order, sorted, are the serial ones.
+// When a part ends inside brackets (the next would not start at depth 0) or the parts
+// have maxDiags problems or more (the serial scanner would have stopped reporting some),
+// it reports false and the caller parses the file in one pass: the diagnostics, their
 // order and the tree are always those of the serial parse (TestParseParallel compares).
-func parseParallel(filename string, src []byte, procs, min int) (*File, bool) {
+func parseParallel(filename string, src []byte, procs, min int) (*File, Diagnostics, bool) {
 	if procs < 2 || len(src) < min || len(src) < 2 || bytes.IndexByte(src, '\r') >= 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	cuts := splitDecls(src, procs)
 	if len(cuts) == 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	type part struct {
 		decls []Decl
@@ -116,18 +118,28 @@ func parseParallel(filename string, src []byte, procs, min int) (*File, bool) {
 	}
 	run(0)
 	wg.Wait()
-	n := 0
+	n, nd := 0, 0
 	for i, pt := range parts {
-		if len(pt.diags) > 0 || pt.depth != 0 && i < len(parts)-1 {
-			return nil, false
+		if pt.depth != 0 && i < len(parts)-1 {
+			return nil, nil, false
 		}
 		n += len(pt.decls)
+		nd += len(pt.diags)
 	}
-	f := &File{Name: filename, Src: src, Decls: make([]Decl, 0, n)}
+	if nd >= maxDiags {
+		return nil, nil, false
+	}
+	f := &File{Name: filename, Src: src}
+	if n > 0 {
+		f.Decls = make([]Decl, 0, n) // nil when none, as the serial parse leaves it
+	}
+	var diags Diagnostics
 	for _, pt := range parts {
 		f.Decls = append(f.Decls, pt.decls...)
+		diags = append(diags, pt.diags...)
 	}
-	return f, true
+	diags.Sort()
+	return f, diags, true
 }
 
 // A cut is where a part of a file starts: its byte offset and 1-based line.
