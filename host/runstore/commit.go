@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"bytes"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -50,6 +51,13 @@ const (
 // another process took it.
 var errClaimLost = errors.New("the run changed in the database")
 
+// errIDTaken says the commit of a run that started found a row of its id in the database,
+// saved by another process (or before this one opened it): the run's record is not
+// written, and that row is left as it is. Start does not read the database to look for
+// one first: a run id is random (128 bits under halo serve), so this is the insert's own
+// conflict, found at no cost.
+var errIDTaken = Errorf(CodeTaken, "another run of that id is in the database: this run's record was not saved")
+
 // A pending record is one save waiting for its commit.
 type pending struct {
 	kind putKind
@@ -62,6 +70,9 @@ type pending struct {
 	cols Columns
 	// was is, for a claim, when the paused record it takes was updated.
 	was time.Time
+	// fresh says no commit has written the run's row yet since it started here: its row is
+	// inserted only if there is none of that id (errIDTaken), whatever its kind.
+	fresh bool
 	// next is the save of the same run that replaced this one before it was committed; the
 	// commit of the last one settles them all.
 	next     *pending
@@ -96,6 +107,9 @@ type commits struct {
 	// the next commit. Load reads them before the database.
 	dirty, inflight, failed map[string]*pending
 	dirtyBytes              int
+	// taken holds the runs whose start found their id in the database (errIDTaken): their
+	// later saves are refused too, not written over that row.
+	taken map[string]bool
 	// seq counts saves; done is the seq of the last save a finished commit took.
 	seq, done uint64
 	// urgent counts those waiting for a commit, whom pace does not keep waiting; wake ends
@@ -152,7 +166,7 @@ func (c *commits) close() error {
 
 // put queues rec.
 func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
-	p := &pending{kind: kind, id: rec.RunID}
+	p := &pending{kind: kind, id: rec.RunID, fresh: kind == putStart}
 	switch kind {
 	case putStart:
 		// What the record holds as a run starts; the runtime goes on changing its own.
@@ -184,6 +198,7 @@ func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
 	if old := c.dirty[p.id]; old != nil {
 		old.next = p
 		c.dirtyBytes -= len(old.data)
+		p.fresh = p.fresh || old.fresh
 	} else if old := c.inflight[p.id]; old != nil {
 		old.next = p
 	}
@@ -343,7 +358,12 @@ func (c *commits) commitOnce() {
 	batch, upTo := c.dirty, c.seq
 	for id, p := range c.failed { // tried again, unless saved again since
 		if batch[id] == nil {
-			batch[id] = &pending{kind: p.kind, id: id, data: p.data, cols: p.cols, was: p.was, rec: p.rec}
+			batch[id] = &pending{kind: p.kind, id: id, data: p.data, cols: p.cols, was: p.was, rec: p.rec, fresh: p.fresh}
+		}
+	}
+	for id, p := range batch {
+		if c.taken[id] {
+			p.err = fmt.Errorf("run %s: %w", id, errIDTaken)
 		}
 	}
 	c.failed = nil
@@ -355,6 +375,25 @@ func (c *commits) commitOnce() {
 	c.failing = nil
 	for id, p := range batch {
 		p.finished = true
+		if p.fresh && p.err != nil && p.next != nil {
+			// Not written: the save that replaced it (queued while this commit was under
+			// way) is still the row's first.
+			q := p.next
+			for q.next != nil {
+				q = q.next
+			}
+			q.fresh = true
+		}
+		if errors.Is(p.err, errIDTaken) {
+			if c.taken == nil {
+				c.taken = map[string]bool{}
+			}
+			c.taken[id] = true
+			if c.err == nil {
+				c.err = p.err
+			}
+			continue
+		}
 		if p.err != nil && !errors.Is(p.err, errClaimLost) {
 			if c.err == nil {
 				c.err = p.err
@@ -466,6 +505,8 @@ func (c *commits) write(batch map[string]*pending) {
 		case p.err != nil:
 		case p.kind == putClaim:
 			claims = append(claims, p)
+		case p.fresh:
+			rows[putStart] = append(rows[putStart], p)
 		default:
 			rows[p.kind] = append(rows[p.kind], p)
 		}
@@ -513,10 +554,18 @@ func (c *commits) write(batch map[string]*pending) {
 			for _, p := range ps[:1<<l] {
 				args = rowArgs(args, p)
 			}
-			ps = ps[1<<l:]
-			if _, ok := exec(c.rowStmts[kind][l], args); !ok {
+			res, ok := exec(c.rowStmts[kind][l], args)
+			if !ok {
 				return
 			}
+			if n, _ := res.RowsAffected(); kind == int(putStart) && n < 1<<l {
+				if err := findTaken(tx, ps[:1<<l]); err != nil {
+					tx.Rollback()
+					fail(s.dbErr("save records", err))
+					return
+				}
+			}
+			ps = ps[1<<l:]
 		}
 	}
 	for _, p := range claims {
@@ -531,6 +580,22 @@ func (c *commits) write(batch map[string]*pending) {
 	if err := tx.Commit(); err != nil {
 		fail(s.dbErr("save records", err))
 	}
+}
+
+// findTaken, after a statement that inserts the rows of runs that started wrote fewer than
+// all of them, sets errIDTaken on those whose row in tx is not theirs: a row of that id
+// was there already.
+func findTaken(tx *sql.Tx, ps []*pending) error {
+	for _, p := range ps {
+		var rec []byte
+		if err := tx.QueryRow(`SELECT record FROM halo_runs WHERE id = ?`, p.id).Scan(&rec); err != nil {
+			return err
+		}
+		if !bytes.Equal(rec, p.data) {
+			p.err = fmt.Errorf("run %s: %w", p.id, errIDTaken)
+		}
+	}
+	return nil
 }
 
 // unsaved and friends, on the store.

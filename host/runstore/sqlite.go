@@ -46,12 +46,12 @@ type SQLite struct {
 	dir, path string
 	// w is the one connection that writes (commits, migrations, removals); r reads.
 	w, r *sql.DB
-	// loadQ, existsQ and summaryQ are r's statements that reads of one run use, prepared
+	// loadQ and summaryQ are r's statements that reads of one run use, prepared
 	// once: preparing was a fifth of what halo serve's store did per run.
-	loadQ, existsQ, summaryQ *sql.Stmt
-	opts                     SQLiteOptions
-	log                      hclog.Logger
-	unlock                   func()
+	loadQ, summaryQ *sql.Stmt
+	opts            SQLiteOptions
+	log             hclog.Logger
+	unlock          func()
 
 	commits
 
@@ -235,7 +235,6 @@ func (s *SQLite) open() error {
 		sql  string
 	}{
 		{&s.loadQ, `SELECT status, record FROM halo_runs WHERE id = ?`},
-		{&s.existsQ, `SELECT 1 FROM halo_runs WHERE id = ?`},
 		{&s.summaryQ, `SELECT ` + SummaryColumns + ` FROM halo_runs WHERE id = ?`},
 	} {
 		if *q.stmt, err = s.r.Prepare(q.sql); err != nil {
@@ -249,12 +248,12 @@ func (s *SQLite) open() error {
 // closeDBs closes the statements and connections open has made.
 func (s *SQLite) closeDBs() error {
 	var err error
-	for _, st := range []*sql.Stmt{s.loadQ, s.existsQ, s.summaryQ} {
+	for _, st := range []*sql.Stmt{s.loadQ, s.summaryQ} {
 		if st != nil {
 			st.Close()
 		}
 	}
-	s.loadQ, s.existsQ, s.summaryQ = nil, nil, nil
+	s.loadQ, s.summaryQ = nil, nil
 	for _, db := range []*sql.DB{s.r, s.w} {
 		if db != nil {
 			if cerr := db.Close(); err == nil && cerr != nil {
@@ -484,25 +483,13 @@ func (s *SQLite) Newest() (string, error) {
 	return id, nil
 }
 
-// exists reports whether run id has a record, committed or not.
-func (s *SQLite) exists(id string) (bool, error) {
-	if _, ok := s.unsavedSummary(id); ok {
-		return true, nil
-	}
-	var one int
-	err := s.existsQ.QueryRow(id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, s.dbErr("run "+id, err)
-	}
-	return true, nil
-}
-
 // Start saves the record of a run that starts, held by this process. It is written only if
 // the run is still running when the next commit begins: a run that stops before is written
-// once, as it stops.
+// once, as it stops. Start refuses a run this process holds or has not yet committed; it
+// does not read the database: a row of that id there (another process's, or one saved
+// before this one opened it, which a random id makes as good as impossible) is found by
+// the commit, which then writes nothing of this run (its Save, or Sync, fails with
+// CodeTaken) and leaves that row as it was.
 func (s *SQLite) Start(ctx context.Context, rec *runtime.Record) error {
 	if !ValidID(rec.RunID) {
 		return Errorf(runtime.CodeRun, "%q is not a run id", truncate(rec.RunID, 130))
@@ -512,12 +499,7 @@ func (s *SQLite) Start(ctx context.Context, rec *runtime.Record) error {
 	s.hmu.Lock()
 	held := s.held[rec.RunID] || s.orphans[rec.RunID]
 	s.hmu.Unlock()
-	if held {
-		return Errorf(CodeTaken, "run %s exists already", rec.RunID)
-	}
-	if ok, err := s.exists(rec.RunID); err != nil {
-		return err
-	} else if ok {
+	if held || s.commits.newest(rec.RunID) != nil {
 		return Errorf(CodeTaken, "run %s exists already", rec.RunID)
 	}
 	if _, err := s.put(rec, putStart); err != nil {

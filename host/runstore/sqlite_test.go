@@ -717,3 +717,45 @@ func TestSQLiteMigratesTextMerge(t *testing.T) {
 		t.Errorf("a new store's crisismerge: %d, want 4", n)
 	}
 }
+
+// A run whose id the database holds already, still running as its start is committed
+// (not saved once as it stops), is refused by that commit and by its later saves; the row
+// there is left as it was, and the runs committed beside it are written.
+func TestSQLiteStartTakenWhileRunning(t *testing.T) {
+	s := openSQLite(t).(*runstore.SQLite)
+	defer s.Close()
+	ctx := context.Background()
+	old := runstoretest.NewRecord("taken1", runtime.Completed)
+	if err := s.Save(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	again := runstoretest.NewRecord("taken1", runtime.Running)
+	again.Inputs = map[string]any{"x": "other"}
+	if err := s.Start(ctx, again); err != nil {
+		t.Fatalf("Start read the database: %v", err)
+	}
+	beside := runstoretest.NewRecord("beside1", runtime.Running)
+	if err := s.Start(ctx, beside); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("the commit of a start whose id is taken: %v, want %s", err, runstore.CodeTaken)
+	}
+	again.Status = runtime.Completed
+	err := s.Save(again)
+	if err == nil {
+		err = s.Sync()
+	}
+	if errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("a later save of it: %v, want %s", err, runstore.CodeTaken)
+	}
+	if got, err := s.Load("taken1"); err != nil || got.Status != runtime.Completed || got.Inputs["x"] != "y" {
+		t.Errorf("the run there: %+v %v", got, err)
+	}
+	if got, err := s.Load("beside1"); err != nil || got.Status != runtime.Running {
+		t.Errorf("the run started beside it: %+v %v", got, err)
+	}
+}

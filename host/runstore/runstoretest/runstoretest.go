@@ -31,6 +31,7 @@ type Config struct {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, cfg Config) {
 	t.Run("StartSaveLoad", func(t *testing.T) { startSaveLoad(t, cfg) })
+	t.Run("StartTaken", func(t *testing.T) { startTaken(t, cfg) })
 	t.Run("ClaimOnce", func(t *testing.T) { claimOnce(t, cfg) })
 	t.Run("ClaimStale", func(t *testing.T) { claimStale(t, cfg) })
 	t.Run("List", func(t *testing.T) { list(t, cfg) })
@@ -321,6 +322,72 @@ func useLink(t *testing.T, cfg Config) {
 	if first, err := s.UseLink(ctx, "link1", "r"); err != nil || first {
 		t.Errorf("second use: %v %v, want refused", first, err)
 	}
+}
+
+// startTaken: a run that starts with the id of a run the store has already (a random id
+// drawn twice, or another process's) fails with CodeTaken, at Start or at the latest as its
+// record is committed, and the record there is left as it was; a run started beside it is
+// saved.
+func startTaken(t *testing.T, cfg Config) {
+	s := open(t, cfg)
+	ctx := context.Background()
+	old := NewRecord("dup1", runtime.Completed)
+	old.Output = map[string]any{"n": 1.0}
+	if err := s.Save(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncStore(s); err != nil {
+		t.Fatal(err)
+	}
+	other := NewRecord("dup2", runtime.Running)
+	if err := s.Start(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	again := NewRecord("dup1", runtime.Running)
+	again.Inputs = map[string]any{"x": "other"}
+	err := s.Start(ctx, again)
+	if err == nil {
+		again.Status, again.Output, again.Updated = runtime.Completed, map[string]any{"n": 2.0}, now()
+		if err = s.Save(again); err == nil {
+			err = syncStore(s)
+		}
+		if errcode.Code(err) == runstore.CodeTaken { // and a later save of it is refused too
+			again.Updated = now()
+			err2 := s.Save(again)
+			if err2 == nil {
+				err2 = syncStore(s)
+			}
+			if errcode.Code(err2) != runstore.CodeTaken {
+				t.Errorf("a later save of the run whose id was taken: %v, want %s", err2, runstore.CodeTaken)
+			}
+		}
+	}
+	if errcode.Code(err) != runstore.CodeTaken {
+		t.Errorf("a run started with the id of a saved run: %v, want %s", err, runstore.CodeTaken)
+	}
+	syncStore(s) // which may say again what was refused
+	got, err := s.Load("dup1")
+	if err != nil || got.Status != runtime.Completed || got.Inputs["x"] != "y" || fmt.Sprint(got.Output) != "map[n:1]" {
+		t.Errorf("the saved run after another started with its id: %+v %v", got, err)
+	}
+	other.Status, other.Updated = runtime.Completed, now()
+	if err := s.Save(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncStore(s); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Load("dup2"); err != nil || got.Status != runtime.Completed {
+		t.Errorf("the run started beside it: %+v %v", got, err)
+	}
+}
+
+// syncStore commits what s has queued, for a store that queues saves.
+func syncStore(s runstore.Store) error {
+	if q, ok := s.(interface{ Sync() error }); ok {
+		return q.Sync()
+	}
+	return nil
 }
 
 // peerFenced: a run held by one process cannot be saved by another.
