@@ -389,6 +389,7 @@ func (c *commits) commitOnce() {
 				c.taken = map[string]bool{}
 			}
 			c.taken[id] = true
+			c.s.log.Error("a run started with the id of a run in the database: its record was not saved, the run there is kept", "run", id)
 			if c.err == nil {
 				c.err = p.err
 			}

@@ -78,6 +78,8 @@ type opts struct {
 	bodyTimeout, unauthTimeout time.Duration
 	// reload is Config's Reload: the files as they are now, for replays.
 	reload func() (*lang.Program, error)
+	// newID, when set, makes the run ids.
+	newID func() string
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -156,6 +158,9 @@ func newEnv(t *testing.T, o opts) *env {
 		MCP: !o.noMCP, Version: "test", SlackSecret: o.slackSecret, SlackResponseURL: o.slackResponse,
 		MaxUnauthenticated: o.maxUnauth, BodyTimeout: o.bodyTimeout, UnauthenticatedBodyTimeout: o.unauthTimeout,
 		Reload: o.reload,
+	}
+	if o.newID != nil {
+		serve.SetNewID(&cfg, o.newID)
 	}
 	if o.log != nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: o.log, Level: hclog.Info})

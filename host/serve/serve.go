@@ -112,6 +112,8 @@ type Config struct {
 	AccessLog io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// newID, set by tests only, makes run ids instead of newRunID.
+	newID func() string
 }
 
 // A Server serves one program's pipelines over HTTP.
@@ -256,6 +258,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	rc.NewID = newRunID
+	if cfg.newID != nil { // a test's
+		rc.NewID = cfg.newID
+	}
 	if s.rt, err = runtime.New(cfg.Program, rc); err != nil {
 		return nil, err
 	}
