@@ -206,7 +206,14 @@ func (d Dialect) listSQL(q Query, time func(time.Time) any, plan listPlan) (stri
 			continue
 		}
 		esc := likeEscape(w)
-		where = append(where, "(search LIKE "+arg("%"+esc+"%")+` ESCAPE '\' OR id LIKE `+arg(esc+"%")+` ESCAPE '\')`)
+		// A run id's beginning ignores case, as the words are lowercase: SQLite's LIKE
+		// ignores ASCII case (and its NOCASE index of the ids serves it); PostgreSQL's
+		// does not, so it compares the lowercased id.
+		id := "id"
+		if d.Name == "postgres" {
+			id = "lower(id)"
+		}
+		where = append(where, "(search LIKE "+arg("%"+esc+"%")+` ESCAPE '\' OR `+id+` LIKE `+arg(esc+"%")+` ESCAPE '\')`)
 	}
 	if cur.RunID != "" {
 		// Written out rather than as a row comparison, which SQLite's planner does not take

@@ -16,13 +16,16 @@ type Dialect struct {
 	TextIndex string
 	// TextMerge replaces {text_merge}: how the text index keeps few segments (schema step 6).
 	TextMerge string
+	// IDCase replaces {id_case}: the index that finds a run id's beginning ignoring case
+	// (schema step 7).
+	IDCase string
 }
 
 // The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
 // cursors compare exactly; PostgreSQL as timestamptz.
 var (
 	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge}
-	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage, TextIndex: postgresTextIndex}
+	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage, TextIndex: postgresTextIndex, IDCase: postgresIDCase}
 )
 
 // sqliteUsage and postgresUsage sum what ColumnsOf sums, from each record's meta.calls: the
@@ -135,7 +138,15 @@ ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 	`{text_index}`,
 	// 6: how the text index keeps few segments (sqliteTextMerge; nothing in PostgreSQL).
 	`{text_merge}`,
+	// 7: a run id's beginning is found ignoring case in PostgreSQL too (postgresIDCase;
+	// SQLite's index of the ids ignores case since step 5).
+	`{id_case}`,
 }
+
+// postgresIDCase indexes the lowercased ids for lower(id) LIKE 'word%' (the words of a
+// text query are lowercase), in place of step 5's index of the ids as they are.
+const postgresIDCase = `DROP INDEX IF EXISTS halo_runs_id_pattern;
+CREATE INDEX halo_runs_id_lower ON halo_runs (lower(id) text_pattern_ops)`
 
 // sqliteTextIndex is the embedded store's text index: halo_runs_text, an FTS5 index of
 // halo_runs.search with the trigram tokenizer (every 3 letters of the text, so that a word
@@ -171,7 +182,7 @@ var SchemaVersion = len(migrations)
 // (a statement ends with ";" at the end of a line; a trigger's inner ones do not).
 func (d Dialect) Migration(v int) []string {
 	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage,
-		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge).Replace(migrations[v-1])
+		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase).Replace(migrations[v-1])
 	var out []string
 	for _, st := range strings.Split(s, ";\n") {
 		st = strings.TrimSuffix(strings.TrimSpace(st), ";")

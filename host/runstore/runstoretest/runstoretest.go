@@ -436,10 +436,17 @@ func filters(t *testing.T, cfg Config) {
 	if err := s.Save(old); err != nil {
 		t.Fatal(err)
 	}
+	upper := NewRecord("QCase1", runtime.Completed) // an id of capitals (halo's own are lowercase hex)
+	upper.Started, upper.Updated = t0.Add(-2*time.Hour), t0.Add(-2*time.Hour)
+	if err := s.Save(upper); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		q    runstore.Query
 		want string
 	}{
+		{runstore.Query{Text: "qcase"}, "QCase1"}, // a run id's beginning ignores case
+		{runstore.Query{Text: "QCASE1"}, "QCase1"},
 		{runstore.Query{Text: "Pay.create_refund"}, "q6 q3 q0"},
 		{runstore.Query{Text: "refund Q6"}, "q6"},             // a word begins the run id
 		{runstore.Query{Text: "qidx"}, "qidx9"},               // a longer one
