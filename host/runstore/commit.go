@@ -70,6 +70,9 @@ type pending struct {
 	cols Columns
 	// was is, for a claim, when the paused record it takes was updated.
 	was time.Time
+	// counted is what the record added to dirtyBytes as it was queued (a start's data is
+	// encoded later, by a commit or a reader that does not hold the lock).
+	counted int
 	// fresh says no commit has written the run's row yet since it started here: its row is
 	// inserted only if there is none of that id (errIDTaken), whatever its kind.
 	fresh bool
@@ -197,13 +200,14 @@ func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
 	c.seq++
 	if old := c.dirty[p.id]; old != nil {
 		old.next = p
-		c.dirtyBytes -= len(old.data)
+		c.dirtyBytes -= old.counted
 		p.fresh = p.fresh || old.fresh
 	} else if old := c.inflight[p.id]; old != nil {
 		old.next = p
 	}
 	c.dirty[p.id] = p
-	c.dirtyBytes += len(p.data)
+	p.counted = len(p.data)
+	c.dirtyBytes += p.counted
 	c.cond.Broadcast()
 	return p, nil
 }
