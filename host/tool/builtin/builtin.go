@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -247,30 +248,33 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
-	o := declared
-	o.Root = inProject(declared.Root, sd.ProjectDir)
-	if o.Root, err = grantedFolder("Workspace root", declared.Root, o.Root, sd.ProjectDir); err != nil {
+	proj, err := realProject(sd.ProjectDir)
+	if err != nil {
 		return nil, err
 	}
-	if o.Write {
+	o := declared
+	o.Root = inProject(declared.Root, sd.ProjectDir)
+	if o.Root, err = grantedFolder("Workspace root", declared.Root, o.Root, sd.ProjectDir, proj); err != nil {
+		return nil, err
+	}
+	if err := isDir("Workspace root", o.Root); err != nil {
+		if !o.Write {
+			return nil, err
+		}
 		// The sandbox can only grant a folder that exists.
 		if err := os.MkdirAll(o.Root, 0o755); err != nil {
 			return nil, tool.Errorf(tool.CodeToolConfig, "Workspace root %s: %v", o.Root, err)
 		}
-	}
-	if err := isDir("Workspace root", o.Root); err != nil {
-		return nil, err
+		if err := isDir("Workspace root", o.Root); err != nil {
+			return nil, err
+		}
 	}
 	// The plugin works on the folder the sandbox grants.
 	named := map[string]any{"root": o.Root}
 	if o.Write {
 		named["write"] = true
 	}
-	proj, err := realProject(sd.ProjectDir)
-	if err != nil {
-		return nil, err
-	}
-	pol, polDigest, err := b.protects.protect(fmt.Sprintf("workspace\x00%s\x00%t", o.Root, o.Write), WorkspacePolicy(o), proj)
+	pol, polDigest, err := b.protects.protect("workspace\x00"+o.Root+"\x00"+strconv.FormatBool(o.Write), func() sandbox.Policy { return WorkspacePolicy(o) }, proj)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +303,11 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 	for i, p := range declared.Write {
 		o.Write[i] = inProject(p, sd.ProjectDir)
 	}
-	if o.Cwd, err = grantedFolder("Bash cwd", declared.Cwd, o.Cwd, sd.ProjectDir); err != nil {
+	project, err := realProject(sd.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	if o.Cwd, err = grantedFolder("Bash cwd", declared.Cwd, o.Cwd, sd.ProjectDir, project); err != nil {
 		return nil, err
 	}
 	if err := isDir("Bash cwd", o.Cwd); err != nil {
@@ -311,17 +319,13 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 		resolved []string
 	}{{"Bash read: folder", declared.Read, o.Read}, {"Bash write: folder", declared.Write, o.Write}} {
 		for i := range list.resolved {
-			if list.resolved[i], err = grantedFolder(list.what, list.declared[i], list.resolved[i], sd.ProjectDir); err != nil {
+			if list.resolved[i], err = grantedFolder(list.what, list.declared[i], list.resolved[i], sd.ProjectDir, project); err != nil {
 				return nil, err
 			}
 			if err := isDir(list.what, list.resolved[i]); err != nil {
 				return nil, err
 			}
 		}
-	}
-	project, err := realProject(sd.ProjectDir)
-	if err != nil {
-		return nil, err
 	}
 	// The plugin works in the folders the sandbox grants.
 	named := map[string]any{"cwd": o.Cwd, "read": anyList(o.Read), "write": anyList(o.Write)}
@@ -334,7 +338,7 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 	return b.open(launch{decl: resolved(d, named), which: "bash", env: o.Env, tmp: true,
 		policy: func(tmp string) (sandbox.Policy, string, error) {
 			key := fmt.Sprintf("bash\x00%s\x00%q\x00%q\x00%t\x00%s", o.Cwd, o.Read, o.Write, o.NetworkAllowed(), tmp)
-			return b.protects.protect(key, bashPolicy(o, tmp, b.systemReadOnly()), project)
+			return b.protects.protect(key, func() sandbox.Policy { return bashPolicy(o, tmp, b.systemReadOnly()) }, project)
 		},
 		methods: b.bash, callTimeout: limit + bashCallMargin})
 }

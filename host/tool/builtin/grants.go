@@ -25,10 +25,11 @@ import (
 // folders, so it works on exactly what the sandbox grants.
 
 // grantedFolder resolves the folder abs (the declared path made absolute), which the
-// declaration named as declared. what names it in errors ("Workspace root"). A folder in the
-// project's .halo is refused however it was named (see protectProject).
-func grantedFolder(what, declared, abs, project string) (string, error) {
-	real, err := sandbox.ResolveGrant(declared, abs, project, stateDir)
+// declaration named as declared, in the project folder project, whose links resolve to proj
+// (realProject, once an opening). what names it in errors ("Workspace root"). A folder in the project's
+// .halo is refused however it was named (see protectProject).
+func grantedFolder(what, declared, abs, project, proj string) (string, error) {
+	real, err := sandbox.ResolveGrantIn(declared, abs, project, proj, stateDir)
 	if err != nil {
 		return "", tool.Errorf(tool.CodeToolConfig, "%s %v", what, err)
 	}
@@ -70,9 +71,10 @@ type protectCache struct {
 }
 
 type protected struct {
-	stamps []folderStamp
-	pol    sandbox.Policy
-	digest string // of pol: what a pool key holds of it
+	folders []string // what protectProject listed, from the project up
+	stamps  []folderStamp
+	pol     sandbox.Policy
+	digest  string // of pol: what a pool key holds of it
 }
 
 // A folderStamp is what a folder looked like when a policy was made from its entries.
@@ -92,11 +94,20 @@ func stampFolder(path string) (folderStamp, bool) {
 
 // protect is protectProject, from the cache when the folders it read are unchanged, with a
 // digest of the policy. key names what p was made from (equal keys, equal p): a cheap stand-in
-// for p's hundred paths.
+// for p's hundred paths, so that a policy found in the cache is not made (mk is called only
+// when it is not, or the folders changed).
 // proj is the project folder with its links resolved (realProject).
-func (c *protectCache) protect(key string, p sandbox.Policy, proj string) (sandbox.Policy, string, error) {
-	project := proj
+func (c *protectCache) protect(key string, mk func() sandbox.Policy, proj string) (sandbox.Policy, string, error) {
 	key += "\x01" + proj
+	c.mu.Lock()
+	hit, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		if stamps, ok := stampFolders(hit.folders); ok && slices.Equal(hit.stamps, stamps) {
+			return hit.pol, hit.digest, nil
+		}
+	}
+	p := mk()
 	// The folders Protect lists: each from a grant that holds the project down to it.
 	var folders []string
 	for _, list := range [][]string{p.ReadOnly, p.ReadWrite} {
@@ -109,22 +120,12 @@ func (c *protectCache) protect(key string, p sandbox.Policy, proj string) (sandb
 			}
 		}
 	}
-	stamps := make([]folderStamp, 0, len(folders))
-	for _, f := range folders {
-		st, ok := stampFolder(f)
-		if !ok {
-			pol, err := protectProject(p, project)
-			return pol, digest(pol), err
-		}
-		stamps = append(stamps, st)
+	stamps, ok := stampFolders(folders)
+	if !ok {
+		pol, err := protectProject(p, proj)
+		return pol, digest(pol), err
 	}
-	c.mu.Lock()
-	hit, ok := c.m[key]
-	c.mu.Unlock()
-	if ok && slices.Equal(hit.stamps, stamps) {
-		return hit.pol, hit.digest, nil
-	}
-	pol, err := protectProject(p, project)
+	pol, err := protectProject(p, proj)
 	if err != nil {
 		return pol, "", err
 	}
@@ -133,9 +134,22 @@ func (c *protectCache) protect(key string, p sandbox.Policy, proj string) (sandb
 	if c.m == nil || len(c.m) > 1024 {
 		c.m = map[string]protected{}
 	}
-	c.m[key] = protected{stamps: stamps, pol: pol, digest: d}
+	c.m[key] = protected{folders: folders, stamps: stamps, pol: pol, digest: d}
 	c.mu.Unlock()
 	return pol, d, nil
+}
+
+// stampFolders stamps each of folders; ok is false when one cannot be.
+func stampFolders(folders []string) ([]folderStamp, bool) {
+	stamps := make([]folderStamp, 0, len(folders))
+	for _, f := range folders {
+		st, ok := stampFolder(f)
+		if !ok {
+			return nil, false
+		}
+		stamps = append(stamps, st)
+	}
+	return stamps, true
 }
 
 // realProject is the project folder with its links resolved.

@@ -11,7 +11,7 @@ import (
 
 // A cached project policy is used only while the folders it was made from are as they
 // were: an entry created at the project's top is granted by the next policy, and one
-// removed is no longer granted.
+// removed is no longer granted; while they are unchanged the policy is not even made.
 func TestProtectCacheFollowsTheProject(t *testing.T) {
 	proj, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -19,9 +19,10 @@ func TestProtectCacheFollowsTheProject(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(proj, "a.txt"), []byte("a"), 0o644)
 	var c protectCache
+	made := 0
 	granted := func() []string {
 		t.Helper()
-		pol, d, err := c.protect("k", sandbox.Policy{ReadWrite: []string{proj}}, proj)
+		pol, d, err := c.protect("k", func() sandbox.Policy { made++; return sandbox.Policy{ReadWrite: []string{proj}} }, proj)
 		if err != nil || d == "" {
 			t.Fatal(err)
 		}
@@ -35,7 +36,10 @@ func TestProtectCacheFollowsTheProject(t *testing.T) {
 	if !slices.Contains(first, filepath.Join(proj, "a.txt")) {
 		t.Fatalf("the project's file is not granted: %v", first)
 	}
-	granted() // from the cache
+	granted() // from the cache: the policy is not made again
+	if made != 1 {
+		t.Errorf("the policy was made %d times for two protects of unchanged folders, want 1", made)
+	}
 	os.WriteFile(filepath.Join(proj, "b.txt"), []byte("b"), 0o644)
 	if g := granted(); !slices.Contains(g, filepath.Join(proj, "b.txt")) {
 		t.Errorf("a file created after the policy was cached is not granted: %v", g)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Resolve follows the symbolic links of p, a clean absolute path: what a grant of p reaches.
@@ -56,13 +57,25 @@ func Resolve(p string) (string, error) {
 // one of the project's hidden folders (names relative to it, such as ".halo") is refused
 // however it was named. Errors start with declared.
 func ResolveGrant(declared, abs, project string, hidden ...string) (string, error) {
-	real, err := Resolve(abs)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", declared, err)
-	}
 	proj, err := filepath.EvalSymlinks(project)
 	if err != nil {
 		return "", fmt.Errorf("%s: project folder %s: %w", declared, project, err)
+	}
+	return ResolveGrantIn(declared, abs, project, proj, hidden...)
+}
+
+// ResolveGrantIn is ResolveGrant for a project folder whose links its caller resolved
+// already (proj is project's filepath.EvalSymlinks, from the same opening): a declaration
+// granting several folders resolves its project once, not once a folder, and a folder in the
+// project is resolved from proj, its path's part below the project looked at entry by entry
+// (no link there: proj joined with it; a link or a missing entry: Resolve, from the top).
+func ResolveGrantIn(declared, abs, project, proj string, hidden ...string) (string, error) {
+	real, ok := resolveBelow(abs, project, proj)
+	if !ok {
+		var err error
+		if real, err = Resolve(abs); err != nil {
+			return "", fmt.Errorf("%s: %w", declared, err)
+		}
 	}
 	for _, h := range hidden {
 		if within(real, filepath.Join(proj, h)) {
@@ -73,4 +86,32 @@ func ResolveGrant(declared, abs, project string, hidden ...string) (string, erro
 		return "", fmt.Errorf("%s resolves to %s, outside the project folder %s (a symbolic link or '..' leads there); name the folder by its absolute path if it is meant to be granted", declared, real, proj)
 	}
 	return real, nil
+}
+
+// resolveBelow resolves abs, a clean absolute path in the folder project whose links resolve
+// to proj, as proj joined with abs's part below project, when no entry of that part is a
+// link (each is looked at with Lstat); ok is false when one is, or is missing, or abs is not
+// in project.
+func resolveBelow(abs, project, proj string) (real string, ok bool) {
+	project = filepath.Clean(project)
+	if abs == project {
+		return proj, true
+	}
+	prefix := strings.TrimSuffix(project, string(filepath.Separator)) + string(filepath.Separator)
+	rest, in := strings.CutPrefix(abs, prefix)
+	if !in || rest == "" {
+		return "", false
+	}
+	real = proj
+	for _, name := range strings.Split(rest, string(filepath.Separator)) {
+		if name == "" || name == "." || name == ".." {
+			return "", false
+		}
+		real = filepath.Join(real, name)
+		fi, err := os.Lstat(real)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", false
+		}
+	}
+	return real, true
 }

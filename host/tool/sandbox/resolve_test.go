@@ -9,7 +9,8 @@ import (
 
 // A cloned repository's folders go where its links lead only when they stay in the project:
 // data -> ../secret (or "../secret" itself) is refused, a folder named absolute is granted
-// where its links lead, one in a hidden folder is refused however it is named.
+// where its links lead, one in a hidden folder is refused however it is named; a link deeper
+// in the project (real/out -> ../../secret) is followed as one at its top is.
 func TestResolveGrant(t *testing.T) {
 	root := t.TempDir()
 	project, secret := filepath.Join(root, "project"), filepath.Join(root, "secret")
@@ -24,6 +25,14 @@ func TestResolveGrant(t *testing.T) {
 	if err := os.Symlink(".halo/runs", filepath.Join(project, "records")); err != nil {
 		t.Fatal(err)
 	}
+	// A link below a folder that is none: the path is looked at entry by entry below the
+	// project (resolveBelow), and the link found there is followed.
+	if err := os.Symlink("../../secret", filepath.Join(project, "real", "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(project, "real", "up")); err != nil {
+		t.Fatal(err)
+	}
 	linked := filepath.Join(root, "linked")
 	if err := os.Symlink(project, linked); err != nil {
 		t.Fatal(err)
@@ -34,6 +43,11 @@ func TestResolveGrant(t *testing.T) {
 		{"./new", project, filepath.Join(project, "new"), ""},
 		{"data", project, "", "resolves to " + secret + ", outside the project folder " + project},
 		{"../secret", project, "", "outside the project folder"},
+		{"real/out", project, "", "resolves to " + secret + ", outside the project folder " + project},
+		{"real/out", linked, "", "resolves to " + secret + ", outside the project folder " + project},
+		{"real/up/real", linked, filepath.Join(project, "real"), ""},
+		{"real/up/.halo", project, "", "is in the project's .halo folder"},
+		{".", linked, project, ""},
 		{filepath.Join(project, "data"), project, secret, ""},
 		{"records", project, "", "records is in the project's .halo folder"},
 		{filepath.Join(project, ".halo"), project, "", "is in the project's .halo folder"},
