@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -106,6 +107,11 @@ func (w *Wire) toolBytes(tools []ToolDef, enc func([]ToolDef) ([]byte, error)) (
 type toolCache struct {
 	mu sync.Mutex
 	m  map[toolKey][]byte
+	// The last whole list encoded, and its definitions' keys: a run after run offering the
+	// same tools is sent the same bytes, not a new copy of each definition's.
+	lastKeys  []toolKey
+	lastFrame string // open and end of the last list
+	last      []byte
 }
 
 type toolKey struct {
@@ -122,12 +128,24 @@ func newToolCache() *toolCache { return &toolCache{m: map[toolKey][]byte{}} }
 // one encodes it (from the cache when it was encoded before) joined by commas, then end.
 func (c *toolCache) list(open, end string, one func(ToolDef) ([]byte, error)) func([]ToolDef) ([]byte, error) {
 	return func(defs []ToolDef) ([]byte, error) {
+		keys := make([]toolKey, len(defs))
+		for i, t := range defs {
+			keys[i] = toolKey{name: t.Name, desc: t.Description, n: len(t.Params)}
+			if len(t.Params) > 0 {
+				keys[i].params = &t.Params[0]
+			}
+		}
+		frame := open + "\x00" + end
+		c.mu.Lock()
+		if c.last != nil && c.lastFrame == frame && slices.Equal(c.lastKeys, keys) {
+			last := c.last
+			c.mu.Unlock()
+			return last, nil
+		}
+		c.mu.Unlock()
 		out := append(make([]byte, 0, 256*len(defs)), open...)
 		for i, t := range defs {
-			k := toolKey{name: t.Name, desc: t.Description, n: len(t.Params)}
-			if len(t.Params) > 0 {
-				k.params = &t.Params[0]
-			}
+			k := keys[i]
 			c.mu.Lock()
 			b, ok := c.m[k]
 			c.mu.Unlock()
@@ -147,7 +165,11 @@ func (c *toolCache) list(open, end string, one func(ToolDef) ([]byte, error)) fu
 			}
 			out = append(out, b...)
 		}
-		return append(out, end...), nil
+		out = append(out, end...)
+		c.mu.Lock()
+		c.lastKeys, c.lastFrame, c.last = keys, frame, out
+		c.mu.Unlock()
+		return out, nil
 	}
 }
 

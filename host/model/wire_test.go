@@ -139,8 +139,9 @@ func TestEncodeIsMarshal(t *testing.T) {
 	}
 }
 
-// Each tool definition is encoded once per adapter, across conversations; a definition whose
-// schema is other bytes is encoded anew, and its body says what the new schema says.
+// Each tool definition is encoded once per adapter, across conversations, and the same list
+// run after run is sent as the bytes of the last; a definition whose schema is other bytes is
+// encoded anew, and its body says what the new schema says.
 func TestToolsEncodedOncePerProcess(t *testing.T) {
 	p, err := New(OpenAI, Config{Env: map[string]string{"OPENAI_API_KEY": "k"}})
 	if err != nil {
@@ -157,5 +158,17 @@ func TestToolsEncodedOncePerProcess(t *testing.T) {
 	changed := []ToolDef{{Name: "Files__read", Params: json.RawMessage(`{"type":"object","properties":{"file":{"type":"string"}}}`)}}
 	if b := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: changed}); !bytes.Contains(b, []byte(`"file"`)) || len(cache.m) != 3 {
 		t.Errorf("a changed schema was sent from the cache (%d definitions):\n%s", len(cache.m), b)
+	}
+	// The last whole list is reused only for the same definitions: a list of fewer, or the
+	// first again after another, is what it says.
+	if b := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: tools[:1]}); bytes.Contains(b, []byte("Tests__run")) {
+		t.Errorf("a list of one tool was sent as the last list of two:\n%s", b)
+	}
+	if again := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: tools, Wire: &Wire{}}); !bytes.Equal(again, first) {
+		t.Errorf("the first tools again, after others:\n%s\nwant\n%s", again, first)
+	}
+	third := wireBody(t, p, Request{Model: "m", Messages: msgs, Tools: append([]ToolDef(nil), tools...), Wire: &Wire{}})
+	if !bytes.Equal(third, first) || cache.last == nil || !bytes.Contains(third, cache.last) {
+		t.Errorf("the same tools a third time were not sent as the last list:\n%s", third)
 	}
 }
