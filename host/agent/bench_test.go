@@ -16,6 +16,7 @@ import (
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/policy"
 	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/internal/cputime"
 )
 
 // twenty offers twenty methods, as a Workspace, a Bash and an MCP server together might.
@@ -92,26 +93,26 @@ func BenchmarkLoopStep(b *testing.B) {
 	}{{"no-policies", nil}, {"policies", realistic}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := cputime.Self()
 			for i := 0; i < b.N; i++ {
 				c := conversation(b, steps, bc.set)
 				if _, err := c.Run(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N*steps)/1e3, "cpu-µs/step")
+			b.ReportMetric(float64((cputime.Self()-cpu).Nanoseconds())/float64(b.N*steps)/1e3, "cpu-µs/step")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps)/1e3, "µs/step")
 		})
 	}
 	b.Run("floor-input-policies-16KB", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := cpuTime()
+		cpu := cputime.Self()
 		for i := 0; i < b.N; i++ {
 			if _, err := realistic.Input(result16K[:DefaultResultChars]); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/step")
+		b.ReportMetric(float64((cputime.Self()-cpu).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/step")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "µs/step")
 	})
 }
@@ -238,11 +239,11 @@ func BenchmarkHTTPSteps(b *testing.B) {
 			b.ReportAllocs()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			cpu := cpuTime()
+			cpu := cputime.Self()
 			for b.Loop() {
 				run(b)
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N*(steps+1)), "cpu-µs/step")
+			b.ReportMetric(float64((cputime.Self()-cpu).Microseconds())/float64(b.N*(steps+1)), "cpu-µs/step")
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*(steps+1)), "µs/step")
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N*(steps+1)), "B/step")
@@ -251,7 +252,7 @@ func BenchmarkHTTPSteps(b *testing.B) {
 		b.Run(provider+"/floor-http", func(b *testing.B) {
 			b.ReportAllocs()
 			client := srv.Client()
-			cpu := cpuTime()
+			cpu := cputime.Self()
 			for b.Loop() {
 				for _, body := range bodies {
 					resp, err := client.Post(srv.URL+"/floor", "application/json", bytes.NewReader(body))
@@ -262,7 +263,7 @@ func BenchmarkHTTPSteps(b *testing.B) {
 					resp.Body.Close()
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N*len(bodies)), "cpu-µs/step")
+			b.ReportMetric(float64((cputime.Self()-cpu).Microseconds())/float64(b.N*len(bodies)), "cpu-µs/step")
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(bodies)), "µs/step")
 		})
 		srv.Close()

@@ -3,12 +3,11 @@ package check
 import (
 	"bytes"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/internal/bigprog"
+	"halolang.dev/halo/internal/cputime"
 )
 
 // genProgram writes a valid program of about size bytes (internal/bigprog): blocks of
@@ -61,20 +60,12 @@ func BenchmarkParseValidate(b *testing.B) {
 // (user + system, GC included). On a shared, loaded machine wall-clock MB/s understates
 // the parser; this figure does not depend on how much of the CPU the benchmark was given.
 func reportCPU(b *testing.B, size int) func() {
-	start := cpuTime()
+	start := cputime.Self()
 	return func() {
-		if used := cpuTime() - start; used > 0 && b.N > 0 {
+		if used := cputime.Self() - start; used > 0 && b.N > 0 {
 			b.ReportMetric(float64(size)*float64(b.N)/used.Seconds()/1e6, "cpu-MB/s")
 		}
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkCheckParts checks the parsed 1 MB program in one run and in two at once (what

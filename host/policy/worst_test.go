@@ -3,21 +3,11 @@
 package policy
 
 import (
+	"halolang.dev/halo/internal/cputime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// cpuTime is the process's CPU time: unlike the wall clock, it does not grow when other
-// processes crowd a shared machine.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // Inputs made of one unit repeated must take linear time: a quadratic corner of a
 // detector would let a tool result stall a run.
@@ -36,9 +26,9 @@ func TestWorstCaseTiming(t *testing.T) {
 	best := func(in string) time.Duration {
 		var min time.Duration
 		for i := 0; i < 2; i++ {
-			start := cpuTime()
+			start := cputime.Self()
 			_, _ = s.Input(in)
-			if d := cpuTime() - start; i == 0 || d < min {
+			if d := cputime.Self() - start; i == 0 || d < min {
 				min = d
 			}
 		}

@@ -13,12 +13,12 @@ import (
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/cputime"
 )
 
 // mcpRecord is the record of one call of scripts/bench-mcp.sh's pipeline (a one-stage
@@ -97,7 +97,7 @@ func benchSave(b *testing.B, start, floor bool) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cpu0 := processorTime()
+	cpu0 := cputime.Self()
 	b.ResetTimer()
 	begin := time.Now()
 	var mu sync.Mutex
@@ -126,7 +126,7 @@ func benchSave(b *testing.B, start, floor bool) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((processorTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // sink keeps the floor's records from being optimised away.
@@ -136,11 +136,4 @@ func randomID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// processorTime is the processor time this process has used, user and system.
-func processorTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

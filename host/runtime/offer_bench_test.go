@@ -7,13 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/builtin"
 	"halolang.dev/halo/host/tool/pool"
+	"halolang.dev/halo/internal/cputime"
 )
 
 // BenchmarkOfferTwenty is a run whose agent is offered 20 tool methods (five declarations:
@@ -75,17 +75,14 @@ pipeline Bare(task: String) -> String:
 		pipeline := run.pipeline
 		b.Run(run.name, func(b *testing.B) {
 			b.ReportAllocs()
-			var before, after syscall.Rusage
-			syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			before := cputime.Self()
 			for b.Loop() {
 				res, err := rt.Run(context.Background(), pipeline, in)
 				if err != nil || res.Status != runtime.Completed {
 					b.Fatalf("%v %+v", err, res)
 				}
 			}
-			syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-			cpu := after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano()
-			b.ReportMetric(float64(cpu)/float64(b.N)/1e3, "cpu-µs/op")
+			b.ReportMetric(float64(cputime.Self()-before)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
 }

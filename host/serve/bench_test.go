@@ -22,6 +22,7 @@ import (
 	"halolang.dev/halo/host/runstore/postgres"
 	hruntime "halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/serve"
+	"halolang.dev/halo/internal/cputime"
 	"halolang.dev/halo/internal/pgtest"
 )
 
@@ -197,7 +198,7 @@ pipeline Greet(name: String) -> String:
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				b.ReportAllocs()
-				cpu0 := processCPU()
+				cpu0 := cputime.Self()
 				b.ResetTimer()
 				for range n {
 					wg.Go(func() {
@@ -211,7 +212,7 @@ pipeline Greet(name: String) -> String:
 				}
 				wg.Wait()
 				b.StopTimer()
-				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			})
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"halolang.dev/halo/host/runstore/postgres"
 	hruntime "halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/host/serve"
+	"halolang.dev/halo/internal/cputime"
 	"halolang.dev/halo/internal/pgtest"
 )
 
@@ -121,7 +122,7 @@ func loadStore(t *testing.T, open func() runstore.Store) {
 			t.Fatal(err)
 		}
 	}
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := cputime.Self(), time.Now()
 	for range loadClients {
 		wg.Go(func() {
 			for i := range jobs {
@@ -148,7 +149,7 @@ func loadStore(t *testing.T, open func() runstore.Store) {
 	}
 	close(jobs)
 	wg.Wait()
-	elapsed, cpu := time.Since(start), processCPU()-cpu0
+	elapsed, cpu := time.Since(start), cputime.Self()-cpu0
 	if *loadProfile != "" {
 		pprof.StopCPUProfile()
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"halolang.dev/halo/host/model"
 	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/internal/cputime"
 )
 
 // The goals of issue 31, each measured beside its floor in one run (go test -bench . -run X
@@ -36,17 +36,9 @@ import (
 //
 // The PostgreSQL HNSW path's recall is TestPostgresHNSWRecall's and BenchmarkPostgresHNSW's.
 
-// cpuTime is the CPU time this process has used (user and system): on a machine shared with
-// other builds, wall-clock figures swing with their load, and this one much less.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // cpuRate reports bytes per CPU second over the iterations run since start.
 func cpuRate(b *testing.B, bytes int64, start time.Duration) {
-	if el := (cpuTime() - start).Seconds(); el > 0 {
+	if el := (cputime.Self() - start).Seconds(); el > 0 {
 		b.ReportMetric(float64(bytes)*float64(b.N)/el/1e6, "MB/cpu-s")
 	}
 }
@@ -113,9 +105,9 @@ func BenchmarkFileIndex(b *testing.B) {
 			b.StopTimer()
 			set, st := emptyStore(b, dir)
 			b.StartTimer()
-			c := cpuTime()
+			c := cputime.Self()
 			stats, err := st.Refresh(ctx, Op{}, false)
-			cpu += cpuTime() - c
+			cpu += cputime.Self() - c
 			if err != nil || stats.Files != 800 {
 				b.Fatal(stats, err)
 			}
@@ -131,7 +123,7 @@ func BenchmarkFileIndex(b *testing.B) {
 		chunks := corpusChunks(b, dir)
 		b.SetBytes(total)
 		b.ResetTimer()
-		defer cpuRate(b, total, cpuTime())
+		defer cpuRate(b, total, cputime.Self())
 		for i := 0; i < b.N; i++ {
 			db := bareFTS(b)
 			insertFTS(b, db, chunks)
@@ -144,7 +136,7 @@ func BenchmarkFileIndex(b *testing.B) {
 		defer root.Close()
 		g, _ := parseGlob("docs/**/*.md")
 		ck := chunker{max: DefaultChunkChars, overlap: DefaultOverlap}
-		defer cpuRate(b, total, cpuTime())
+		defer cpuRate(b, total, cputime.Self())
 		for i := 0; i < b.N; i++ {
 			files, _, _ := scan(root, []glob{g})
 			n := 0
@@ -236,9 +228,9 @@ func BenchmarkFileIndexPaired(b *testing.B) {
 	wall := map[string][]float64{}
 	cpu := map[string][]float64{}
 	timed := func(name string, fn func()) {
-		start, c := time.Now(), cpuTime()
+		start, c := time.Now(), cputime.Self()
 		fn()
-		cpu[name] = append(cpu[name], float64(total)/(cpuTime()-c).Seconds()/1e6)
+		cpu[name] = append(cpu[name], float64(total)/(cputime.Self()-c).Seconds()/1e6)
 		wall[name] = append(wall[name], float64(total)/time.Since(start).Seconds()/1e6)
 	}
 	b.ResetTimer()
@@ -626,7 +618,7 @@ func BenchmarkFTSOptions(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				start, c := time.Now(), cpuTime()
+				start, c := time.Now(), cputime.Self()
 				tx, _ := db.Begin()
 				ins, _ := tx.Prepare(`INSERT INTO chunks(title, text) VALUES (?, ?)`)
 				for _, ch := range chunks {
@@ -639,7 +631,7 @@ func BenchmarkFTSOptions(b *testing.B) {
 				if err := tx.Commit(); err != nil {
 					b.Fatal(err)
 				}
-				index, cpu = index+time.Since(start), cpu+cpuTime()-c
+				index, cpu = index+time.Since(start), cpu+cputime.Self()-c
 				for _, q := range queries {
 					start := time.Now()
 					rows, err := db.Query(`SELECT c.id, c.title, c.text, m.rank FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ?

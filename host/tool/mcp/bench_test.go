@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/mcp/internal/testserver"
+	"halolang.dev/halo/internal/cputime"
 )
 
 // BenchmarkCall measures a warm tools/call round trip through the provider beside the same
@@ -65,7 +65,7 @@ func benchProvider(b *testing.B, tr, url string, size int) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu, serverCPU := cpuTime(), procCPU(serverPid)
+	cpu, serverCPU := cputime.Self(), procCPU(serverPid)
 	for i := 0; i < b.N; i++ {
 		out, err := p.Call(ctx, req)
 		if err != nil || len(out) != size+2 {
@@ -98,15 +98,8 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// cpuTime is the CPU time this process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func reportCPU(b *testing.B, since time.Duration) {
-	b.ReportMetric(float64(cpuTime()-since)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Self()-since)/float64(b.N), "cpu-ns/op")
 }
 
 func benchRaw(b *testing.B, tr, url string, size int) {
@@ -134,7 +127,7 @@ func benchRaw(b *testing.B, tr, url string, size int) {
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "payload", Arguments: map[string]any{"size": size}}}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Self()
 	defer reportCPU(b, cpu)
 	for i := 0; i < b.N; i++ {
 		res, err := c.CallTool(ctx, req)
@@ -158,7 +151,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run(fmt.Sprintf("provider/%d", size), func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
-			defer reportCPU(b, cpuTime())
+			defer reportCPU(b, cputime.Self())
 			for i := 0; i < b.N; i++ {
 				var m message
 				if err := json.Unmarshal(line, &m); err != nil {
@@ -172,7 +165,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run(fmt.Sprintf("mcp-go/%d", size), func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
-			defer reportCPU(b, cpuTime())
+			defer reportCPU(b, cputime.Self())
 			for i := 0; i < b.N; i++ {
 				// What transport.Stdio.readResponses does with a line, then the client.
 				var base struct {

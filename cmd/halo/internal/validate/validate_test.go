@@ -6,13 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/internal/bigprog"
+	"halolang.dev/halo/internal/cputime"
 	"halolang.dev/halo/pkgmgr"
 )
 
@@ -201,11 +200,11 @@ func BenchmarkValidate1MB(b *testing.B) {
 	b.Run("validate", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		b.ReportAllocs()
-		start := cpuTime()
+		start := cputime.Self()
 		defer func() {
 			// Throughput per second of processor time (GC included), which a loaded machine
 			// does not lower as it lowers MB/s.
-			if used := cpuTime() - start; used > 0 {
+			if used := cputime.Self() - start; used > 0 {
 				b.ReportMetric(float64(len(src))*float64(b.N)/used.Seconds()/1e6, "cpu-MB/s")
 			}
 		}()
@@ -220,12 +219,4 @@ func BenchmarkValidate1MB(b *testing.B) {
 			}
 		}
 	})
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
