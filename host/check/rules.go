@@ -23,7 +23,7 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// checkPolicy checks each rule as host/policy reads it (policy.CheckRule: the one table of
+// checkPolicy checks each rule as host/policy reads it (policy.CompileRules: the one table of
 // rules, their arguments and what the runtime ignores), then what only the program can say:
 // that the tools its patterns name are declared.
 func (c *checker) checkPolicy(d *lang.PolicyDecl) {

@@ -162,7 +162,7 @@ func Compile(name string, specs []RuleSpec) (*Policy, error) {
 	return nil, errs
 }
 
-// CompileRules is Compile, returning the problems of each rule (CheckRule's, warnings
+// CompileRules is Compile, returning the problems of each rule (each rule's, warnings
 // included) beside the policy, which is nil when any rule has an error: halo validate
 // reports the problems and checks the policy against the agents' tools from one
 // compilation.

@@ -106,7 +106,14 @@ func TestLogViolation(t *testing.T) {
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
 
-// CheckRule says which argument is at fault, with the code of the problem and, for a name it
+// checkRule reports every problem of one rule, as Compile and CompileRules do.
+func checkRule(s RuleSpec) []Diagnostic {
+	c := compiler{spec: s}
+	c.rule()
+	return c.diags
+}
+
+// checkRule says which argument is at fault, with the code of the problem and, for a name it
 // does not know, the names it does (host/check turns them into positions and "did you mean").
 func TestCheckRule(t *testing.T) {
 	for _, tt := range []struct {
@@ -125,7 +132,7 @@ func TestCheckRule(t *testing.T) {
 		{r("MaxWord", 10.0), CodeNotEnforced, 0, true, "MaxWord", "MaxWords"},
 		{r("DenyTools", "Git."), CodeInvalid, 1, false, "", ""},
 	} {
-		ds := CheckRule(tt.spec)
+		ds := checkRule(tt.spec)
 		if len(ds) != 1 {
 			t.Errorf("%s: %v, want one diagnostic", ruleText(tt.spec), ds)
 			continue
@@ -137,7 +144,7 @@ func TestCheckRule(t *testing.T) {
 	}
 	// Dotted MCP names and globs within a part are patterns.
 	for _, p := range []string{"Git.delete.repo", "Git.delete.*", "Gi*.read", "*.delete_*", "*"} {
-		if ds := CheckRule(r("DenyTools", p)); len(ds) != 0 {
+		if ds := checkRule(r("DenyTools", p)); len(ds) != 0 {
 			t.Errorf("DenyTools(%q): %v", p, ds)
 		}
 	}
@@ -155,7 +162,7 @@ func TestBadRegexHintOnlyForEscapes(t *testing.T) {
 		{`(abc`, false},
 		{`[a-`, false},
 	} {
-		diags := CheckRule(RuleSpec{Name: "DenyArgs", Args: []any{"Bash.run", tt.pattern}})
+		diags := checkRule(RuleSpec{Name: "DenyArgs", Args: []any{"Bash.run", tt.pattern}})
 		if len(diags) != 1 || diags[0].Code != CodeBadRegex {
 			t.Fatalf("%q: %+v", tt.pattern, diags)
 		}

@@ -32,7 +32,7 @@ type ruleShape struct {
 	ignored string
 }
 
-// shapes is the one table of policy rules: the checker (host/check, through CheckRule) and
+// shapes is the one table of policy rules: the checker (host/check, through CompileRules) and
 // Compile read it, so a rule that validates compiles.
 var shapes = map[string]ruleShape{
 	"Block":          {min: 1, max: -1, kinds: []argKind{argWord}},
@@ -72,14 +72,6 @@ func RuleNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// CheckRule reports every problem of one rule, as Compile would: errors for a rule that can
-// never work, warnings for one the runtime ignores. It is how host/check validates policies.
-func CheckRule(s RuleSpec) []Diagnostic {
-	c := compiler{spec: s}
-	c.rule()
-	return c.diags
 }
 
 type compiler struct {
