@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func TestAttackRepositoryFilesOutsideAndHostile(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(dir, "docs/secret.md")))
 	must(t, os.Symlink("../../"+filepath.Base(outside)+"/secret.md", filepath.Join(dir, "docs/relative.md")))
 	must(t, os.Symlink(filepath.Join(outside, "tree"), filepath.Join(dir, "docs/tree")))
-	must(t, syscall.Mkfifo(filepath.Join(dir, "docs/pipe.md"), 0o644))
+	mkfifo(t, filepath.Join(dir, "docs/pipe.md"))
 	big, _ := os.Create(filepath.Join(dir, "docs/huge.md"))
 	big.Truncate(DefaultMaxFileBytes + 1)
 	big.Close()

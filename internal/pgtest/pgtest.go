@@ -24,7 +24,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -38,7 +37,7 @@ type Cluster struct {
 	Dir    string
 	Socket string
 	bin    string
-	cred   *syscall.Credential
+	cred   *credential
 	cmd    *exec.Cmd
 	done   chan struct{}
 	log    *bytes.Buffer
@@ -117,8 +116,14 @@ func version(dir string) int {
 	return n
 }
 
+// A credential is the user the server runs as when the tests run as root.
+type credential struct{ uid, gid int }
+
 // Start makes and starts a cluster.
 func Start() (*Cluster, error) {
+	if !supported {
+		return nil, errNotInstalled
+	}
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -139,7 +144,7 @@ func Start() (*Cluster, error) {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		c.cred = &credential{uid: uid, gid: gid}
 		if err := os.Chown(dir, uid, gid); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -149,7 +154,7 @@ func Start() (*Cluster, error) {
 		return nil, err
 	}
 	if c.cred != nil {
-		os.Chown(c.Socket, int(c.cred.Uid), int(c.cred.Gid))
+		os.Chown(c.Socket, c.cred.uid, c.cred.gid)
 	}
 	data := filepath.Join(dir, "data")
 	initdb := c.command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C")
@@ -195,7 +200,7 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = c.Dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
+	setProcAttr(cmd, c.cred)
 	return cmd
 }
 
@@ -225,11 +230,11 @@ func (c *Cluster) URL(name string) string {
 // Stop stops the server (its whole process group) and removes its folder.
 func (c *Cluster) Stop() {
 	if c.cmd != nil && c.cmd.Process != nil {
-		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGINT) // fast shutdown
+		stopGroup(c.cmd.Process.Pid, false) // fast shutdown
 		select {
 		case <-c.done:
 		case <-time.After(20 * time.Second):
-			syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+			stopGroup(c.cmd.Process.Pid, true)
 			<-c.done
 		}
 	}
