@@ -13,7 +13,7 @@ type RuleRef struct {
 	Text   string `json:"text"`
 }
 
-func (r ruleRef) ref() RuleRef { return RuleRef{Policy: r.p.Name, Rule: r.r.name, Text: r.r.text} }
+func (r ruleRef) ref() RuleRef { return RuleRef{Policy: r.p.Name, Rule: r.r.name, Text: r.r.text()} }
 
 // An Explanation is what a set's tool rules say about one method before any call is made
 // (halo plan shows it). Decide reaches its verdicts through the same rules in the same order:
@@ -37,7 +37,7 @@ func (s Set) Explain(target string, effect tool.Effect) Explanation {
 	}
 	var e Explanation
 	if p, r, reason := s.hidden(target, effect); r != nil {
-		e.Hidden = &Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
+		e.Hidden = &Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text(), log: p.Log}
 		return e
 	}
 	for _, ref := range s.argRules(target) {
@@ -72,7 +72,7 @@ func (s Set) ExplainTool(name string) ToolExplanation {
 			switch r.kind {
 			case kAllowTools:
 				if !anyMayMatch(r.patterns, name) {
-					e.Hidden = &Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: "no method of " + name + " is allowed by " + r.text, pos: r.pos, text: r.text, log: p.Log}
+					e.Hidden = &Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: "no method of " + name + " is allowed by " + r.text(), pos: r.pos, text: r.text(), log: p.Log}
 					return e
 				}
 				if !anyMatchesAll(r.patterns, name) {
@@ -80,7 +80,7 @@ func (s Set) ExplainTool(name string) ToolExplanation {
 				}
 			case kDenyTools:
 				if anyMatchesAll(r.patterns, name) {
-					e.Hidden = &Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: "every method of " + name + " is denied by " + r.text, pos: r.pos, text: r.text, log: p.Log}
+					e.Hidden = &Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: "every method of " + name + " is denied by " + r.text(), pos: r.pos, text: r.text(), log: p.Log}
 					return e
 				}
 				if anyMayMatch(r.patterns, name) {

@@ -27,9 +27,10 @@ type KnownTool struct {
 // safe for concurrent use.
 type KnownTools struct {
 	byName map[string]*knownTool
-	// schemas holds the parameter names of each schema decoded so far: tools of one
-	// provider type share them.
-	schemas map[string]paramSet
+	// schemas holds the parameter names of each method's schema decoded so far, by the
+	// method: tools of one provider type share its list of methods (the registry's), so a
+	// schema is decoded once per type and looked up without hashing its text.
+	schemas map[*tool.Method]paramSet
 	// scratch is matching's result, reused by the next call.
 	scratch []knownMethod
 }
@@ -47,7 +48,7 @@ type paramSet struct {
 
 // NewKnownTools indexes tools; of two tools of one name the first counts.
 func NewKnownTools(tools []KnownTool) *KnownTools {
-	k := &KnownTools{byName: make(map[string]*knownTool, len(tools)), schemas: map[string]paramSet{}}
+	k := &KnownTools{byName: make(map[string]*knownTool, len(tools)), schemas: map[*tool.Method]paramSet{}}
 	for _, t := range tools {
 		if _, dup := k.byName[t.Name]; !dup {
 			k.byName[t.Name] = &knownTool{KnownTool: t}
@@ -66,10 +67,10 @@ func (k *KnownTools) lookup(name string) ([]knownMethod, bool) {
 		t.methods = make([]knownMethod, len(t.Methods))
 		for i := range t.Methods {
 			m := &t.Methods[i]
-			ps, seen := k.schemas[string(m.Params)]
+			ps, seen := k.schemas[m]
 			if !seen {
 				ps.names, ps.ok = paramNames(m.Params)
-				k.schemas[string(m.Params)] = ps
+				k.schemas[m] = ps
 			}
 			t.methods[i] = knownMethod{target: t.Name + "." + m.Name, m: m, params: ps.names, hasParams: ps.ok}
 		}
@@ -194,14 +195,14 @@ func (s Set) neverApplies(r *rule, pat string, tools *KnownTools) string {
 			return ""
 		}
 		if by == "" {
-			by = fmt.Sprintf("%s (policy %s)", h.text, p.Name)
+			by = fmt.Sprintf("%s (policy %s)", h.text(), p.Name)
 		}
 	}
 	what := ms[0].target
 	if len(ms) > 1 {
 		what = fmt.Sprintf("every method %q names", pat)
 	}
-	return fmt.Sprintf("%s never applies to %q: %s is refused first by %s; remove the rule or the one that refuses", r.text, pat, what, by)
+	return fmt.Sprintf("%s never applies to %q: %s is refused first by %s; remove the rule or the one that refuses", r.text(), pat, what, by)
 }
 
 // argHole says which siblings of the methods a DenyArgs rule checks take the same argument
@@ -229,7 +230,7 @@ func (s Set) argHole(r *rule, tools *KnownTools) string {
 			}
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("%s never refuses anything: %s takes no argument %q (it takes %s), so the rule checks \"\"", r.text, r.patterns[0], r.arg, strings.Join(slices.Compact(names), ", "))
+		return fmt.Sprintf("%s never refuses anything: %s takes no argument %q (it takes %s), so the rule checks \"\"", r.text(), r.patterns[0], r.arg, strings.Join(slices.Compact(names), ", "))
 	}
 	toolName, _, _ := strings.Cut(ms[0].target, ".")
 	var open []string
@@ -245,7 +246,7 @@ func (s Set) argHole(r *rule, tools *KnownTools) string {
 	if len(open) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s guards %s, but %s also %s %q and nothing guards %s: a DenyArgs on each, a DenyTools or an ApproveTools closes the hole", r.text, r.patterns[0], strings.Join(open, ", "), either(len(open), "takes", "take"), r.arg, either(len(open), "it", "them"))
+	return fmt.Sprintf("%s guards %s, but %s also %s %q and nothing guards %s: a DenyArgs on each, a DenyTools or an ApproveTools closes the hole", r.text(), r.patterns[0], strings.Join(open, ", "), either(len(open), "takes", "take"), r.arg, either(len(open), "it", "them"))
 }
 
 // guards reports whether s keeps an eye on argument arg of calls to target: hides target,
@@ -254,7 +255,7 @@ func (s Set) guards(target string, effect tool.Effect, arg string) bool {
 	if _, r, _ := s.hidden(target, effect); r != nil {
 		return true
 	}
-	if _, ok := s.approval(target, effect); ok {
+	if _, r := s.approvalRule(target, effect); r != nil {
 		return true
 	}
 	for _, ref := range s.argRules(target) {
@@ -285,7 +286,7 @@ func (s Set) effectsNeverApproved(r *rule) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("%s never applies: %s refuses every method with those effects first", r.text, by.text)
+	return fmt.Sprintf("%s never applies: %s refuses every method with those effects first", r.text(), by.text())
 }
 
 // effectRank orders effects by what a call can do: read, write, external.

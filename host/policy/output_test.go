@@ -100,7 +100,7 @@ func TestLimits(t *testing.T) {
 	if _, ok := (Set{}).SpendLimit(); ok {
 		t.Error("empty set has a limit")
 	}
-	if !strings.Contains(set(t, []RuleSpec{r("MaxWords", 1.0)})[0].rules[0].text, "MaxWords(1)") {
+	if !strings.Contains(set(t, []RuleSpec{r("MaxWords", 1.0)})[0].rules[0].text(), "MaxWords(1)") {
 		t.Error("rule text")
 	}
 }

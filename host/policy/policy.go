@@ -12,6 +12,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,9 @@ const (
 type rule struct {
 	kind ruleKind
 	name string // the rule name as written: "Block"
-	text string // the rule as written, for messages: `Block(PII, APIKey)`
+	// args are the arguments as written; text() spells the rule from them when a message
+	// needs it (few do: halo validate compiles every policy and reports none of them).
+	args []any
 	pos  string
 
 	cats     []detect.Category // Block/Redact: the named categories, in order
@@ -190,7 +193,7 @@ func CompileRules(name string, specs []RuleSpec) (*Policy, [][]Diagnostic) {
 			p.Log = true
 			continue
 		}
-		r.name, r.text, r.pos = s.Name, ruleText(s), s.Pos
+		r.name, r.args, r.pos = s.Name, slices.Clone(s.Args), s.Pos
 		p.rules = append(p.rules, r)
 	}
 	if failed {
@@ -208,11 +211,14 @@ func MustCompile(name string, specs []RuleSpec) *Policy {
 	return p
 }
 
-func ruleText(s RuleSpec) string {
+// text is the rule as written, for messages: `Block(PII, APIKey)`.
+func (r *rule) text() string { return ruleText(r.name, r.args) }
+
+func ruleText(name string, args []any) string {
 	b := make([]byte, 0, 64)
-	b = append(b, s.Name...)
+	b = append(b, name...)
 	b = append(b, '(')
-	for i, a := range s.Args {
+	for i, a := range args {
 		if i > 0 {
 			b = append(b, ", "...)
 		}

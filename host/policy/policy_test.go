@@ -48,12 +48,12 @@ func TestCompileErrors(t *testing.T) {
 	for _, tt := range tests {
 		_, err := Compile("Bad", []RuleSpec{tt.spec})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: err = %v, want %q", ruleText(tt.spec), err, tt.want)
+			t.Errorf("%s: err = %v, want %q", ruleText(tt.spec.Name, tt.spec.Args), err, tt.want)
 			continue
 		}
 		var errs Errors
 		if !errors.As(err, &errs) || errs[0].Pos != "test.halo:1:1" || errcode.Code(err) != CodeInvalid {
-			t.Errorf("%s: want Errors with position and code, got %#v", ruleText(tt.spec), err)
+			t.Errorf("%s: want Errors with position and code, got %#v", ruleText(tt.spec.Name, tt.spec.Args), err)
 		}
 	}
 	// Every error is reported, not just the first.
@@ -78,11 +78,11 @@ func TestCompileWarnings(t *testing.T) {
 	} {
 		p, err := Compile("W", []RuleSpec{spec})
 		if err != nil {
-			t.Errorf("%s: %v", ruleText(spec), err)
+			t.Errorf("%s: %v", ruleText(spec.Name, spec.Args), err)
 			continue
 		}
 		if len(p.Warnings()) != 1 || p.Warnings()[0].Code != CodeNotEnforced || len(p.rules) != 0 {
-			t.Errorf("%s: warnings %v, rules %d", ruleText(spec), p.Warnings(), len(p.rules))
+			t.Errorf("%s: warnings %v, rules %d", ruleText(spec.Name, spec.Args), p.Warnings(), len(p.rules))
 		}
 	}
 	// A known category beside an unknown one still runs.
@@ -134,12 +134,12 @@ func TestCheckRule(t *testing.T) {
 	} {
 		ds := checkRule(tt.spec)
 		if len(ds) != 1 {
-			t.Errorf("%s: %v, want one diagnostic", ruleText(tt.spec), ds)
+			t.Errorf("%s: %v, want one diagnostic", ruleText(tt.spec.Name, tt.spec.Args), ds)
 			continue
 		}
 		d := ds[0]
 		if d.Code != tt.code || d.Arg != tt.arg || d.Warning != tt.warning || d.Word != tt.word || tt.known != "" && !slices.Contains(d.Known, tt.known) || d.Pos != "test.halo:1:1" {
-			t.Errorf("%s: %+v", ruleText(tt.spec), d)
+			t.Errorf("%s: %+v", ruleText(tt.spec.Name, tt.spec.Args), d)
 		}
 	}
 	// Dotted MCP names and globs within a part are patterns.

@@ -59,15 +59,15 @@ func (s Set) hiddenSkipping(target string, effect tool.Effect, skip *rule) (*Pol
 			switch r.kind {
 			case kAllowTools:
 				if !matchAny(r.patterns, target) {
-					return p, r, fmt.Sprintf("%s is not allowed by %s", target, r.text)
+					return p, r, fmt.Sprintf("%s is not allowed by %s", target, r.text())
 				}
 			case kDenyTools:
 				if matchAny(r.patterns, target) {
-					return p, r, fmt.Sprintf("%s is denied by %s", target, r.text)
+					return p, r, fmt.Sprintf("%s is denied by %s", target, r.text())
 				}
 			case kAllowEffects:
 				if !hasEffect(r.effects, effect) {
-					return p, r, fmt.Sprintf("%s has effect %s, which %s does not allow", target, effect, r.text)
+					return p, r, fmt.Sprintf("%s has effect %s, which %s does not allow", target, effect, r.text())
 				}
 			}
 		}
@@ -146,15 +146,15 @@ func (s Set) decide(target string, effect tool.Effect, args map[string]any, deco
 		effect = tool.External
 	}
 	if p, r, reason := s.hidden(target, effect); r != nil {
-		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
+		return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text(), log: p.Log}
 	}
 	for _, ref := range s.argRules(target) {
 		p, r := ref.p, ref.r
 		refuse := func(reason string) Decision {
-			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text, log: p.Log}
+			return Decision{Verdict: Refused, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: r.text(), log: p.Log}
 		}
 		if decodeErr != nil {
-			return refuse(fmt.Sprintf("the arguments of %s %v, so %s cannot check them", target, decodeErr, r.text))
+			return refuse(fmt.Sprintf("the arguments of %s %v, so %s cannot check them", target, decodeErr, r.text()))
 		}
 		if reason := denyArgs(r, args); reason != "" {
 			return refuse(reason)
@@ -181,20 +181,35 @@ func (s Set) argRules(target string) []ruleRef {
 // approval returns the first ApproveTools or ApproveEffects rule that puts a call to target
 // up for a person's approval.
 func (s Set) approval(target string, effect tool.Effect) (Decision, bool) {
+	p, r := s.approvalRule(target, effect)
+	if r == nil {
+		return Decision{}, false
+	}
+	text := r.text()
+	reason := fmt.Sprintf("%s matches %s", target, text)
+	if r.kind == kApproveEffects {
+		reason = fmt.Sprintf("%s has effect %s (%s)", target, effect, text)
+	}
+	return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: reason, pos: r.pos, text: text}, true
+}
+
+// approvalRule returns the first rule of s that puts a call to target to a person, and its
+// policy; nil when none does. What only asks whether one does (the hole checks of halo
+// validate) spells no reason.
+func (s Set) approvalRule(target string, effect tool.Effect) (*Policy, *rule) {
 	for _, p := range s {
 		if p == nil {
 			continue
 		}
 		for _, r := range p.rules {
 			switch {
-			case r.kind == kApproveTools && matchAny(r.patterns, target):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s matches %s", target, r.text), pos: r.pos, text: r.text}, true
-			case r.kind == kApproveEffects && hasEffect(r.effects, effect):
-				return Decision{Verdict: NeedsApproval, Policy: p.Name, Rule: r.name, Reason: fmt.Sprintf("%s has effect %s (%s)", target, effect, r.text), pos: r.pos, text: r.text}, true
+			case r.kind == kApproveTools && matchAny(r.patterns, target),
+				r.kind == kApproveEffects && hasEffect(r.effects, effect):
+				return p, r
 			}
 		}
 	}
-	return Decision{}, false
+	return nil, nil
 }
 
 // denyArgs returns why r refuses the arguments, or "".
@@ -203,9 +218,9 @@ func denyArgs(r *rule, args any) string {
 		hit, err := matchValue(r, value)
 		switch {
 		case err != nil:
-			return fmt.Sprintf("%s could not check %s: %v", r.text, name, err)
+			return fmt.Sprintf("%s could not check %s: %v", r.text(), name, err)
 		case hit:
-			return fmt.Sprintf("%s %q matches %s", name, excerpt(value), r.text)
+			return fmt.Sprintf("%s %q matches %s", name, excerpt(value), r.text())
 		}
 		return ""
 	}
@@ -289,9 +304,16 @@ func MatchPattern(pattern, target string) bool {
 	return hasMethod && glob(pt, tool) && glob(pm, method)
 }
 
+// MatchPart reports whether one part of a tool pattern, the tool's or the method's (split
+// at the first dot, as MatchPattern splits it), matches that part of a target.
+func MatchPart(part, s string) bool { return glob(part, s) }
+
 // glob matches s against a pattern whose only metacharacter is `*`, which matches any run
 // of characters.
 func glob(p, s string) bool {
+	if strings.IndexByte(p, '*') < 0 {
+		return p == s // most parts name a tool or a method as it is
+	}
 	// Iterative matching with one backtrack point, as for path.Match's star: the last star
 	// seen absorbs one more character each time the rest fails.
 	px, sx := 0, 0

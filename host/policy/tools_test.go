@@ -46,6 +46,14 @@ func TestMatchPattern(t *testing.T) {
 		if got := MatchPattern(tt.pattern, tt.target); got != tt.want {
 			t.Errorf("MatchPattern(%q, %q) = %v", tt.pattern, tt.target, got)
 		}
+		// A pattern with a method part matches as its two parts do (host/check asks so).
+		pt, pm, hasDot := strings.Cut(tt.pattern, ".")
+		tool, method, hasMethod := strings.Cut(tt.target, ".")
+		if hasDot && hasMethod {
+			if got := MatchPart(pt, tool) && MatchPart(pm, method); got != tt.want {
+				t.Errorf("MatchPart on the parts of %q, %q = %v", tt.pattern, tt.target, got)
+			}
+		}
 	}
 }
 
