@@ -128,7 +128,7 @@ func checkInParts(decls []lang.Decl, cfg Config, parts int) lang.Diagnostics {
 			}
 		}
 	}
-	c.checkPolicyHoles(decls)
+	c.checkPolicyHoles(decls, parts)
 	c.diags.Sort()
 	return c.diags
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"strings"
+	"sync"
 
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/policy"
@@ -29,13 +30,14 @@ func (c *checker) knownTools(decls []lang.Decl) []policy.KnownTool {
 // checkPolicyHoles warns of what agents' tool policies leave open or never apply
 // (policy.Set.Findings): each agent's policies are checked together, as the runtime applies
 // them, and a policy no agent requires on its own. A finding is reported once at its rule,
-// however many agents share the policy.
-func (c *checker) checkPolicyHoles(decls []lang.Decl) {
+// however many agents share the policy. The sets are checked in up to parts contiguous runs
+// at once, each with its own index of the tools (policy.KnownTools is not shared between
+// goroutines); their findings, taken in run order, are those of one run.
+func (c *checker) checkPolicyHoles(decls []lang.Decl, parts int) {
 	known := c.knownTools(decls)
 	if len(known) == 0 {
 		return
 	}
-	tools := policy.NewKnownTools(known)
 	required := map[string]bool{}
 	var sets []policy.Set
 	for _, d := range decls {
@@ -56,10 +58,27 @@ func (c *checker) checkPolicyHoles(decls []lang.Decl) {
 			}
 		}
 	}
+	parts = max(1, min(parts, len(sets)/minHoleSets))
+	found := make([][]policy.Finding, parts)
+	findings := func(i int) {
+		tools := policy.NewKnownTools(known)
+		for _, set := range sets[len(sets)*i/parts : len(sets)*(i+1)/parts] {
+			found[i] = append(found[i], set.Findings(tools)...)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < parts; i++ {
+		wg.Go(func() { findings(i) })
+	}
+	func() {
+		defer wg.Wait() // should the first run panic
+		findings(0)
+	}()
+
 	var rules map[string]lang.Pos // a rule's RuleSpec position, as lang wrote it
 	seen := map[string]bool{}
-	for _, set := range sets {
-		for _, f := range set.Findings(tools) {
+	for _, fs := range found {
+		for _, f := range fs {
 			if rules == nil { // findings are few: the rules are indexed when there is one
 				rules = map[string]lang.Pos{}
 				for _, d := range decls {
@@ -81,6 +100,10 @@ func (c *checker) checkPolicyHoles(decls []lang.Decl) {
 	}
 }
 
+// minHoleSets is the fewest policy sets each run of checkPolicyHoles takes: fewer are not
+// worth a goroutine.
+const minHoleSets = 128
+
 // checkPatternMethod warns when a tool pattern names a method its declared tool does not
 // have (DenyTools("Docs.delet") denies nothing), where the provider describes its methods.
 func (c *checker) checkPatternMethod(a *lang.Arg, pattern, toolPart string) {
@@ -96,12 +119,16 @@ func (c *checker) checkPatternMethod(a *lang.Arg, pattern, toolPart string) {
 	if !hasDot {
 		return
 	}
+	// The pattern's tool part is toolPart, which holds no dot: it matches "toolPart.m" when its
+	// method part matches m (policy.MatchPattern, without making each target).
+	for _, m := range ms {
+		if policy.MatchPart(method, m.Name) {
+			return
+		}
+	}
 	names := make([]string, len(ms))
 	for i, m := range ms {
 		names[i] = m.Name
-		if policy.MatchPattern(pattern, toolPart+"."+m.Name) {
-			return
-		}
 	}
 	if strings.Contains(method, "*") {
 		c.warn(a.Value.Position(), CodeUndeclared, "%q matches no method of %s (it has: %s), so the rule never applies", pattern, toolPart, strings.Join(names, ", "))

@@ -8,7 +8,17 @@ import (
 	"testing"
 
 	"halolang.dev/halo/host/lang"
+	"halolang.dev/halo/host/policy"
 )
+
+func hasCode(diags lang.Diagnostics, code string) bool {
+	for _, d := range diags {
+		if d.Code == code {
+			return true
+		}
+	}
+	return false
+}
 
 // TestCheckParallel: a program checked in parts on several goroutines gets the diagnostics,
 // in the same order, that one checker gives: the 1 MB benchmark program, the same with
@@ -48,6 +58,9 @@ func TestCheckParallel(t *testing.T) {
 		want := checkInParts(decls, cfg, 1)
 		if i == 1 && len(want) < 50 {
 			t.Fatalf("the mixed program has %d diagnostics: too few to compare", len(want))
+		}
+		if i == 1 && !hasCode(want, policy.CodeHole) {
+			t.Fatalf("the mixed program has no %s warning: the policy sets checked in runs find nothing to compare", policy.CodeHole)
 		}
 		for _, parts := range []int{2, 3, 7} {
 			got := checkInParts(decls, cfg, parts)
