@@ -38,6 +38,10 @@ type Config struct {
 	// and nil for anything that needs the environment or a run's inputs (Env.NAME,
 	// {{templates}}).
 	CheckDeclaration func(provider string, args []any, named map[string]any) []DeclProblem
+	// ChecksDeclaration, when not nil, reports whether CheckDeclaration checks anything of a
+	// provider's declarations: the arguments of the others are not read out for it (most
+	// provider types check nothing, and a large program declares many tools).
+	ChecksDeclaration func(provider string) bool
 	// ModelProvider resolves the provider part of an agent's model id ("google" stands for
 	// "gemini"): the canonical name, and false when no provider goes by that name. host/model
 	// owns the list (model.Canonical); nil accepts every provider name.
@@ -249,7 +253,7 @@ func (c *checker) checkTool(d *lang.ToolDecl) {
 	for _, a := range d.Args {
 		c.checkStatic(a.Value, "a tool declaration")
 	}
-	if c.cfg.CheckDeclaration != nil {
+	if c.cfg.CheckDeclaration != nil && (c.cfg.ChecksDeclaration == nil || c.cfg.ChecksDeclaration(p)) {
 		c.checkDeclaration(d)
 	}
 }

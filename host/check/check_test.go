@@ -2,6 +2,7 @@ package check
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,11 +47,40 @@ func testConfig(isProvider func(string) bool, providers ...string) Config {
 			}
 			return out
 		},
+		ChecksDeclaration: func(p string) bool {
+			t, ok := reg.Lookup(p)
+			return ok && t.Check != nil
+		},
 		ModelProvider: model.Canonical, ModelProviders: model.Spellings(), CanCallTools: model.SupportsTools,
 		ToolMethods: func(p string) ([]tool.Method, bool) {
 			t, ok := reg.Lookup(p)
 			return t.Methods, ok && t.Methods != nil
 		},
+	}
+}
+
+// TestChecksDeclaration: only the declarations of a provider ChecksDeclaration names are
+// handed to CheckDeclaration; with it nil, every one is.
+func TestChecksDeclaration(t *testing.T) {
+	src := "tool A : Bash(cwd: \"x\")\ntool B : Workspace(\"x\")\ntool C : Bash()\n"
+	f, diags := lang.Parse("t.halo", []byte(src))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	var asked []string
+	cfg := Config{CheckDeclaration: func(provider string, args []any, named map[string]any) []DeclProblem {
+		asked = append(asked, provider)
+		return []DeclProblem{{Message: "bad"}}
+	}}
+	prog := &lang.Program{Files: []*lang.File{f}}
+	if got := Check(prog, cfg); len(got) != 3 || fmt.Sprint(asked) != "[Bash Workspace Bash]" {
+		t.Fatalf("without ChecksDeclaration: asked %v, diagnostics %v", asked, got)
+	}
+	asked = nil
+	cfg.ChecksDeclaration = func(p string) bool { return p == "Workspace" }
+	got := Check(prog, cfg)
+	if fmt.Sprint(asked) != "[Workspace]" || len(got) != 1 || got[0].Code != CodeToolConfig || got[0].Pos.Line != 2 {
+		t.Fatalf("asked %v, diagnostics %v; want Workspace's alone", asked, got)
 	}
 }
 

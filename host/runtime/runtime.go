@@ -206,6 +206,10 @@ func CheckConfig(reg *tool.Registry) check.Config {
 	}
 	if reg != nil {
 		cfg.CheckDeclaration = DeclarationChecker(reg)
+		cfg.ChecksDeclaration = func(provider string) bool {
+			t, ok := reg.Lookup(provider)
+			return ok && t.Check != nil
+		}
 		cfg.IsProvider = reg.Has
 		for _, t := range reg.Types() {
 			cfg.Providers = append(cfg.Providers, t.Name)
