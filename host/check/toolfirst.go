@@ -13,10 +13,15 @@ import (
 // translation the checker and the runtime share.
 func RuleSpecs(pd *lang.PolicyDecl) []policy.RuleSpec {
 	specs := make([]policy.RuleSpec, 0, len(pd.Rules))
+	n := 0
+	for _, r := range pd.Rules {
+		n += len(r.Args)
+	}
+	args := make([]any, n) // the rules' arguments, carved from one block
 	for _, r := range pd.Rules {
 		spec := policy.RuleSpec{Name: r.Name.Name, Pos: r.Pos.String()}
 		if len(r.Args) > 0 {
-			spec.Args = make([]any, len(r.Args))
+			spec.Args, args = args[:len(r.Args):len(r.Args)], args[len(r.Args):]
 			for i, a := range r.Args {
 				spec.Args[i] = ruleArg(a.Value)
 			}

@@ -12,7 +12,6 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -41,7 +40,8 @@ type Ident string
 type RuleSpec struct {
 	// Name is the rule name: Block, MaxWords, DenyArgs, ...
 	Name string
-	// Args are the arguments: string, float64, bool or Ident values.
+	// Args are the arguments: string, float64, bool or Ident values. A compiled policy keeps
+	// them, to spell the rule in its messages: they are not changed after Compile.
 	Args []any
 	// Pos is where the rule is written ("file:line:col"), for messages.
 	Pos string
@@ -193,7 +193,7 @@ func CompileRules(name string, specs []RuleSpec) (*Policy, [][]Diagnostic) {
 			p.Log = true
 			continue
 		}
-		r.name, r.args, r.pos = s.Name, slices.Clone(s.Args), s.Pos
+		r.name, r.args, r.pos = s.Name, s.Args, s.Pos
 		p.rules = append(p.rules, r)
 	}
 	if failed {

@@ -312,7 +312,7 @@ func (c *compiler) categories() *rule {
 	if s.Name == "Redact" {
 		kind, allowed = kRedact, detect.Redactable
 	}
-	r := &rule{kind: kind}
+	r := &rule{kind: kind, cats: make([]detect.Category, 0, len(s.Args))}
 	for i, a := range s.Args {
 		w, _ := word(a)
 		cat, known := detect.Parse(w)
