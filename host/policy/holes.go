@@ -15,7 +15,7 @@ import (
 const CodeHole = "POLICY_HOLE"
 
 // A KnownTool is a declared tool whose methods are known before a run (the built-ins,
-// http packages): its name and methods.
+// http packages): its name (a declared name, which holds no dot) and methods.
 type KnownTool struct {
 	Name    string
 	Methods []tool.Method
@@ -159,7 +159,7 @@ func guardedBy(ms []knownMethod, target, arg string) bool {
 // tool (nil otherwise: a glob, or a tool whose methods only a run can list). The slice is
 // valid until the next call.
 func matching(pat string, tools *KnownTools) ([]knownMethod, bool) {
-	toolPart, _, _ := strings.Cut(pat, ".")
+	toolPart, method, hasDot := strings.Cut(pat, ".")
 	if strings.Contains(toolPart, "*") {
 		return nil, false
 	}
@@ -167,9 +167,11 @@ func matching(pat string, tools *KnownTools) ([]knownMethod, bool) {
 	if !ok {
 		return nil, false
 	}
+	// Each target is toolPart, a dot and a method name (a tool's name has no dot), so pat
+	// matches it as MatchPattern would when its method part matches the method's name.
 	out := tools.scratch[:0]
 	for _, km := range ms {
-		if MatchPattern(pat, km.target) {
+		if !hasDot || glob(method, km.m.Name) {
 			out = append(out, km)
 		}
 	}
