@@ -59,7 +59,8 @@ pipeline Greet(name: String) -> String:
 // SDK's server with a constant handler. Every server is its own process over stdio; over
 // HTTP the Go servers run in the benchmark's process (httptest) and the TypeScript one in
 // node; and over HTTP, as processes of their own too, a real `halo serve` (its /mcp, with its
-// request log, run tracking and record saving: serve) beside mcp-go's HTTP server alone
+// request log, run tracking and record saving: serve; the same with runs not saved:
+// serve-norecords, what /mcp costs around the save) beside mcp-go's HTTP server alone
 // (mcpgo-process), the comparison of issue 29's goal. The client is mcp-go's, at protocol
 // 2025-06-18 for all. halo-norecords is halo with
 // the run record not saved, which tells the cost of saving the record from the rest. Each
@@ -92,7 +93,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		servers := []string{"halo", "halo-norecords", "mcpgo", "typescript"}
 		if tr == "http" {
 			// Real processes over loopback: halo serve's /mcp, and mcp-go's server alone.
-			servers = append(servers, "serve", "mcpgo-process")
+			servers = append(servers, "serve", "serve-norecords", "mcpgo-process")
 		}
 		for _, srv := range servers {
 			for _, n := range []int{1, 16} {
@@ -267,13 +268,19 @@ func processCPU(pid int) (time.Duration, bool) {
 func httpServer(b testing.TB, dir, srv string) (string, int) {
 	b.Helper()
 	switch srv {
-	case "serve", "mcpgo-process":
+	case "serve", "serve-norecords", "mcpgo-process":
 		halo, err := exec.LookPath("halo")
 		if err != nil {
 			b.Fatal(err)
 		}
 		argv := []string{"serve", "--addr", "127.0.0.1:0", "--mocks", "mocks.json", "flow.halo"}
-		if srv == "mcpgo-process" {
+		switch srv {
+		case "serve-norecords":
+			if halo, err = exec.LookPath("halo-serve-norecords"); err != nil {
+				b.Fatal(err)
+			}
+			argv = argv[1:]
+		case "mcpgo-process":
 			if halo, err = exec.LookPath("mcpgo-http"); err != nil {
 				b.Fatal(err)
 			}
@@ -301,7 +308,7 @@ func httpServer(b testing.TB, dir, srv string) (string, int) {
 		go scan(out, regexp.MustCompile(`^(http://\S+)$`))
 		select {
 		case u := <-urls:
-			if srv == "serve" {
+			if srv != "mcpgo-process" {
 				u += "/mcp"
 			}
 			return u, cmd.Process.Pid

@@ -33,6 +33,7 @@ import (
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
 	"halolang.dev/halo/cmd/halo/internal/root"
+	servecmd "halolang.dev/halo/cmd/halo/internal/serve"
 	"halolang.dev/halo/host/mcpserver"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
@@ -59,6 +60,26 @@ func TestMain(m *testing.M) {
 				os.Exit(1)
 			}
 			os.Exit(0)
+		},
+		// halo serve with runs not saved, for the benchmarks (serve-norecords in
+		// BenchmarkToolsCall): what /mcp costs around the save.
+		"halo-serve-norecords": func() {
+			os.Exit(profiled(func() int {
+				f := root.ProcessSystem()
+				f.Logger = hclog.New(&hclog.LoggerOptions{Name: "halo", Level: hclog.Info, Output: f.IO.ErrOut, Color: hclog.ColorOff, TimeFormat: "15:04:05.000"})
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				cmd := servecmd.NewCmdServe(f, func(ctx context.Context, o *servecmd.Options) error {
+					o.NoRecords = true
+					return servecmd.Run(ctx, o)
+				})
+				cmd.SetArgs(os.Args[1:])
+				if err := cmd.ExecuteContext(ctx); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+				return 0
+			}))
 		},
 		// The benchmarks' floor: mcp-go's own stdio server with a constant tool.
 		"mcpgo-constant": func() {

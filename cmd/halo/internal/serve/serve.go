@@ -59,9 +59,12 @@ type Options struct {
 	Registry func(f *cmdutil.Factory, dir string) (*tool.Registry, error)
 	// Otel is --otel and --otel-content.
 	Otel tracing.Flags
+	// NoRecords keeps runs out of the store (their start and end are not saved); only
+	// benchmarks use it, to tell the cost of saving a run from the rest of /mcp.
+	NoRecords bool
 }
 
-// NewCmdServe builds `halo serve`. runF, when not nil, replaces serveRun (tests).
+// NewCmdServe builds `halo serve`. runF, when not nil, replaces Run (tests).
 func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
 	cmd := &cobra.Command{
@@ -105,7 +108,7 @@ are then saved as interrupted; paused runs stay paused.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return serveRun(cmd.Context(), opts)
+			return Run(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -204,6 +207,13 @@ func openStore(ctx context.Context, f *cmdutil.Factory, opts *Options) (runstore
 	return nil, "", cmdutil.FlagError("--store %q: want a postgres:// URL, or nothing for .halo/runs", redactURL(opts.Store))
 }
 
+// noSaves is a store that saves no run: Start and Save do nothing (Options.NoRecords).
+type noSaves struct{ runstore.Store }
+
+func (noSaves) Start(context.Context, *runtime.Record) error { return nil }
+func (noSaves) Save(*runtime.Record) error                   { return nil }
+func (noSaves) LocalEvents() bool                            { return true }
+
 // studioURL is where a person opens Studio: publicUrl when halo.json sets it, else the
 // address the server listens on (localhost for every address of the machine).
 func studioURL(listening, publicURL string) string {
@@ -247,7 +257,8 @@ func redactURL(s string) string {
 	return s
 }
 
-func serveRun(ctx context.Context, opts *Options) error {
+// Run is halo serve with opts, until ctx ends.
+func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
 	cmdutil.ServerGC(f.Env)
 	log := f.Logger.Named("serve")
@@ -288,6 +299,9 @@ func serveRun(ctx context.Context, opts *Options) error {
 		return withCode(err)
 	}
 	defer store.Close()
+	if opts.NoRecords {
+		store = noSaves{store}
+	}
 	actual := ln.Addr().String()
 	interval := hserve.DefaultInterval
 	if opts.Store != "" {
