@@ -145,8 +145,9 @@ func (g *guard) check(r *http.Request, opts CheckOptions) *Refusal {
 	if !g.hostAllowed(r.Host, local) {
 		return &Refusal{http.StatusForbidden, CodeForbiddenHost, fmt.Sprintf("Host %q is not this server's name: use localhost, the address it listens on, or publicUrl", truncate(r.Host, 200))}
 	}
-	if r.Method == http.MethodPost {
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct := r.Header.Get("Content-Type"); r.Method == http.MethodPost && ct != "application/json" {
+		// (As clients send it most of the time, without parameters: parsing it makes a map.)
+		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && (!opts.Form || mt != "application/x-www-form-urlencoded")) {
 			return &Refusal{http.StatusForbidden, CodeForbiddenContentType, "a POST must be Content-Type: application/json"}
 		}
@@ -447,6 +448,9 @@ func (b *bufferWriter) message(req json.RawMessage) json.RawMessage {
 	}
 	return refusalJSON(req, mcp.INVALID_REQUEST, string(body))
 }
+
+// HasToken reports whether requests must carry a token.
+func (c *Checker) HasToken() bool { return c.g.hasTok }
 
 // Authenticated reports whether r carries the token (Authorization: Bearer, or ?token=), or
 // given, when not "", is the token (a credential of its own, such as Studio's cookie). With

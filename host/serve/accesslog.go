@@ -14,6 +14,11 @@ import (
 // hold up requests or grow without bound.
 const maxQueuedLines = 8192
 
+// gatherFor is how long the log waits, once a line is queued, for more lines to write with
+// it: a busy server writes (and wakes the log's goroutine) about 1/gatherFor times a second,
+// not once a request. A line reaches the log at most this late.
+const gatherFor = 20 * time.Millisecond
+
 // An accessLine is one request's log line before it is formatted.
 type accessLine struct {
 	method, path, remote string
@@ -23,8 +28,8 @@ type accessLine struct {
 }
 
 // An accessLog writes the request log off the request path: a request hands its line's
-// fields to the queue and goes on; the server's goroutine (run) formats the lines and, when
-// Config.AccessLog is set, writes all that is queued in one write. Lines look as the
+// fields to the queue and goes on; the server's goroutine (run) waits gatherFor for more,
+// formats the lines and, when Config.AccessLog is set, writes all that is queued in one write. Lines look as the
 // server's logger writes them. Before the server starts and after it closed, a line is
 // written at once.
 type accessLog struct {
@@ -97,10 +102,20 @@ func (a *accessLog) start() {
 // run writes queued lines until close, then what is left. The server owns it (Server.bg).
 func (a *accessLog) run() {
 	var lines []accessLine
+	gather := time.NewTimer(gatherFor)
+	gather.Stop()
 	for {
 		stopping := false
 		select {
 		case <-a.wake:
+			// The lines of the next moment go in the same write.
+			gather.Reset(gatherFor)
+			select {
+			case <-gather.C:
+			case <-a.stop:
+				gather.Stop()
+				stopping = true
+			}
 		case <-a.stop:
 			stopping = true
 		}

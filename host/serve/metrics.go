@@ -3,6 +3,7 @@ package serve
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,47 @@ type metrics struct {
 	tokens   *prometheus.CounterVec
 	cost     *prometheus.CounterVec
 	requests *prometheus.CounterVec
+
+	// The children of the vectors a run or a request counts in, by their labels: a vector
+	// hashes the labels at every lookup, several times a call.
+	runsBy   children[prometheus.Counter]
+	stageBy  children[prometheus.Observer]
+	modelBy  children[prometheus.Observer]
+	toolBy   children[prometheus.Observer]
+	tokensBy children[prometheus.Counter]
+	costBy   children[prometheus.Counter]
+	codes    children[prometheus.Counter]
+}
+
+// children keeps a vector's metrics by their labels (one or two). The labels are the
+// program's pipelines, models and targets, and status codes: a bounded set.
+type children[M any] struct {
+	mu sync.RWMutex
+	m  map[[2]string]M
+}
+
+// get returns the metric of labels a and b ("" when the vector has one label), made by with
+// the first time.
+func (c *children[M]) get(a, b string, with func(...string) M) M {
+	k := [2]string{a, b}
+	c.mu.RLock()
+	m, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return m
+	}
+	if b == "" {
+		m = with(a)
+	} else {
+		m = with(a, b)
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[[2]string]M{}
+	}
+	c.m[k] = m
+	c.mu.Unlock()
+	return m
 }
 
 func newMetrics() *metrics {
@@ -66,29 +108,43 @@ func (m *metrics) stopped(pipeline string, st runtime.Status) {
 	if st == runtime.Running {
 		return
 	}
-	m.runs.WithLabelValues(pipeline, string(st)).Inc()
+	m.runsBy.get(pipeline, string(st), m.runs.WithLabelValues).Inc()
 }
 
 func (m *metrics) event(pipeline string, e runtime.Event, stage time.Duration) {
 	switch e.Type {
 	case "stage":
-		m.stage.WithLabelValues(pipeline).Observe(stage.Seconds())
+		m.stageBy.get(pipeline, "", m.stage.WithLabelValues).Observe(stage.Seconds())
 	case "llm":
 		name := e.Model
 		if name == "" {
 			name = e.Target
 		}
-		m.model.WithLabelValues(name).Observe(float64(e.DurationMs) / 1000)
+		m.modelBy.get(name, "", m.model.WithLabelValues).Observe(float64(e.DurationMs) / 1000)
 		if e.Usage != nil {
-			m.tokens.WithLabelValues(name, "input").Add(float64(e.Usage.InputTokens))
-			m.tokens.WithLabelValues(name, "output").Add(float64(e.Usage.OutputTokens))
+			m.tokensBy.get(name, "input", m.tokens.WithLabelValues).Add(float64(e.Usage.InputTokens))
+			m.tokensBy.get(name, "output", m.tokens.WithLabelValues).Add(float64(e.Usage.OutputTokens))
 		}
 		if e.Cost > 0 {
-			m.cost.WithLabelValues(name).Add(e.Cost)
+			m.costBy.get(name, "", m.cost.WithLabelValues).Add(e.Cost)
 		}
 	case "tool":
-		m.tool.WithLabelValues(e.Target).Observe(float64(e.DurationMs) / 1000)
+		m.toolBy.get(e.Target, "", m.tool.WithLabelValues).Observe(float64(e.DurationMs) / 1000)
 	}
 }
 
-func (m *metrics) request(status int) { m.requests.WithLabelValues(strconv.Itoa(status)).Inc() }
+func (m *metrics) request(status int) {
+	code := statusText(status)
+	m.codes.get(code, "", m.requests.WithLabelValues).Inc()
+}
+
+// statusText is status in decimal, without making a string for the usual ones.
+func statusText(status int) string {
+	switch status {
+	case http.StatusOK:
+		return "200"
+	case http.StatusAccepted:
+		return "202"
+	}
+	return strconv.Itoa(status)
+}

@@ -180,8 +180,9 @@ func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Conte
 		return nil, err
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	// Room for the events of a short run, so keeping them copies each once.
-	events := make([]runtime.Event, len(rec.Events), len(rec.Events)+16)
+	// Room for the events of a short run (a one-stage run makes three), so keeping them
+	// copies each once; an event is half a kilobyte, so no more than that.
+	events := make([]runtime.Event, len(rec.Events), len(rec.Events)+4)
 	copy(events, rec.Events)
 	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
 		events: events, mark: s.now()}
