@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -219,6 +221,30 @@ func TestHTTPBadRequests(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Hello","arguments":{"name":"Ada"}}}`
 	if code, body := post(call); code != 200 || !strings.Contains(body, "Hello, Ada!") {
 		t.Errorf("a call after the bad requests: %d %s", code, body)
+	}
+	// A body of unknown length (chunked) is read to its end; one that stops before its
+	// Content-Length is not served.
+	resp, err = http.Post(url, "application/json", io.MultiReader(strings.NewReader(call)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "Hello, Ada!") {
+		t.Errorf("a chunked call: %d %s", resp.StatusCode, b)
+	}
+	u, _ := neturl.Parse(url)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", u.Path, u.Host, len(call)+10, call)
+	conn.(*net.TCPConn).CloseWrite()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	answer, _ := io.ReadAll(conn)
+	if strings.Contains(string(answer), "Hello, Ada!") || !strings.Contains(string(answer), "cannot read the request body") {
+		t.Errorf("a body shorter than its Content-Length was served: %q", answer)
 	}
 }
 

@@ -292,7 +292,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, "this MCP endpoint is stateless and answers POST only: no event stream, no session")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.s.cfg.MaxRequestBytes))
+	body, err := readBody(w, r, h.s.cfg.MaxRequestBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -316,6 +316,26 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.handle(ctx, &jsonWriter{w: w}, r, body)
+}
+
+// readBody reads r's body, at most max bytes (more is a *http.MaxBytesError): into a buffer
+// of its length when the request says it, as clients do, or as io.ReadAll reads.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, max)
+	if n := r.ContentLength; n > 0 && n <= max {
+		// net/http ends the body at its Content-Length: one byte more is room to read the
+		// end, not a byte of the body.
+		b := make([]byte, n+1)
+		got, err := io.ReadFull(body, b)
+		if got == int(n) && err == io.ErrUnexpectedEOF {
+			return b[:got], nil
+		}
+		if err == nil {
+			err = errors.New("the body is longer than its Content-Length")
+		}
+		return nil, err
+	}
+	return io.ReadAll(body)
 }
 
 // handle answers one message: a tools/call the fast path can serve (see fastcall.go) itself,

@@ -145,7 +145,18 @@ func (s *Server) routes(mcp http.Handler) (http.Handler, error) {
 		}
 		mux.Handle("/", pages)
 	}
-	return s.limited(s.logged(mux)), nil
+	var h http.Handler = mux
+	if mcp != nil {
+		// /mcp, the one route a client calls in a loop, without the mux's matching.
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/mcp" {
+				mcp.ServeHTTP(w, r)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	return s.limited(s.logged(h)), nil
 }
 
 // logged logs one line per request (off the request path: see accessLog), never with the
