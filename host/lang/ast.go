@@ -68,54 +68,44 @@ func (p *Program) Decls() []Decl {
 	return out
 }
 
-// Pipeline returns the pipeline called name, or nil.
-func (p *Program) Pipeline(name string) *PipelineDecl {
-	for _, d := range p.Decls() {
-		if pd, ok := d.(*PipelineDecl); ok && pd.Name.Name == name {
-			return pd
+// declNamed returns the first declaration of type D called name (nameOf says a
+// declaration's name), or the zero D. It walks the files' declarations in place: a run looks
+// its pipeline and agents up on every call, and Decls makes a list of them all.
+func declNamed[D Decl](p *Program, name string, nameOf func(D) string) D {
+	for _, f := range p.Files {
+		for _, d := range f.Decls {
+			if x, ok := d.(D); ok && nameOf(x) == name {
+				return x
+			}
 		}
 	}
-	return nil
+	var zero D
+	return zero
+}
+
+// Pipeline returns the pipeline called name, or nil.
+func (p *Program) Pipeline(name string) *PipelineDecl {
+	return declNamed(p, name, func(d *PipelineDecl) string { return d.Name.Name })
 }
 
 // Tool returns the tool declaration called name, or nil.
 func (p *Program) Tool(name string) *ToolDecl {
-	for _, d := range p.Decls() {
-		if td, ok := d.(*ToolDecl); ok && td.Name.Name == name {
-			return td
-		}
-	}
-	return nil
+	return declNamed(p, name, func(d *ToolDecl) string { return d.Name.Name })
 }
 
 // Agent returns the agent called name, or nil.
 func (p *Program) Agent(name string) *AgentDecl {
-	for _, d := range p.Decls() {
-		if ad, ok := d.(*AgentDecl); ok && ad.Name.Name == name {
-			return ad
-		}
-	}
-	return nil
+	return declNamed(p, name, func(d *AgentDecl) string { return d.Name.Name })
 }
 
 // Policy returns the policy called name, or nil.
 func (p *Program) Policy(name string) *PolicyDecl {
-	for _, d := range p.Decls() {
-		if pd, ok := d.(*PolicyDecl); ok && pd.Name.Name == name {
-			return pd
-		}
-	}
-	return nil
+	return declNamed(p, name, func(d *PolicyDecl) string { return d.Name.Name })
 }
 
 // Schema returns the schema called name, or nil.
 func (p *Program) Schema(name string) *SchemaDecl {
-	for _, d := range p.Decls() {
-		if sd, ok := d.(*SchemaDecl); ok && sd.Name.Name == name {
-			return sd
-		}
-	}
-	return nil
+	return declNamed(p, name, func(d *SchemaDecl) string { return d.Name.Name })
 }
 
 // A File is one parsed .halo file.

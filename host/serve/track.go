@@ -39,6 +39,9 @@ type liveRun struct {
 
 	mu     sync.Mutex
 	events []runtime.Event
+	// first is where a new run's first events are kept (a one-stage run makes three), in
+	// the liveRun's own allocation; an event is half a kilobyte, so no more room than that.
+	first [4]runtime.Event
 	// mark is when the stage before ended (or the run began), for the stage histogram.
 	mark time.Time
 }
@@ -180,12 +183,14 @@ func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Conte
 		return nil, err
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	// Room for the events of a short run (a one-stage run makes three), so keeping them
-	// copies each once; an event is half a kilobyte, so no more than that.
-	events := make([]runtime.Event, len(rec.Events), len(rec.Events)+4)
-	copy(events, rec.Events)
 	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
-		events: events, mark: s.now()}
+		mark: s.now()}
+	if len(rec.Events) == 0 {
+		lr.events = lr.first[:0]
+	} else {
+		lr.events = make([]runtime.Event, len(rec.Events), len(rec.Events)+len(lr.first))
+		copy(lr.events, rec.Events)
+	}
 	s.mu.Lock()
 	cancelled := s.beginning[rec.RunID]
 	delete(s.beginning, rec.RunID)
