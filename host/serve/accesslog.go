@@ -145,7 +145,9 @@ func (a *accessLog) write(lines []accessLine, dropped int) {
 		a.log.Warn("request log lines dropped: the log could not keep up", "lines", dropped)
 	}
 	for _, l := range lines {
-		a.log.Info("request", "method", l.method, "path", l.path, "status", l.status, "bytes", l.bytes, "duration", l.duration, "remote", l.remote)
+		// The duration as its text: the logger writes it so either way, but formats any other
+		// value through fmt's reflection.
+		a.log.Info("request", "method", l.method, "path", l.path, "status", l.status, "bytes", l.bytes, "duration", l.duration.String(), "remote", l.remote)
 	}
 	if a.out != nil && a.buf.Len() > 0 {
 		a.out.Write(a.buf.Bytes())
