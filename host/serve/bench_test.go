@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -121,6 +122,57 @@ func (noSaves) Start(context.Context, *hruntime.Record) error { return nil }
 func (noSaves) Save(*hruntime.Record) error                   { return nil }
 func (noSaves) LocalEvents() bool                             { return true }
 
+// mcpFlow is the one-stage pipeline the /mcp benchmarks call, a mock answering its agent.
+const mcpFlow = `
+agent Greeter [openai/gpt-4o-mini]
+
+# Say hello.
+pipeline Greet(name: String) -> String:
+  name |> Greeter.greet("Say hello to {{name}}.")
+`
+
+// mcpCall is the tools/call the /mcp benchmarks send.
+var mcpCall = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Greet","arguments":{"name":"Ada"}}}`)
+
+// BenchmarkMCPHandler is one tools/call through the handler halo serve mounts at /mcp, the
+// handler called directly (no connection, no HTTP parsing), runs saved nowhere: what the
+// handler chain, the call's reading and answer, the run tracker and the run cost, allocations
+// included. cpu-µs/op is the process's processor time per call.
+func BenchmarkMCPHandler(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	f, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m := hruntime.NewMocks()
+	m.Set("Greeter.greet", "Hello!")
+	s, err := serve.New(context.Background(), serve.Config{
+		Program: program(b, mcpFlow), Store: noSaves{f}, Addr: "127.0.0.1:1", MCP: true,
+		Runtime: hruntime.Config{Mocks: m}, Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
+		AccessLog: io.Discard,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Start()
+	defer s.Close(0)
+	h := s.Handler()
+	header := http.Header{"Content-Type": {"application/json"}}
+	b.ReportAllocs()
+	cpu0 := cputime.Self()
+	for b.Loop() {
+		r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/mcp"}, Host: "127.0.0.1:1", Header: header,
+			Body: io.NopCloser(bytes.NewReader(mcpCall)), ContentLength: int64(len(mcpCall)), RemoteAddr: "127.0.0.1:2"}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r.WithContext(context.Background()))
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`Hello!`)) {
+			b.Fatal(w.Code, w.Body.String())
+		}
+	}
+	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
 // BenchmarkMCP is one tools/call through the handler halo serve mounts at /mcp, over
 // loopback HTTP in this process, from 1 and 16 concurrent callers: a one-stage mocked
 // pipeline saved in the SQLite store as halo serve saves it (store=sqlite), the same with
@@ -129,14 +181,7 @@ func (noSaves) LocalEvents() bool                             { return true }
 // the process, which collects garbage as halo serve does: cpu-µs/op is the process's
 // processor time per call, both sides, and allocs/op count both too.
 func BenchmarkMCP(b *testing.B) {
-	const flow = `
-agent Greeter [openai/gpt-4o-mini]
-
-# Say hello.
-pipeline Greet(name: String) -> String:
-  name |> Greeter.greet("Say hello to {{name}}.")
-`
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Greet","arguments":{"name":"Ada"}}}`)
+	flow, body := mcpFlow, mcpCall
 	// The collector halo serve runs with (cmd/halo's cmdutil.ServerGCPercent).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	for _, srv := range []string{"mcpgo", "store=sqlite", "store=none"} {
