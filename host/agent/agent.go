@@ -300,7 +300,11 @@ func Resume(cfg Config, st State) (*Conversation, error) {
 	}
 	c := &Conversation{cfg: cfg, st: st, byName: make(map[string]*Tool, len(cfg.Tools)), hidden: map[string]*Tool{}}
 	tools := cfg.Tools
-	c.cfg.Tools = nil
+	// Sized once for the tools offered at the start: offering twenty is then no growing of
+	// three slices twenty times.
+	c.cfg.Tools = make([]Tool, 0, len(tools))
+	c.defs = make([]model.ToolDef, 0, len(tools))
+	c.names = make([]string, 0, len(tools))
 	for i := range tools {
 		if err := c.add(tools[i]); err != nil {
 			return nil, err
@@ -323,11 +327,14 @@ func (c *Conversation) add(t Tool) error {
 		return &Error{Code: CodeToolConfig, Message: fmt.Sprintf("%s and %s have one function name %s", prev.Target, t.Target, t.Name)}
 	}
 	if t.Hidden {
-		c.hidden[t.Name] = &t
+		h := t // copied here, so that t itself does not move to the heap for every tool
+		c.hidden[t.Name] = &h
 		return nil
 	}
 	c.cfg.Tools = append(c.cfg.Tools, t)
-	c.byName[t.Name] = &t
+	// The tool as the list holds it: a list that grows later (a tool Resolve found) leaves
+	// the earlier pointers on the old array, whose tools are the same and never change.
+	c.byName[t.Name] = &c.cfg.Tools[len(c.cfg.Tools)-1]
 	c.defs = append(c.defs, model.ToolDef{Name: t.Name, Description: t.Description, Params: t.Params})
 	c.names = append(c.names, t.Name)
 	return nil

@@ -236,7 +236,15 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 	if len(names) == 0 {
 		return nil, nil, nil
 	}
-	var methods []agent.Method
+	// Each tool's methods: described without opening anything when that is possible, else
+	// by its provider, the providers opened together (toolSet.openTogether).
+	type described struct {
+		td   *lang.ToolDecl
+		ms   []tool.Method
+		open bool // ms comes from opening td's provider
+	}
+	each := make([]described, 0, len(names))
+	var opens []*lang.ToolDecl
 	var later []*lang.ToolDecl
 	for _, name := range names {
 		td := rn.r.prog.Tool(name)
@@ -271,35 +279,44 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 		if !ok {
 			// An opened provider says exactly what this declaration offers (a read-only
 			// Workspace has no write).
+			opens = append(opens, td)
+		}
+		each = append(each, described{td: td, ms: ms, open: !ok})
+	}
+	rn.tools.openTogether(ctx, opens)
+	count := 0
+	for i := range each {
+		e := &each[i]
+		if e.open {
 			var err error
-			if ms, err = rn.tools.describe(ctx, td); err != nil {
+			if e.ms, err = rn.tools.describe(ctx, e.td); err != nil { // recorded there
 				return nil, nil, err
 			}
+		} else {
+			rn.tools.recordMethods(e.td, e.ms)
 		}
-		rn.tools.recordMethods(td, ms)
 		n := 0
-		for _, m := range ms {
+		for _, m := range e.ms {
 			if !m.PipelineOnly {
-				methods = append(methods, agent.Method{Tool: name, Method: m})
 				n++
 			}
 		}
 		if n == 0 {
-			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tool %s describes no methods an agent can call", name)
+			return nil, nil, tool.Errorf(tool.CodeToolConfig, "tool %s describes no methods an agent can call", e.td.Name.Name)
+		}
+		count += n
+	}
+	methods := make([]agent.Method, 0, count)
+	for _, e := range each {
+		for _, m := range e.ms {
+			if !m.PipelineOnly {
+				methods = append(methods, agent.Method{Tool: e.td.Name.Name, Method: m})
+			}
 		}
 	}
-	kept, err := visible(set, methods)
-	if err != nil && len(later) == 0 {
-		return nil, nil, err
-	}
 	offered := agent.Offer(methods)
-	shown := make(map[string]bool, len(kept))
-	for _, m := range kept {
-		shown[m.Tool+"."+m.Method.Name] = true
-	}
-	for i := range offered {
-		// A hidden method is not offered; a call to it anyway is refused (host/agent).
-		offered[i].Hidden = !shown[offered[i].Target]
+	if err := hide(set, offered); err != nil && len(later) == 0 {
+		return nil, nil, err
 	}
 	var lazy func(context.Context, string) (agent.Tool, bool, error)
 	if len(later) > 0 {
@@ -314,10 +331,9 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 						continue
 					}
 					one := []agent.Method{{Tool: td.Name.Name, Method: m}}
-					t := agent.Offer(one)[0]
-					vis, _ := visible(set, one)
-					t.Hidden = len(vis) == 0
-					return t, true, nil
+					t := agent.Offer(one)
+					hide(set, t)
+					return t[0], true, nil
 				}
 			}
 			return agent.Tool{}, false, nil
@@ -326,25 +342,25 @@ func (rn *run) offer(ctx context.Context, a *lang.AgentDecl, names []string, set
 	return offered, lazy, nil
 }
 
-// visible keeps the methods no policy hides (AllowTools, DenyTools, AllowEffects).
-func visible(set policy.Set, methods []agent.Method) ([]agent.Method, error) {
-	tms := make([]policy.ToolMethod, len(methods))
-	for i, m := range methods {
-		tms[i] = policy.ToolMethod{Target: m.Tool + "." + m.Method.Name, Effect: m.Method.EffectOrDefault()}
+// hide marks Hidden the offered tools the agent's policies hide (AllowTools, DenyTools,
+// AllowEffects): a hidden method is not offered, and a call to it anyway is refused
+// (host/agent). When the policies hide every one, all are marked and the error says so.
+func hide(set policy.Set, offered []agent.Tool) error {
+	tms := make([]policy.ToolMethod, len(offered))
+	for i, t := range offered {
+		tms[i] = policy.ToolMethod{Target: t.Target, Effect: t.Effect}
 	}
 	kept, err := set.Offered(tms)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agent.Method, 0, len(kept))
 	k := 0
-	for _, m := range methods {
-		if k < len(kept) && kept[k].Target == m.Tool+"."+m.Method.Name {
-			out = append(out, m)
+	for i := range offered {
+		// Offered keeps the methods in their order.
+		if k < len(kept) && kept[k].Target == offered[i].Target {
 			k++
+			continue
 		}
+		offered[i].Hidden = true
 	}
-	return out, nil
+	return err
 }
 
 // mockedMethods describes a tool by the mocks of its methods ("Tool.method" keys), for tools

@@ -25,26 +25,11 @@ import (
 // their methods and sending them with the request. cpu-µs/op is the process's processor time
 // per run (the fake model's included), which a busy machine moves less than ns/op.
 func BenchmarkOfferTwenty(b *testing.B) {
-	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
-	}))
-	defer fake.Close()
 	dir := b.TempDir()
 	for _, d := range []string{"src", "docs"} {
 		os.Mkdir(filepath.Join(dir, d), 0o755)
 	}
-	pl := pool.New(pool.Options{})
-	defer pl.Close()
-	env := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.URL + "/v1", "PATH": "/usr/bin:/bin", "HOME": dir}
-	reg := tool.NewRegistry()
-	for _, ty := range builtin.New(builtin.Config{Executable: filepath.Join(dir, "halo-not-started"), Pool: pl,
-		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}).Types() {
-		if err := reg.Add(ty); err != nil {
-			b.Fatal(err)
-		}
-	}
+	reg, env := offering(b, dir)
 	src := `
 agent Quick [openai/gpt-4o-mini]
   equips W1, W2, W3, B1, B2
@@ -85,4 +70,29 @@ pipeline Bare(task: String) -> String:
 			b.ReportMetric(float64(cputime.Self()-before)/float64(b.N)/1e3, "cpu-µs/op")
 		})
 	}
+}
+
+// offering is what BenchmarkOfferTwenty's runs and TestOfferResolvesTheProjectEachRun need:
+// a loopback fake OpenAI model that answers "done" at once, and a registry of the built-ins
+// whose plugins a pool keeps (the executable does not exist: offering starts nothing).
+// Both end with the test.
+func offering(tb testing.TB, home string) (*tool.Registry, map[string]string) {
+	tb.Helper()
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
+	}))
+	tb.Cleanup(fake.Close)
+	pl := pool.New(pool.Options{})
+	tb.Cleanup(func() { pl.Close() })
+	env := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.URL + "/v1", "PATH": "/usr/bin:/bin", "HOME": home}
+	reg := tool.NewRegistry()
+	for _, ty := range builtin.New(builtin.Config{Executable: filepath.Join(home, "halo-not-started"), Pool: pl,
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}).Types() {
+		if err := reg.Add(ty); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return reg, env
 }

@@ -71,37 +71,61 @@ func (ts *toolSet) declaration(td *lang.ToolDecl) (tool.Declaration, error) {
 }
 
 func (ts *toolSet) provider(ctx context.Context, td *lang.ToolDecl) (*openTool, error) {
+	ot := ts.entry(td)
+	ot.once.Do(func() { ts.openTool(ctx, td, ot, nil) })
+	return ot, ot.err
+}
+
+// openTogether opens those of tds this run has not opened yet as one tool.Batch: what their
+// openings share (the project folder's resolution) is worked out once for them, now. Errors
+// stay with each tool, for provider to return.
+func (ts *toolSet) openTogether(ctx context.Context, tds []*lang.ToolDecl) {
+	if len(tds) < 2 || ts.replay != nil {
+		return
+	}
+	batch := &tool.Batch{}
+	for _, td := range tds {
+		ot := ts.entry(td)
+		ot.once.Do(func() { ts.openTool(ctx, td, ot, batch) })
+	}
+}
+
+// entry is td's openTool, made the first time it is asked for.
+func (ts *toolSet) entry(td *lang.ToolDecl) *openTool {
 	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	ot := ts.open[td.Name.Name]
 	if ot == nil {
 		ot = &openTool{}
 		ts.open[td.Name.Name] = ot
 		ts.order = append(ts.order, td.Name.Name)
 	}
-	ts.mu.Unlock()
-	ot.once.Do(func() {
-		if ts.replay != nil {
-			static, _ := ts.staticMethods(td)
-			ot.p = &replayProvider{rp: ts.replay, name: td.Name.Name, static: static}
-			return
+	return ot
+}
+
+// openTool opens td's provider into ot, in batch when it is not nil; ot.once calls it.
+func (ts *toolSet) openTool(ctx context.Context, td *lang.ToolDecl, ot *openTool, batch *tool.Batch) {
+	if ts.replay != nil {
+		static, _ := ts.staticMethods(td)
+		ot.p = &replayProvider{rp: ts.replay, name: td.Name.Name, static: static}
+		return
+	}
+	d, err := ts.declaration(td)
+	if err != nil {
+		ot.err = err
+		return
+	}
+	if store.IsStore(d.Provider) {
+		// A store is opened once per process (its index, its vectors), and serves the
+		// run through a Meter that prices each embedding for its caller.
+		var st *store.Store
+		if st, ot.err = ts.stores().Open(ctx, d); ot.err == nil {
+			ot.p = store.Tool(st, store.Op{Meter: meterStore})
 		}
-		d, err := ts.declaration(td)
-		if err != nil {
-			ot.err = err
-			return
-		}
-		if store.IsStore(d.Provider) {
-			// A store is opened once per process (its index, its vectors), and serves the
-			// run through a Meter that prices each embedding for its caller.
-			var st *store.Store
-			if st, ot.err = ts.stores().Open(ctx, d); ot.err == nil {
-				ot.p = store.Tool(st, store.Op{Meter: meterStore})
-			}
-			return
-		}
-		ot.p, ot.err = ts.r.cfg.Tools.Open(ctx, d)
-	})
-	return ot, ot.err
+		return
+	}
+	d.Batch = batch
+	ot.p, ot.err = ts.r.cfg.Tools.Open(ctx, d)
 }
 
 func (ot *openTool) list(ctx context.Context) ([]tool.Method, error) {

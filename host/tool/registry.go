@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Kind says where a provider type comes from.
@@ -33,6 +34,46 @@ type Declaration struct {
 	Getenv func(string) (string, bool)
 	// Dir is the project folder relative paths are resolved against.
 	Dir string
+	// Batch, when not nil, is shared by the declarations opened together with this one:
+	// what their openings have in common is worked out there once. Nil: nothing is shared.
+	Batch *Batch
+}
+
+// A Batch is what declarations opened together share (the tools one agent call of a run
+// offers, opened one after the other, each with the same Batch in Declaration.Batch): a
+// provider type keeps there what every opening would otherwise work out again, such as the
+// project folder with its links resolved. Whoever makes a batch uses it for that one
+// opening and drops it, so whatever it holds was read from the file system during that
+// opening, as each declaration's own reading would have been: a link changed between two
+// runs, or between two agent calls of one run, is seen by the later one.
+type Batch struct {
+	mu   sync.Mutex
+	done map[any]batchResult
+}
+
+type batchResult struct {
+	v   any
+	err error
+}
+
+// Do returns what f returned the first time this batch was asked for key, calling f then;
+// a nil Batch calls f every time. f must be a function of key alone (and of the file
+// system, read now), and must not call Do.
+func (b *Batch) Do(key any, f func() (any, error)) (any, error) {
+	if b == nil {
+		return f()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.done[key]; ok {
+		return r.v, r.err
+	}
+	v, err := f()
+	if b.done == nil {
+		b.done = map[any]batchResult{}
+	}
+	b.done[key] = batchResult{v, err}
+	return v, err
 }
 
 // Arg returns the i-th positional argument, or nil when there is none.

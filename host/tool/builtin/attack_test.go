@@ -506,3 +506,84 @@ func TestPluginsCannotWriteHaloState(t *testing.T) {
 		})
 	}
 }
+
+// TestProjectLinkSwappedBetweenRuns: the declarations one run offers resolve the project
+// folder once between them (tool.Batch), and a warm server keeps their plugins (pool.Pool).
+// Neither may carry a resolution from one run to the next. The project here is reached
+// through a link (current -> a, as a deployment swaps releases); between two runs the link
+// is swapped to b, whose src is another folder and whose out and state lead outside the
+// project and into its .halo. The second run's Workspace("src") works on b's src, not on
+// the process the first run left for a's, and out and state are refused, as they would be
+// in a server that just started.
+func TestProjectLinkSwappedBetweenRuns(t *testing.T) {
+	fx, _ := pooledFixture(t, "sandbox")
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(fx.home, "a", "src", "which.txt"), "A"},
+		{filepath.Join(fx.home, "b", "src", "which.txt"), "B"},
+		{filepath.Join(fx.home, "b", ".halo", "runs", "r.json"), "{}"},
+		{filepath.Join(fx.home, "outside", "secret.txt"), "OUTSIDE-SECRET"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"b/out": "../outside", "b/state": ".halo/runs", "a/out": "src", "a/state": "src"} {
+		if err := os.Symlink(target, filepath.Join(fx.home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	current := filepath.Join(fx.home, "current")
+	if err := os.Symlink("a", current); err != nil {
+		t.Fatal(err)
+	}
+	decls := []tool.Declaration{
+		{Name: "Src", Provider: "Workspace", Args: []any{"src"}, Named: map[string]any{"write": true}, Dir: current},
+		{Name: "Out", Provider: "Workspace", Args: []any{"out"}, Dir: current},
+		{Name: "State", Provider: "Bash", Named: map[string]any{"cwd": "state"}, Dir: current},
+	}
+	// runOnce opens decls as a run does (one batch) and reads which.txt through Src.
+	runOnce := func() (string, []error) {
+		t.Helper()
+		batch := &tool.Batch{}
+		errs := make([]error, len(decls))
+		which := ""
+		for i, d := range decls {
+			d.Batch = batch
+			p, err := fx.reg.Open(context.Background(), d)
+			if errs[i] = err; err != nil {
+				continue
+			}
+			if d.Name == "Src" {
+				var r struct{ Content string }
+				mustCall(t, p, "read", map[string]any{"path": "which.txt"}, &r)
+				which = r.Content
+			}
+			p.Close()
+		}
+		return which, errs
+	}
+	which, errs := runOnce()
+	if which != "A" || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("first run, current -> a: read %q, errors %v", which, errs)
+	}
+	if err := os.Remove(current); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b", current); err != nil {
+		t.Fatal(err)
+	}
+	which, errs = runOnce()
+	if which != "B" || errs[0] != nil {
+		t.Errorf("second run, current -> b: Workspace(src) read %q (error %v), want b's file", which, errs[0])
+	}
+	if tool.Code(errs[1]) != tool.CodeToolConfig || !strings.Contains(fmt.Sprint(errs[1]), "outside the project folder") {
+		t.Errorf("second run: Workspace(out), out -> ../outside: %v, want TOOL_CONFIG: outside the project folder", errs[1])
+	}
+	if tool.Code(errs[2]) != tool.CodeToolConfig || !strings.Contains(fmt.Sprint(errs[2]), ".halo folder") {
+		t.Errorf("second run: Bash(cwd: state), state -> .halo/runs: %v, want TOOL_CONFIG: in the project's .halo folder", errs[2])
+	}
+	usertest.Rerun(t)
+}

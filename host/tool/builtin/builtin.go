@@ -73,8 +73,10 @@ type Builtins struct {
 	cfg      Config
 	status   sandbox.Status
 	warnOnce sync.Once
-	// The providers' methods, derived once (schemas come from Go types by reflection).
+	// The providers' methods, derived once (schemas come from Go types by reflection), and
+	// those a read-only and a writable Workspace offer.
 	workspace, bash []tool.Method
+	workspaceOffers [2][]tool.Method
 	// system is what every Bash plugin reads (systemReadOnly), listed once per process.
 	systemOnce sync.Once
 	system     []string
@@ -91,6 +93,13 @@ func New(cfg Config) *Builtins {
 		cfg.Getenv = func(string) (string, bool) { return "", false }
 	}
 	b := &Builtins{cfg: cfg, workspace: Methods(workspace.Provider()), bash: bashMethods(bash.Provider(nil))}
+	for i, write := range []bool{false, true} {
+		for _, m := range b.workspace {
+			if workspace.Offers(write, m.Name) {
+				b.workspaceOffers[i] = append(b.workspaceOffers[i], m)
+			}
+		}
+	}
 	if cfg.Status != nil {
 		b.status = *cfg.Status
 	} else {
@@ -248,7 +257,7 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
-	proj, err := realProject(sd.ProjectDir)
+	proj, err := batchProject(d.Batch, sd.ProjectDir)
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +287,9 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	if err != nil {
 		return nil, err
 	}
-	var offered []tool.Method
-	for _, m := range b.workspace {
-		if workspace.Offers(o.Write, m.Name) {
-			offered = append(offered, m)
-		}
+	offered := b.workspaceOffers[0]
+	if o.Write {
+		offered = b.workspaceOffers[1]
 	}
 	return b.open(launch{decl: resolved(d, named), which: "workspace", policy: func(string) (sandbox.Policy, string, error) { return pol, polDigest, nil },
 		methods: offered, callTimeout: plugin.DefaultCallTimeout})
@@ -303,7 +310,7 @@ func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provi
 	for i, p := range declared.Write {
 		o.Write[i] = inProject(p, sd.ProjectDir)
 	}
-	project, err := realProject(sd.ProjectDir)
+	project, err := batchProject(d.Batch, sd.ProjectDir)
 	if err != nil {
 		return nil, err
 	}

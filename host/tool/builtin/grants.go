@@ -152,6 +152,20 @@ func stampFolders(folders []string) ([]folderStamp, bool) {
 	return stamps, true
 }
 
+// projectKey names, in a tool.Batch, a project folder's resolution (realProject).
+type projectKey struct{ dir string }
+
+// batchProject is realProject, once for every declaration of batch b (one run's opening of
+// its tools, tool.Registry.OpenAll) that names the project folder project: the folders each
+// grants are still resolved and checked at its own opening, from this resolution.
+func batchProject(b *tool.Batch, project string) (string, error) {
+	v, err := b.Do(projectKey{project}, func() (any, error) { return realProject(project) })
+	if err != nil {
+		return "", err
+	}
+	return v.(string), nil
+}
+
 // realProject is the project folder with its links resolved.
 func realProject(project string) (string, error) {
 	proj, err := filepath.EvalSymlinks(project)
