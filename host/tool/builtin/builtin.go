@@ -82,6 +82,8 @@ type Builtins struct {
 	system     []string
 	// protects keeps the policies made from the project's entries (protectCache).
 	protects protectCache
+	// parsed keeps what declarations' arguments parse to (parseCache).
+	parsed parseCache
 }
 
 // New prepares the built-in types.
@@ -253,7 +255,7 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 	sd := sdkDeclaration(d)
 	// Read once, as the declaration wrote it; its folder is then made absolute as
 	// ParseOptions does with the project folder.
-	declared, err := workspace.ParseOptions(asDeclared(sd))
+	declared, err := parse(&b.parsed, d, func() (workspace.Options, error) { return workspace.ParseOptions(asDeclared(sd)) })
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
@@ -297,7 +299,7 @@ func (b *Builtins) openWorkspace(ctx context.Context, d tool.Declaration) (tool.
 
 func (b *Builtins) openBash(ctx context.Context, d tool.Declaration) (tool.Provider, error) {
 	sd := sdkDeclaration(d)
-	declared, err := bash.ParseOptions(asDeclared(sd))
+	declared, err := parse(&b.parsed, d, func() (bash.Options, error) { return bash.ParseOptions(asDeclared(sd)) })
 	if err != nil {
 		return nil, tool.Errorf(tool.CodeToolConfig, "%v", err)
 	}
@@ -440,12 +442,13 @@ func (b *Builtins) key(l launch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	k, err := pool.Key(l.which, b.cfg.Executable, l.decl.Name, l.decl.Provider, l.decl.Named, l.decl.Dir,
-		pool.Env(append([]string{"PATH", "HOME"}, l.env...), b.cfg.Getenv), pol, b.sandboxed(), b.cfg.userNamespace, l.callTimeout)
+	k := pool.NewKeyer(l.which).String(b.cfg.Executable).String(l.decl.Name).String(l.decl.Provider).Value(l.decl.Named).String(l.decl.Dir)
+	k.Env([]string{"PATH", "HOME"}, b.cfg.Getenv).Env(l.env, b.cfg.Getenv)
+	key, err := k.String(pol).Bool(b.sandboxed()).Bool(b.cfg.userNamespace).Duration(l.callTimeout).Key()
 	if err != nil {
 		return "", tool.Errorf(tool.CodeToolConfig, "tool %s: %v", l.decl.Name, err)
 	}
-	return k, nil
+	return key, nil
 }
 
 // open leases the declaration's plugin: a process with exactly the declaration's grants,

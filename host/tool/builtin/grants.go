@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"halolang.dev/halo/host/tool"
+	"halolang.dev/halo/host/tool/pool"
 	"halolang.dev/halo/host/tool/sandbox"
 )
 
@@ -185,4 +186,47 @@ func digest(p sandbox.Policy) string {
 // within reports whether path p is dir or below it.
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// A parseCache remembers what declarations' arguments parse to (workspace.ParseOptions,
+// bash.ParseOptions: a round trip through JSON each), keyed by the arguments themselves, so
+// that a warm server's runs parse each declaration once. Parsing reads no file: what it
+// gives depends on the arguments alone, and every folder it names is resolved and checked
+// again at each opening.
+type parseCache struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// parse is d's options, parsed by p the first time d's provider and arguments are seen. An
+// argument that cannot be encoded is parsed every time; so is a declaration that does not parse.
+func parse[O any](c *parseCache, d tool.Declaration, p func() (O, error)) (O, error) {
+	key, ok := argsKey(d)
+	if !ok {
+		return p()
+	}
+	c.mu.Lock()
+	hit, found := c.m[key]
+	c.mu.Unlock()
+	if o, same := hit.(O); found && same {
+		return o, nil
+	}
+	o, err := p()
+	if err != nil {
+		return o, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 1024 {
+		c.m = map[string]any{}
+	}
+	c.m[key] = o
+	c.mu.Unlock()
+	return o, nil
+}
+
+// argsKey encodes d's provider and arguments (pool.Keyer's parts); ok is false when one of
+// them cannot be encoded.
+func argsKey(d tool.Declaration) (string, bool) {
+	key, err := pool.NewKeyer("").String(d.Provider).Value(d.Args).Value(d.Named).Parts()
+	return key, err == nil
 }

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/sandbox"
+	"halolang.dev/halo/plugins/workspace"
 )
 
 // A cached project policy is used only while the folders it was made from are as they
@@ -47,5 +49,39 @@ func TestProtectCacheFollowsTheProject(t *testing.T) {
 	os.Remove(filepath.Join(proj, "a.txt"))
 	if g := granted(); slices.Contains(g, filepath.Join(proj, "a.txt")) {
 		t.Errorf("a removed file is still granted: %v", g)
+	}
+}
+
+// What a declaration's arguments parse to is kept by the arguments themselves: another
+// declaration (write: changed, an option added) is parsed anew, and one that does not
+// parse is refused every time.
+func TestParseCacheFollowsTheArguments(t *testing.T) {
+	var c parseCache
+	parses := 0
+	open := func(named map[string]any) (workspace.Options, error) {
+		d := tool.Declaration{Name: "W", Provider: "Workspace", Args: []any{"src"}, Named: named}
+		return parse(&c, d, func() (workspace.Options, error) {
+			parses++
+			return workspace.ParseOptions(asDeclared(sdkDeclaration(d)))
+		})
+	}
+	for range 2 {
+		if o, err := open(map[string]any{"write": true}); err != nil || !o.Write || o.Root != "src" {
+			t.Fatalf("write: true: %+v %v", o, err)
+		}
+	}
+	if parses != 1 {
+		t.Errorf("one declaration opened twice was parsed %d times, want 1", parses)
+	}
+	if o, err := open(map[string]any{"write": false}); err != nil || o.Write {
+		t.Errorf("write: false after write: true: %+v %v", o, err)
+	}
+	for range 2 {
+		if _, err := open(map[string]any{"write": "yes"}); err == nil {
+			t.Errorf(`write: "yes" parsed`)
+		}
+	}
+	if parses != 4 {
+		t.Errorf("%d parses, want 4: each new declaration, and the one that fails each time", parses)
 	}
 }
