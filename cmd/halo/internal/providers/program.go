@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"halolang.dev/halo/cmd/halo/internal/cmdutil"
 	"halolang.dev/halo/cmd/halo/internal/diagtext"
@@ -105,15 +106,29 @@ func MockScope(f *cmdutil.Factory, dir string, prog *lang.Program) *lang.Program
 }
 
 // Models opens a run's model providers as the runtime does by default (model.Open with the
-// environment), and says, when a provider's API key is not set, how to set it and that
-// --mock runs without one.
+// environment, one provider per model reference for every run of the command: a provider is
+// safe for concurrent use, and keeps what it learned, such as the offered tools' wire bytes,
+// which a provider opened for each run encoded again), and says, when a provider's API key
+// is not set, how to set it and that --mock runs without one.
 func Models(f *cmdutil.Factory) runtime.ModelOpener {
+	type opened struct {
+		p  model.Provider
+		id string
+	}
+	var cache sync.Map // ref -> opened
 	return func(ref string) (model.Provider, string, error) {
+		if o, ok := cache.Load(ref); ok {
+			return o.(opened).p, o.(opened).id, nil
+		}
 		p, id, err := model.Open(ref, model.Config{Env: f.Env, Logger: f.Logger})
 		var me *model.Error
 		if errors.As(err, &me) && me.KeyEnv != "" {
 			err = &model.Error{Code: me.Code, KeyEnv: me.KeyEnv, Err: err,
 				Message: fmt.Sprintf("%s; set it in the environment halo runs in (export %s=...), or run with --mock to answer without a model", me.Message, me.KeyEnv)}
+		}
+		if err == nil {
+			o, _ := cache.LoadOrStore(ref, opened{p, id})
+			p, id = o.(opened).p, o.(opened).id
 		}
 		return p, id, err
 	}
