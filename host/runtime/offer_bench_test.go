@@ -74,7 +74,8 @@ pipeline Bare(task: String) -> String:
 
 // offering is what BenchmarkOfferTwenty's runs and TestOfferResolvesTheProjectEachRun need:
 // a loopback fake OpenAI model that answers "done" at once, and a registry of the built-ins
-// whose plugins a pool keeps (the executable does not exist: offering starts nothing).
+// whose plugins a pool keeps, watching the files halo serve's pool watches (the executable
+// does not exist: offering starts nothing).
 // Both end with the test.
 func offering(tb testing.TB, home string) (*tool.Registry, map[string]string) {
 	tb.Helper()
@@ -86,6 +87,8 @@ func offering(tb testing.TB, home string) (*tool.Registry, map[string]string) {
 	tb.Cleanup(fake.Close)
 	pl := pool.New(pool.Options{})
 	tb.Cleanup(func() { pl.Close() })
+	// What halo serve watches: a change retires the kept plugins (looked at on each lease).
+	pl.Watch(filepath.Join(home, "halo.lock"), filepath.Join(home, "flow.halo"))
 	env := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.URL + "/v1", "PATH": "/usr/bin:/bin", "HOME": home}
 	reg := tool.NewRegistry()
 	for _, ty := range builtin.New(builtin.Config{Executable: filepath.Join(home, "halo-not-started"), Pool: pl,

@@ -474,6 +474,7 @@ func (b *Builtins) open(l launch) (tool.Provider, error) {
 			return &owned{Provider: p, proc: pr, methods: l.methods}, nil
 		},
 		Reusable: func(r pool.Resource) bool { return r.(*process).reusable() },
+		Batch:    l.decl.Batch,
 	})
 }
 

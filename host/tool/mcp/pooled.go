@@ -33,7 +33,7 @@ func Pooled(t tool.Type, pl *pool.Pool) tool.Type {
 		}
 		made := false
 		lease, err := pl.Lease(pool.Spec{
-			Key: key, Name: "MCP tool " + d.Name, Shared: true,
+			Key: key, Name: "MCP tool " + d.Name, Shared: true, Batch: d.Batch,
 			New:      func() (pool.Resource, error) { made = true; return mp, nil },
 			Provider: func(r pool.Resource) (tool.Provider, error) { return shared{r.(*Provider)}, nil },
 		})

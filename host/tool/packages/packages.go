@@ -193,7 +193,7 @@ func moduleType(ip *pkgmgr.InstalledPackage, name string, spec *pkgmgr.Provider,
 			// The executable is hashed against its pin at every start; one that changed on
 			// disk also stops the process a pool kept.
 			lease, err := cfg.Pool.Lease(pool.Spec{
-				Key: key, Name: name, Files: []string{c.Path},
+				Key: key, Name: name, Files: []string{c.Path}, Batch: d.Batch,
 				New: func() (pool.Resource, error) { return plugin.New(c, opts), nil },
 				Provider: func(r pool.Resource) (tool.Provider, error) {
 					client := r.(*plugin.Client)

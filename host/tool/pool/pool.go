@@ -73,6 +73,9 @@ type Spec struct {
 	// Reusable, when not nil, is asked as a lease ends whether the resource may serve another
 	// lease; false stops it.
 	Reusable func(r Resource) bool
+	// Batch, when not nil, is the opening this lease is part of (tool.Declaration.Batch): the
+	// pool's watched files are looked at once for all of its leases, not once a lease.
+	Batch *tool.Batch
 }
 
 // A Pool keeps members by key. It is safe for concurrent use. The zero Pool is not usable:
@@ -177,8 +180,19 @@ func (p *Pool) take(s Spec) (*member, []*member, error) {
 	var stale []*member
 	keep := p.members[s.Key][:0]
 	var found *member
+	var now map[string]fileStamp // the watched files as they are, looked at once for s.Batch
+	if len(p.watched) > 0 && len(p.members[s.Key]) > 0 {
+		v, _ := s.Batch.Do(watchedKey{p}, func() (any, error) {
+			out := make(map[string]fileStamp, len(p.watched))
+			for _, w := range p.watched {
+				out[w.path] = stamp(w.path)
+			}
+			return out, nil
+		})
+		now = v.(map[string]fileStamp)
+	}
 	for _, m := range p.members[s.Key] {
-		if !m.retired && p.changed(m) {
+		if !m.retired && p.changed(m, now) {
 			m.retired = true
 			p.log.Debug("files changed; the tool's process is stopped", "tool", m.name)
 		}
@@ -249,7 +263,7 @@ func (p *Pool) Sweep() {
 	p.mu.Lock()
 	for _, list := range p.members {
 		for _, m := range list {
-			if m.leases == 0 && (now.Sub(m.idle) >= p.opts.IdleTimeout || m.retired || p.changed(m)) {
+			if m.leases == 0 && (now.Sub(m.idle) >= p.opts.IdleTimeout || m.retired || p.changed(m, nil)) {
 				stale = append(stale, m)
 			}
 		}
@@ -391,10 +405,18 @@ func (p *Pool) stamps(extra []string) []fileStamp {
 	return out
 }
 
-// changed reports whether a file m depends on is not what it was when m was made.
-func (p *Pool) changed(m *member) bool {
+// watchedKey names, in a tool.Batch, pool p's watched files as they are.
+type watchedKey struct{ p *Pool }
+
+// changed reports whether a file m depends on is not what it was when m was made: each
+// looked at now, or found in now (the watched files, looked at for the lease's batch).
+func (p *Pool) changed(m *member, now map[string]fileStamp) bool {
 	for _, f := range m.files {
-		if stamp(f.path) != f {
+		cur, ok := now[f.path]
+		if !ok {
+			cur = stamp(f.path)
+		}
+		if cur != f {
 			return true
 		}
 	}

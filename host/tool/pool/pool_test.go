@@ -290,3 +290,37 @@ func TestNilPoolAndFailures(t *testing.T) {
 		}
 	}
 }
+
+// The leases of one opening (one tool.Batch: the tools a run offers) look at the watched
+// files once between them; the next opening looks again, so a halo.lock changed between two
+// runs retires the member the first run used, as it does for leases without a batch.
+func TestBatchLooksAtWatchedFilesOnce(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "halo.lock")
+	os.WriteFile(lock, []byte(`{"v":1}`), 0o644)
+	var m maker
+	p := newPool(t, Options{})
+	p.Watch(lock)
+	a, b := m.spec("a"), m.spec("b")
+	mustLease(t, p, a).Close()
+	mustLease(t, p, b).Close()
+	run := &tool.Batch{}
+	a.Batch, b.Batch = run, run
+	la := mustLease(t, p, a)
+	// Changed between two leases of one opening: the opening's look at it stands.
+	os.WriteFile(lock, []byte(`{"v":2}`), 0o644)
+	lb := mustLease(t, p, b)
+	if idOf(t, la) != 1 || idOf(t, lb) != 2 {
+		t.Fatalf("the opening's leases got members %d and %d, want the kept 1 and 2", idOf(t, la), idOf(t, lb))
+	}
+	la.Close()
+	lb.Close()
+	next := &tool.Batch{}
+	a.Batch, b.Batch = next, next
+	if la, lb = mustLease(t, p, a), mustLease(t, p, b); idOf(t, la) != 3 || idOf(t, lb) != 4 {
+		t.Errorf("the next opening, after halo.lock changed: members %d and %d, want new ones 3 and 4", idOf(t, la), idOf(t, lb))
+	}
+	if m.made[0].closed.Load() != 1 || m.made[1].closed.Load() != 1 {
+		t.Error("the members made before halo.lock changed were not stopped")
+	}
+}
