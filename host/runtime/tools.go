@@ -50,12 +50,19 @@ func newToolSet(r *Runtime, inputs map[string]any) *toolSet {
 func (ts *toolSet) declaration(td *lang.ToolDecl) (tool.Declaration, error) {
 	env := ts.r.cfg.Env
 	d := tool.Declaration{
-		Name: td.Name.Name, Provider: td.Provider.Name, Named: map[string]any{}, Dir: ts.r.cfg.Dir,
+		Name: td.Name.Name, Provider: td.Provider.Name, Named: make(map[string]any, len(td.Args)), Dir: ts.r.cfg.Dir,
 		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}
 	// {{templates}} name the run's inputs only: other names are not known when tools open.
-	sc := &scope{inputs: ts.inputs, st: &state{data: map[string]any{}}, env: env}
-	denv := lang.DeclEnv{Getenv: d.Getenv, Fill: sc.fill}
+	// The scope is made for the first string that has one (most declarations have none).
+	var sc *scope
+	fill := func(s string) (string, error) {
+		if sc == nil {
+			sc = &scope{inputs: ts.inputs, st: &state{data: map[string]any{}}, env: env}
+		}
+		return sc.fill(s)
+	}
+	denv := lang.DeclEnv{Getenv: d.Getenv, Fill: fill}
 	for _, a := range td.Args {
 		v, err := lang.DeclValue(a.Value, denv)
 		if err != nil {
