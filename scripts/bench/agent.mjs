@@ -62,27 +62,8 @@ if (!fakeURL) {
 // The project halo serve serves.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'halo-bench-agent-'));
 process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-fs.writeFileSync(path.join(dir, 'flow.halo'), `
-agent Quick [openai/s0, tool_result_chars: 20000]
-  equips W1, W2, W3, B1, B2
-agent Long [openai/s${STEPS}, max_steps: ${STEPS + 10}, tool_result_chars: 20000]
-  equips W1, W2, W3, B1, B2
-
-tool W1 : Workspace(".", write: true)
-tool W2 : Workspace("src", write: true)
-tool W3 : Workspace("docs", write: true)
-tool B1 : Bash(cwd: ".")
-tool B2 : Bash(cwd: "src")
-
-pipeline Offer(task: String) -> String:
-  task |> Quick.fix("Fix the project: {{task}}", tools: [W1, W2, W3, B1, B2])
-
-pipeline Bare(task: String) -> String:
-  task |> Quick.fix("Fix the project: {{task}}", tools: none)
-
-pipeline Steps(task: String) -> String:
-  task |> Long.fix("Fix the project: {{task}}", tools: [W1, W2, W3, B1, B2])
-`);
+// agent.halo's models are s0 and s40: STEPS is 40.
+fs.copyFileSync(path.join(here, 'agent.halo'), path.join(dir, 'flow.halo'));
 fs.mkdirSync(path.join(dir, 'src'));
 fs.mkdirSync(path.join(dir, 'docs'));
 fs.writeFileSync(path.join(dir, 'mocks.json'), JSON.stringify({ 'W1.read': result16K }));
