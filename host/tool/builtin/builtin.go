@@ -134,7 +134,7 @@ func (b *Builtins) Types() []tool.Type {
 			Description: ws.Description,
 			Kind:        tool.KindBuiltin,
 			Methods:     b.workspace,
-			MethodsOf:   workspaceMethods(b.workspace),
+			MethodsOf:   workspaceMethods(b.workspace, &b.workspaceOffers),
 			Open:        b.openWorkspace,
 		},
 		{
@@ -159,25 +159,23 @@ func bashMethods(bs sdk.Provider) []tool.Method {
 }
 
 // workspaceMethods says which of all a Workspace declaration offers: without write: true,
-// the reading ones, as the plugin does when it opens (workspace.Offers). A write: whose value
-// is not known before the run (or is not a boolean, which opening refuses) decides nothing.
-func workspaceMethods(all []tool.Method) func(d tool.Declaration) []tool.Method {
+// the reading ones (offers[0]), as the plugin does when it opens (workspace.Offers), else
+// all of them (offers[1]); the lists are worked out once, in New. A write: whose value is not
+// known before the run (or is not a boolean, which opening refuses) decides nothing.
+func workspaceMethods(all []tool.Method, offers *[2][]tool.Method) func(d tool.Declaration) []tool.Method {
 	return func(d tool.Declaration) []tool.Method {
-		write := false
-		if v, given := d.Named["write"]; given {
-			b, isBool := v.(bool)
-			if !isBool {
-				return all
-			}
-			write = b
+		v, given := d.Named["write"]
+		if !given {
+			return offers[0]
 		}
-		var out []tool.Method
-		for _, m := range all {
-			if workspace.Offers(write, m.Name) {
-				out = append(out, m)
-			}
+		write, isBool := v.(bool)
+		switch {
+		case !isBool:
+			return all
+		case write:
+			return offers[1]
 		}
-		return out
+		return offers[0]
 	}
 }
 
