@@ -2,9 +2,9 @@
 // goal of issue 29 that needs no peer. Each halo binary given gets a `halo serve` of its own
 // (agent.halo, agent.mjs's project: five declarations, 20 methods, W1.read mocked), against one fake
 // OpenAI-compatible model (fake-model.mjs); each round runs, binary after binary, --runs runs
-// that offer the 20 methods and call none, then as many with tools: none, and prints the
-// median wall time of each, halo serve's processor time per run (/proc, in 10 ms ticks: read
-// over many runs) and their ratio.
+// that offer the 20 methods and call none and as many with tools: none, in alternating blocks,
+// and prints the median wall time of each, halo serve's processor time per run (/proc, in 10 ms
+// ticks: read over many runs) and their ratio.
 //
 //   node offer.mjs --rounds 3 --runs 300 --fake-model fake-model.mjs NAME=BIN [NAME=BIN...]
 import { spawn } from 'node:child_process';
@@ -88,15 +88,24 @@ function ticksMs(pid) {
 
 const middle = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function measure(s, pipeline) {
-  const wall = [];
-  const c0 = ticksMs(s.pid);
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await run(s.url, pipeline);
-    wall.push(performance.now() - t);
+// measure runs --runs runs of each pipeline on s in alternating blocks of 50 (so that what the
+// server does more of as runs pile up, such as its run store growing, falls on both alike) and
+// returns each pipeline's median wall time and processor time per run.
+const BLOCK = 50;
+async function measure(s, pipelines) {
+  const out = Object.fromEntries(pipelines.map((p) => [p, { walls: [], ticks: 0 }]));
+  for (let done = 0; done < runs; done += BLOCK) {
+    for (const p of pipelines) {
+      const c0 = ticksMs(s.pid);
+      for (let i = done; i < Math.min(done + BLOCK, runs); i++) {
+        const t = performance.now();
+        await run(s.url, p);
+        out[p].walls.push(performance.now() - t);
+      }
+      out[p].ticks += ticksMs(s.pid) - c0;
+    }
   }
-  return { wall: middle(wall), cpu: (ticksMs(s.pid) - c0) / runs };
+  return Object.fromEntries(pipelines.map((p) => [p, { wall: middle(out[p].walls), cpu: out[p].ticks / runs }]));
 }
 
 for (const b of bins) Object.assign(b, await serve(b.bin));
@@ -111,8 +120,7 @@ console.log(`load before: ${load()}`);
 const ratios = Object.fromEntries(bins.map((b) => [b.name, []]));
 for (let r = 1; r <= rounds; r++) {
   for (const b of bins) {
-    const offer = await measure(b, 'Offer');
-    const bare = await measure(b, 'Bare');
+    const { Offer: offer, Bare: bare } = await measure(b, ['Offer', 'Bare']);
     ratios[b.name].push(offer.wall / bare.wall);
     console.log(`round ${r} ${b.name}: offer ${offer.wall.toFixed(3)} ms (processor ${offer.cpu.toFixed(2)} ms), tools: none ${bare.wall.toFixed(3)} ms (${bare.cpu.toFixed(2)} ms); wall ratio ${(offer.wall / bare.wall).toFixed(2)} (goal ≤ 1.3)`);
   }
