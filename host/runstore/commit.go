@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -33,6 +34,14 @@ const commitEvery = 20 * time.Millisecond
 const (
 	maxPending      = 4096
 	maxPendingBytes = 64 << 20
+)
+
+// idleAfter is how long the commit goroutine waits with nothing to commit before it writes
+// the text index of the rows committed since (SQLite.indexText), idleChunk rows a
+// transaction, so that a save that comes meanwhile waits for one chunk at most.
+const (
+	idleAfter = 500 * time.Millisecond
+	idleChunk = 1000
 )
 
 // maxRecordGuess bounds the buffer the next record is encoded into.
@@ -124,8 +133,12 @@ type commits struct {
 	// commit's, while commits fail (a full disk): every save then waits for its own.
 	err, failing error
 	closed       bool
-	loop         sync.WaitGroup
-	size         atomic.Int64
+	// textBehind says rows may be past the text index (since the open, or a commit), for
+	// idleIndex; idling that it waits for saved, which put and close then signal.
+	textBehind, idling bool
+	saved              chan struct{}
+	loop               sync.WaitGroup
+	size               atomic.Int64
 	// rowStmts are the writer's statements that write 1<<l rows of a save or a start
 	// (rowStmts[kind][l]), and claimStmt its claim's, each prepared once.
 	rowStmts  [putClaim][maxRowsLog2 + 1]*sql.Stmt
@@ -138,6 +151,8 @@ func (c *commits) init(s *SQLite) {
 	c.cond = sync.NewCond(&c.mu)
 	c.dirty = map[string]*pending{}
 	c.wake = make(chan struct{}, 1)
+	c.saved = make(chan struct{}, 1)
+	c.textBehind = true
 	c.size.Store(4 << 10)
 	c.loop.Add(1)
 	go c.run()
@@ -152,6 +167,7 @@ func (c *commits) close() error {
 	err := c.settle()
 	c.closed = true
 	c.cond.Broadcast()
+	c.signalSaved()
 	c.mu.Unlock()
 	c.loop.Wait()
 	for _, sts := range c.rowStmts {
@@ -209,7 +225,18 @@ func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
 	p.counted = len(p.data)
 	c.dirtyBytes += p.counted
 	c.cond.Broadcast()
+	c.signalSaved()
 	return p, nil
+}
+
+// signalSaved, c.mu held, ends idleIndex's wait.
+func (c *commits) signalSaved() {
+	if c.idling {
+		select {
+		case c.saved <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // newest returns the newest queued record of run id, or nil.
@@ -325,6 +352,10 @@ func (c *commits) run() {
 	defer c.mu.Unlock()
 	for {
 		for len(c.dirty) == 0 && !c.closed {
+			if c.textBehind {
+				c.idleIndex()
+				continue
+			}
 			c.cond.Wait()
 		}
 		if len(c.dirty) == 0 {
@@ -333,6 +364,38 @@ func (c *commits) run() {
 		c.pace()
 		c.commitOnce()
 	}
+}
+
+// idleIndex, c.mu held (and let go meanwhile), waits idleAfter for a save, and when none
+// came writes idleChunk rows of the text index. A failure is logged and left to the next
+// text query, which writes the index itself.
+func (c *commits) idleIndex() {
+	select { // a signal left from before
+	case <-c.saved:
+	default:
+	}
+	c.idling = true
+	c.mu.Unlock()
+	t := time.NewTimer(idleAfter)
+	idle := false
+	select {
+	case <-t.C:
+		idle = true
+	case <-c.saved:
+		t.Stop()
+	}
+	c.mu.Lock()
+	c.idling = false
+	if !idle || len(c.dirty) > 0 || c.closed {
+		return
+	}
+	c.mu.Unlock()
+	left, err := c.s.indexText(context.Background(), idleChunk)
+	c.mu.Lock()
+	if err != nil {
+		c.s.log.Warn("the text index could not be written while idle; the next text query writes it", "error", err)
+	}
+	c.textBehind = left && err == nil // a commit meanwhile is this goroutine's: none was
 }
 
 // pace waits, c.mu held (and let go meanwhile), until commitEvery has passed since the last
@@ -413,6 +476,7 @@ func (c *commits) commitOnce() {
 		}
 	}
 	c.inflight = nil
+	c.textBehind = true
 	c.done = upTo
 	c.cond.Broadcast()
 }

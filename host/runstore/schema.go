@@ -19,12 +19,14 @@ type Dialect struct {
 	// IDCase replaces {id_case}: the index that finds a run id's beginning ignoring case
 	// (schema step 7).
 	IDCase string
+	// TextLazy replaces {text_lazy}: how the text index is kept from then on (schema step 8).
+	TextLazy string
 }
 
 // The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
 // cursors compare exactly; PostgreSQL as timestamptz.
 var (
-	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge}
+	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge, TextLazy: sqliteTextLazy}
 	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage, TextIndex: postgresTextIndex, IDCase: postgresIDCase}
 )
 
@@ -141,6 +143,9 @@ ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 	// 7: a run id's beginning is found ignoring case in PostgreSQL too (postgresIDCase;
 	// SQLite's index of the ids ignores case since step 5).
 	`{id_case}`,
+	// 8: the embedded store's text index is written behind the saves, not by them
+	// (sqliteTextLazy; nothing in PostgreSQL).
+	`{text_lazy}`,
 }
 
 // postgresIDCase indexes the lowercased ids for lower(id) LIKE 'word%' (the words of a
@@ -154,7 +159,8 @@ CREATE INDEX halo_runs_id_lower ON halo_runs (lower(id) text_pattern_ops)`
 // triggers; and an index of the run ids ignoring case, for a word that begins one. The
 // index refers to halo_runs by rowid, which VACUUM may renumber: halo never runs it, and
 // after one by hand, INSERT INTO halo_runs_text (halo_runs_text) VALUES ('rebuild') makes
-// the index again. postgresTextIndex indexes the ids for LIKE 'word%'; the index of the
+// the index again (and since step 8, UPDATE halo_text_state SET upto = (SELECT max(rowid)
+// FROM halo_runs) says so). postgresTextIndex indexes the ids for LIKE 'word%'; the index of the
 // search text needs the pg_trgm extension, which host/runstore/postgres makes when it may.
 const (
 	sqliteTextIndex = `CREATE VIRTUAL TABLE halo_runs_text USING fts5(search, content='halo_runs', content_rowid='rowid', tokenize='trigram');
@@ -175,6 +181,22 @@ CREATE INDEX halo_runs_id_nocase ON halo_runs (id COLLATE NOCASE)`
 // store then uses.
 const sqliteTextMerge = `INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('crisismerge', 4)`
 
+// sqliteTextLazy stops the insert of a run's row from writing halo_runs_text: the rows
+// from halo_text_state.upto on (by rowid) are not in the index yet, and the store indexes
+// them in one statement before any text query reads it, and while no record waits for a
+// commit (SQLite.indexText). Writing the index in each commit was half of what halo mcp's
+// commits cost (docs/mcp.md, "What a call costs"). A row that is in the index keeps it in
+// step as its search text changes, or as it is removed; a row past upto needs nothing.
+// A new row's rowid is one more than the largest there, so it is past upto as long as upto
+// never passes the largest rowid: a removal lowers upto to the largest left.
+const sqliteTextLazy = `DROP TRIGGER halo_runs_text_insert;
+DROP TRIGGER halo_runs_text_update;
+DROP TRIGGER halo_runs_text_delete;
+CREATE TABLE halo_text_state (upto integer NOT NULL);
+INSERT INTO halo_text_state (upto) SELECT coalesce(max(rowid), 0) FROM halo_runs;
+CREATE TRIGGER halo_runs_text_delete AFTER DELETE ON halo_runs BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) SELECT 'delete', old.rowid, old.search WHERE old.rowid <= (SELECT upto FROM halo_text_state); UPDATE halo_text_state SET upto = min(upto, coalesce((SELECT max(rowid) FROM halo_runs), 0)); END;
+CREATE TRIGGER halo_runs_text_update AFTER UPDATE OF search ON halo_runs WHEN old.search IS NOT new.search AND old.rowid <= (SELECT upto FROM halo_text_state) BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) VALUES ('delete', old.rowid, old.search); INSERT INTO halo_runs_text (rowid, search) VALUES (new.rowid, new.search); END`
+
 // SchemaVersion is the newest schema this halo knows.
 var SchemaVersion = len(migrations)
 
@@ -182,7 +204,7 @@ var SchemaVersion = len(migrations)
 // (a statement ends with ";" at the end of a line; a trigger's inner ones do not).
 func (d Dialect) Migration(v int) []string {
 	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage,
-		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase).Replace(migrations[v-1])
+		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase, "{text_lazy}", d.TextLazy).Replace(migrations[v-1])
 	var out []string
 	for _, st := range strings.Split(s, ";\n") {
 		st = strings.TrimSuffix(strings.TrimSpace(st), ";")

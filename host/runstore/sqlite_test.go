@@ -664,33 +664,9 @@ func TestSQLiteMigratesTextMerge(t *testing.T) {
 		return n
 	}
 	dir := filepath.Join(t.TempDir(), ".halo", "runs")
-	os.MkdirAll(dir, 0o755)
 	path := filepath.Join(dir, runstore.DBName)
-	db := sqlDB(t, path)
-	d := runstore.SQLiteDialect
-	if _, err := db.Exec(d.SchemaTableSQL()); err != nil {
-		t.Fatal(err)
-	}
-	for v := 1; v <= 5; v++ {
-		for _, st := range d.Migration(v) {
-			if _, err := db.Exec(st); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := db.Exec(`INSERT INTO halo_schema (version) VALUES (?)`, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rec := runstoretest.NewRecord("old1", runtime.Completed)
-	rec.Inputs = map[string]any{"w": "marmalade"}
-	raw, err := runstore.MarshalRecord(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO halo_runs (id, pipeline, status, started, updated, record, search) VALUES (?, 'P', 'completed', ?, ?, ?, ?)`,
-		rec.RunID, rec.Started.UnixNano(), rec.Updated.UnixNano(), string(raw), runstore.SearchText(rec)); err != nil {
-		t.Fatal(err)
-	}
+	db := schemaDB(t, dir, 5)
+	oldRows(t, db, wordRecord("old1", "marmalade"))
 	db.Close()
 	if n := crisis(t, path); n != 16 {
 		t.Fatalf("schema 5's crisismerge: %d, want FTS5's default 16", n)

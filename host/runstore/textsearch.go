@@ -36,9 +36,68 @@ func (p textPlan) values() (few, most int) {
 	return p.few, p.most
 }
 
+// indexText writes the rows past halo_text_state.upto (by rowid) into halo_runs_text, at
+// most most of them (0: all), in one transaction of the writer, and reports whether any are
+// left. A text query indexes them all first (List), and the commit goroutine some at a
+// time while nothing waits for a commit (commits.idleIndex), so that the saves do not write
+// the index (schema step 8, sqliteTextLazy). In one statement, FTS5 gathers the terms of all
+// the rows before it writes a segment: indexed so, a run costs less than a commit's
+// statements cost it (docs/cli.md, "Run records").
+func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	defer tx.Rollback()
+	var upto, top int64
+	if err := tx.QueryRowContext(ctx, `SELECT upto, coalesce((SELECT max(rowid) FROM halo_runs), 0) FROM halo_text_state`).Scan(&upto, &top); err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	if top <= upto {
+		return false, nil
+	}
+	end := top
+	if most > 0 {
+		err := tx.QueryRowContext(ctx, `SELECT rowid FROM halo_runs WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?`, upto, most-1).Scan(&end)
+		if errors.Is(err, sql.ErrNoRows) {
+			end = top
+		} else if err != nil {
+			return false, s.dbErr("text index", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO halo_runs_text (rowid, search) SELECT rowid, search FROM halo_runs WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid`, upto, end); err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE halo_text_state SET upto = ?`, end); err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	return end < top, nil
+}
+
+// textBehind reports, from a reader, whether rows are past halo_text_state.upto, so that a
+// text query of an index that is up to date does not wait for the writer.
+func (s *SQLite) textBehind(ctx context.Context) (bool, error) {
+	var behind bool
+	err := s.r.QueryRowContext(ctx, `SELECT coalesce((SELECT max(rowid) FROM halo_runs), 0) > upto FROM halo_text_state`).Scan(&behind)
+	if err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	return behind, nil
+}
+
 // listText lists a text query q, whose plain statement (reading the runs newest first) is
 // query.
 func (s *SQLite) listText(ctx context.Context, q Query, query string, args []any) (Page, error) {
+	if behind, err := s.textBehind(ctx); err != nil {
+		return Page{}, err
+	} else if behind {
+		if _, err := s.indexText(ctx, 0); err != nil {
+			return Page{}, err
+		}
+	}
 	few, most := s.text.values()
 	drive, fewest, err := s.textDriver(ctx, q.Words(), few)
 	if err != nil {

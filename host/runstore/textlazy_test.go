@@ -1,0 +1,218 @@
+package runstore_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runstore/runstoretest"
+	"halolang.dev/halo/host/runtime"
+)
+
+// wordRecord is a completed run whose inputs hold word.
+func wordRecord(id, word string) *runtime.Record {
+	rec := runstoretest.NewRecord(id, runtime.Completed)
+	rec.Inputs = map[string]any{"w": word}
+	return rec
+}
+
+// openGrouped opens the store in dir with GroupCommit, closed as the test ends.
+func openGrouped(t *testing.T, dir string) *runstore.SQLite {
+	t.Helper()
+	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// found returns the ids a text query lists, in order.
+func found(t *testing.T, s runstore.Store, text string) string {
+	t.Helper()
+	p, err := s.List(context.Background(), runstore.Query{Text: text, Limit: runstore.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ""
+	for _, r := range p.Runs {
+		out += r.RunID + " "
+	}
+	return out
+}
+
+// ftsCheck runs FTS5's integrity check of the text index against the runs.
+func ftsCheck(t *testing.T, path string) {
+	t.Helper()
+	db := sqlDB(t, path)
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Errorf("the text index is not in step with the runs: %v", err)
+	}
+}
+
+// The saves do not write the text index, and a text query still finds every run committed
+// before it: of this process, of another one that has the store open beside it, runs saved
+// after the last query, a run whose words changed after it was indexed, and none of the
+// runs removed (the newest of them too, whose rowids the next runs get again).
+func TestSQLiteTextQueryFindsUnindexedRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	a, b := openGrouped(t, dir), openGrouped(t, dir)
+	save := func(s *runstore.SQLite, recs ...*runtime.Record) {
+		t.Helper()
+		for _, rec := range recs {
+			if err := s.Save(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(a, wordRecord("a1", "quince"), wordRecord("a2", "quince"))
+	save(b, wordRecord("b1", "quince"))
+	if got := found(t, a, "quince"); got != "b1 a2 a1 " {
+		t.Errorf("quince from a: %q", got)
+	}
+	save(b, wordRecord("b2", "quince"), wordRecord("b3", "medlar"))
+	save(a, wordRecord("a3", "medlar"))
+	if got := found(t, a, "quince"); got != "b2 b1 a2 a1 " {
+		t.Errorf("quince from a after b saved more: %q", got)
+	}
+	// a1, indexed, gets other words.
+	save(a, wordRecord("a1", "sloe"))
+	if got := found(t, b, "quince"); got != "b2 b1 a2 " {
+		t.Errorf("quince from b once a1 changed: %q", got)
+	}
+	if got := found(t, b, "sloe"); got != "a1 " {
+		t.Errorf("sloe from b: %q", got)
+	}
+	// The newest runs, indexed, go; the next runs take their rowids.
+	if _, err := a.Delete(context.Background(), []string{"a3", "b3"}); err != nil {
+		t.Fatal(err)
+	}
+	save(a, wordRecord("a4", "rowan"), wordRecord("a5", "rowan"))
+	if got := found(t, a, "medlar"); got != "" {
+		t.Errorf("medlar, whose runs were removed: %q", got)
+	}
+	if got := found(t, a, "rowan"); got != "a5 a4 " {
+		t.Errorf("rowan, saved after a removal: %q", got)
+	}
+	// Removed before they were indexed, then again newest runs.
+	save(a, wordRecord("a6", "elder"), wordRecord("a7", "elder"))
+	if _, err := a.Delete(context.Background(), []string{"a6", "a7"}); err != nil {
+		t.Fatal(err)
+	}
+	save(a, wordRecord("a8", "hawthorn"))
+	if got := found(t, a, "elder") + found(t, a, "hawthorn"); got != "a8 " {
+		t.Errorf("elder and hawthorn: %q", got)
+	}
+	ftsCheck(t, a.Path())
+}
+
+// With nothing to commit for a while, the commit goroutine writes the text index of the
+// runs committed since, so that the next text query finds it written.
+func TestSQLiteIndexesTextWhileIdle(t *testing.T) {
+	s := openGrouped(t, filepath.Join(t.TempDir(), ".halo", "runs"))
+	for i := range 2500 { // more than a chunk
+		if err := s.Save(wordRecord(fmt.Sprintf("r%04d", i), fmt.Sprintf("w%04dq", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	db := sqlDB(t, s.Path())
+	defer db.Close()
+	left := func() int {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM halo_runs WHERE rowid > (SELECT upto FROM halo_text_state)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := left(); n != 2500 {
+		t.Fatalf("%d runs past the text index once saved, want all 2500", n)
+	}
+	for deadline := time.Now().Add(30 * time.Second); left() > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs still past the text index after 30 s idle", left())
+		}
+	}
+	if got := found(t, s, "w1234q"); got != "r1234 " {
+		t.Errorf("w1234q: %q", got)
+	}
+	ftsCheck(t, s.Path())
+}
+
+// schemaDB makes the database of a store of schema version v in dir, as a halo of that
+// version left it.
+func schemaDB(t *testing.T, dir string, v int) *sql.DB {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	db := sqlDB(t, filepath.Join(dir, runstore.DBName))
+	d := runstore.SQLiteDialect
+	if _, err := db.Exec(d.SchemaTableSQL()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= v; i++ {
+		for _, st := range d.Migration(i) {
+			if _, err := db.Exec(st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.Exec(`INSERT INTO halo_schema (version) VALUES (?)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// oldRows writes the rows of recs into db as an older halo did (its triggers write the
+// text index).
+func oldRows(t *testing.T, db *sql.DB, recs ...*runtime.Record) {
+	t.Helper()
+	for _, rec := range recs {
+		raw, err := runstore.MarshalRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO halo_runs (id, pipeline, status, started, updated, record, search) VALUES (?, 'P', 'completed', ?, ?, ?, ?)`,
+			rec.RunID, rec.Started.UnixNano(), rec.Updated.UnixNano(), string(raw), runstore.SearchText(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A store of schema version 7 (the text index written by each insert) keeps its runs when
+// a newer halo opens it: they are found by their words as before, as are the runs saved
+// after, and removing one keeps the index in step.
+func TestSQLiteMigratesLazyText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	path := filepath.Join(dir, runstore.DBName)
+	db := schemaDB(t, dir, 7)
+	oldRows(t, db, wordRecord("old1", "bilberry"), wordRecord("old2", "bilberry"), wordRecord("old3", "cloudberry"))
+	db.Close()
+	s := openGrouped(t, dir)
+	if err := s.Save(wordRecord("new1", "bilberry")); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(t, s, "ilberr"); got != "new1 old2 old1 " {
+		t.Errorf("bilberry: %q", got)
+	}
+	if _, err := s.Delete(context.Background(), []string{"old3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(t, s, "cloudberry"); got != "" {
+		t.Errorf("cloudberry, removed: %q", got)
+	}
+	if p, err := s.List(context.Background(), runstore.Query{}); err != nil || len(p.Runs) != 3 {
+		t.Errorf("the runs: %+v %v", p, err)
+	}
+	ftsCheck(t, path)
+}
