@@ -19,14 +19,14 @@ type Dialect struct {
 	// IDCase replaces {id_case}: the index that finds a run id's beginning ignoring case
 	// (schema step 7).
 	IDCase string
-	// TextLazy replaces {text_lazy}: how the text index is kept from then on (schema step 8).
-	TextLazy string
+	// Lean replaces {lean}: what the embedded store's saves no longer write (schema step 8).
+	Lean string
 }
 
 // The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
 // cursors compare exactly; PostgreSQL as timestamptz.
 var (
-	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge, TextLazy: sqliteTextLazy}
+	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge, Lean: sqliteLean}
 	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage, TextIndex: postgresTextIndex, IDCase: postgresIDCase}
 )
 
@@ -141,11 +141,11 @@ ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 	// 6: how the text index keeps few segments (sqliteTextMerge; nothing in PostgreSQL).
 	`{text_merge}`,
 	// 7: a run id's beginning is found ignoring case in PostgreSQL too (postgresIDCase;
-	// SQLite's index of the ids ignores case since step 5).
+	// SQLite's index of the ids ignored case from step 5 to step 8).
 	`{id_case}`,
-	// 8: the embedded store's text index is written behind the saves, not by them
-	// (sqliteTextLazy; nothing in PostgreSQL).
-	`{text_lazy}`,
+	// 8: the embedded store's saves write less: the text index is written behind them, and
+	// the ids have one index (sqliteLean; nothing in PostgreSQL).
+	`{lean}`,
 }
 
 // postgresIDCase indexes the lowercased ids for lower(id) LIKE 'word%' (the words of a
@@ -181,7 +181,7 @@ CREATE INDEX halo_runs_id_nocase ON halo_runs (id COLLATE NOCASE)`
 // store then uses.
 const sqliteTextMerge = `INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('crisismerge', 4)`
 
-// sqliteTextLazy stops the insert of a run's row from writing halo_runs_text: the rows
+// sqliteLean stops the insert of a run's row from writing halo_runs_text: the rows
 // from halo_text_state.upto on (by rowid) are not in the index yet, and the store indexes
 // them in one statement before any text query reads it, and while no record waits for a
 // commit (SQLite.indexText). Writing the index in each commit was half of what halo mcp's
@@ -189,7 +189,11 @@ const sqliteTextMerge = `INSERT INTO halo_runs_text (halo_runs_text, rank) VALUE
 // step as its search text changes, or as it is removed; a row past upto needs nothing.
 // A new row's rowid is one more than the largest there, so it is past upto as long as upto
 // never passes the largest rowid: a removal lowers upto to the largest left.
-const sqliteTextLazy = `DROP TRIGGER halo_runs_text_insert;
+//
+// It also drops step 5's index of the ids ignoring case: a word that begins a run id is
+// looked up in the primary key's index in each spelling of its beginning (idBegins).
+const sqliteLean = `DROP INDEX halo_runs_id_nocase;
+DROP TRIGGER halo_runs_text_insert;
 DROP TRIGGER halo_runs_text_update;
 DROP TRIGGER halo_runs_text_delete;
 CREATE TABLE halo_text_state (upto integer NOT NULL);
@@ -204,7 +208,7 @@ var SchemaVersion = len(migrations)
 // (a statement ends with ";" at the end of a line; a trigger's inner ones do not).
 func (d Dialect) Migration(v int) []string {
 	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage,
-		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase, "{text_lazy}", d.TextLazy).Replace(migrations[v-1])
+		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase, "{lean}", d.Lean).Replace(migrations[v-1])
 	var out []string
 	for _, st := range strings.Split(s, ";\n") {
 		st = strings.TrimSuffix(strings.TrimSpace(st), ";")

@@ -40,7 +40,7 @@ func (p textPlan) values() (few, most int) {
 // most most of them (0: all), in one transaction of the writer, and reports whether any are
 // left. A text query indexes them all first (List), and the commit goroutine some at a
 // time while nothing waits for a commit (commits.idleIndex), so that the saves do not write
-// the index (schema step 8, sqliteTextLazy). In one statement, FTS5 gathers the terms of all
+// the index (schema step 8, sqliteLean). In one statement, FTS5 gathers the terms of all
 // the rows before it writes a segment: indexed so, a run costs less than a commit's
 // statements cost it (docs/cli.md, "Run records").
 func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
@@ -152,11 +152,12 @@ func (s *SQLite) textDriver(ctx context.Context, words []string, few int) (int, 
 		if !indexable(w) {
 			continue
 		}
-		lo, hi := idRange(w)
+		var args []any
+		arg := func(v any) string { args = append(args, v); return SQLiteDialect.Param(len(args)) }
+		text := "SELECT (SELECT count(*) FROM (SELECT 1 FROM halo_runs_text WHERE search GLOB " + arg(globPattern(w)) + " LIMIT " + arg(few) + "))"
+		text += " + (SELECT count(*) FROM (" + SQLiteDialect.idBegins(w, arg, "1") + " LIMIT " + arg(few) + "))"
 		var n int
-		err := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM (SELECT 1 FROM halo_runs_text WHERE search GLOB ?1 LIMIT ?4))
-  + (SELECT count(*) FROM (SELECT 1 FROM halo_runs WHERE id >= ?2 COLLATE NOCASE AND id < ?3 COLLATE NOCASE LIMIT ?4))`,
-			globPattern(w), lo, hi, few).Scan(&n)
+		err := s.r.QueryRowContext(ctx, text, args...).Scan(&n)
 		if err != nil {
 			return -1, 0, s.dbErr("list runs", err)
 		}

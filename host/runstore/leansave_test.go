@@ -189,10 +189,11 @@ func oldRows(t *testing.T, db *sql.DB, recs ...*runtime.Record) {
 	}
 }
 
-// A store of schema version 7 (the text index written by each insert) keeps its runs when
-// a newer halo opens it: they are found by their words as before, as are the runs saved
-// after, and removing one keeps the index in step.
-func TestSQLiteMigratesLazyText(t *testing.T) {
+// A store of schema version 7 (the text index written by each insert, a second index of
+// the ids) keeps its runs when a newer halo opens it: they are found by their words and
+// their ids' beginnings as before, as are the runs saved after; removing one keeps the
+// index in step, and the second index of the ids is gone.
+func TestSQLiteMigratesLeanSaves(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".halo", "runs")
 	path := filepath.Join(dir, runstore.DBName)
 	db := schemaDB(t, dir, 7)
@@ -214,5 +215,38 @@ func TestSQLiteMigratesLazyText(t *testing.T) {
 	if p, err := s.List(context.Background(), runstore.Query{}); err != nil || len(p.Runs) != 3 {
 		t.Errorf("the runs: %+v %v", p, err)
 	}
+	if got := found(t, s, "OLD"); got != "old2 old1 " {
+		t.Errorf("the runs whose id begins with OLD: %q", got)
+	}
 	ftsCheck(t, path)
+	db = sqlDB(t, path)
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'halo_runs_id_nocase'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the index of the ids ignoring case is still there: %d %v", n, err)
+	}
+}
+
+// A word that begins a run id finds it whatever the case of either, past the letters the
+// store looks up in each case (idBegins) too, and only the ids it begins.
+func TestSQLiteIDBeginsIgnoringCase(t *testing.T) {
+	s := openGrouped(t, filepath.Join(t.TempDir(), ".halo", "runs"))
+	for _, id := range []string{"AbCdEfG1", "abcdefh2", "ABCDE", "9z-Q_x", "abc"} {
+		if err := s.Save(wordRecord(id, "plain")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ word, want string }{
+		{"abcdefg", "AbCdEfG1 "},
+		{"ABCDEF", "abcdefh2 AbCdEfG1 "},
+		{"abcd", "ABCDE abcdefh2 AbCdEfG1 "},
+		{"abc", "abc ABCDE abcdefh2 AbCdEfG1 "},
+		{"abcdx", ""},
+		{"9Z-q_X", "9z-Q_x "},
+		{"9z-q%", ""},
+	} {
+		if got := found(t, s, tc.word); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.word, got, tc.want)
+		}
+	}
 }
