@@ -1,6 +1,7 @@
 package runstore_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,7 +12,9 @@ import (
 
 // BenchmarkList lists the newest 50 of 100,000 runs of the embedded store with each filter
 // of runstoretest.BenchQueries (page2: the second page of the status filter, by its cursor). The
-// PostgreSQL store's is in host/runstore/postgres.
+// PostgreSQL store's is in host/runstore/postgres. The saves leave the text index to the
+// first text query (schema step 8): it is written before the lists are measured, and
+// BenchmarkTextIndex measures what writing it costs.
 func BenchmarkList(b *testing.B) {
 	s, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{GroupCommit: true})
 	if err != nil {
@@ -24,7 +27,7 @@ func BenchmarkList(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if err := s.Sync(); err != nil {
+	if _, err := s.List(context.Background(), runstore.Query{Text: "ord-1"}); err != nil {
 		b.Fatal(err)
 	}
 	runstoretest.RunListBench(b, s)
