@@ -134,11 +134,12 @@ type commits struct {
 	err, failing error
 	closed       bool
 	// textBehind says rows may be past the text index (since the open, or a commit), for
-	// idleIndex; idling that it waits for saved, which put and close then signal.
-	textBehind, idling bool
-	saved              chan struct{}
-	loop               sync.WaitGroup
-	size               atomic.Int64
+	// idleIndex; textMore that its last chunk left some, so that it writes the next at once
+	// unless a save came; idling that it waits for saved, which put and close then signal.
+	textBehind, textMore, idling bool
+	saved                        chan struct{}
+	loop                         sync.WaitGroup
+	size                         atomic.Int64
 	// rowStmts are the writer's statements that write 1<<l rows of a save or a start
 	// (rowStmts[kind][l]), and claimStmt its claim's, each prepared once.
 	rowStmts  [putClaim][maxRowsLog2 + 1]*sql.Stmt
@@ -367,27 +368,29 @@ func (c *commits) run() {
 }
 
 // idleIndex, c.mu held (and let go meanwhile), waits idleAfter for a save, and when none
-// came writes idleChunk rows of the text index. A failure is logged and left to the next
+// came writes idleChunk rows of the text index (the next chunk without waiting again). A failure is logged and left to the next
 // text query, which writes the index itself.
 func (c *commits) idleIndex() {
-	select { // a signal left from before
-	case <-c.saved:
-	default:
-	}
-	c.idling = true
-	c.mu.Unlock()
-	t := time.NewTimer(idleAfter)
-	idle := false
-	select {
-	case <-t.C:
-		idle = true
-	case <-c.saved:
-		t.Stop()
-	}
-	c.mu.Lock()
-	c.idling = false
-	if !idle || len(c.dirty) > 0 || c.closed {
-		return
+	if !c.textMore {
+		select { // a signal left from before
+		case <-c.saved:
+		default:
+		}
+		c.idling = true
+		c.mu.Unlock()
+		t := time.NewTimer(idleAfter)
+		idle := false
+		select {
+		case <-t.C:
+			idle = true
+		case <-c.saved:
+			t.Stop()
+		}
+		c.mu.Lock()
+		c.idling = false
+		if !idle || len(c.dirty) > 0 || c.closed {
+			return
+		}
 	}
 	c.mu.Unlock()
 	left, err := c.s.indexText(context.Background(), idleChunk)
@@ -395,7 +398,9 @@ func (c *commits) idleIndex() {
 	if err != nil {
 		c.s.log.Warn("the text index could not be written while idle; the next text query writes it", "error", err)
 	}
-	c.textBehind = left && err == nil // a commit meanwhile is this goroutine's: none was
+	// A commit meanwhile is this goroutine's: none was.
+	c.textBehind = left && err == nil
+	c.textMore = c.textBehind
 }
 
 // pace waits, c.mu held (and let go meanwhile), until commitEvery has passed since the last
@@ -476,7 +481,7 @@ func (c *commits) commitOnce() {
 		}
 	}
 	c.inflight = nil
-	c.textBehind = true
+	c.textBehind, c.textMore = true, false
 	c.done = upTo
 	c.cond.Broadcast()
 }

@@ -38,8 +38,9 @@ func (p textPlan) values() (few, most int) {
 
 // indexText writes the rows past halo_text_state.upto (by rowid) into halo_runs_text, at
 // most most of them (0: all), in one transaction of the writer, and reports whether any are
-// left. A text query indexes them all first (List), and the commit goroutine some at a
-// time while nothing waits for a commit (commits.idleIndex), so that the saves do not write
+// left. A text query indexes them all first (List), and the commit goroutine too while
+// nothing waits for a commit (commits.idleIndex), both idleChunk rows a transaction, so that
+// the saves do not write
 // the index (schema step 8, sqliteLean). In one statement, FTS5 gathers the terms of all
 // the rows before it writes a segment: indexed so, a run costs less than a commit's
 // statements cost it (docs/cli.md, "Run records").
@@ -94,8 +95,11 @@ func (s *SQLite) listText(ctx context.Context, q Query, query string, args []any
 	if behind, err := s.textBehind(ctx); err != nil {
 		return Page{}, err
 	} else if behind {
-		if _, err := s.indexText(ctx, 0); err != nil {
-			return Page{}, err
+		// A chunk a transaction, so that a commit waits for one at most.
+		for left := true; left; {
+			if left, err = s.indexText(ctx, idleChunk); err != nil {
+				return Page{}, err
+			}
 		}
 	}
 	few, most := s.text.values()
