@@ -368,8 +368,8 @@ func (c *commits) run() {
 }
 
 // idleIndex, c.mu held (and let go meanwhile), waits idleAfter for a save, and when none
-// came writes idleChunk rows of the text index (the next chunk without waiting again). A failure is logged and left to the next
-// text query, which writes the index itself.
+// came writes idleChunk rows of the text index (the next chunk without waiting again). A
+// failure is logged and left to the next text query, which writes the index itself.
 func (c *commits) idleIndex() {
 	if !c.textMore {
 		select { // a signal left from before

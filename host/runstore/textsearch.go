@@ -78,9 +78,9 @@ func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
 	return end < top, nil
 }
 
-// textBehind reports, from a reader, whether rows are past halo_text_state.upto, so that a
+// textIndexBehind reports, from a reader, whether rows are past halo_text_state.upto, so that a
 // text query of an index that is up to date does not wait for the writer.
-func (s *SQLite) textBehind(ctx context.Context) (bool, error) {
+func (s *SQLite) textIndexBehind(ctx context.Context) (bool, error) {
 	var behind bool
 	err := s.r.QueryRowContext(ctx, `SELECT coalesce((SELECT max(rowid) FROM halo_runs), 0) > upto FROM halo_text_state`).Scan(&behind)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *SQLite) textBehind(ctx context.Context) (bool, error) {
 // listText lists a text query q, whose plain statement (reading the runs newest first) is
 // query.
 func (s *SQLite) listText(ctx context.Context, q Query, query string, args []any) (Page, error) {
-	if behind, err := s.textBehind(ctx); err != nil {
+	if behind, err := s.textIndexBehind(ctx); err != nil {
 		return Page{}, err
 	} else if behind {
 		// A chunk a transaction, so that a commit waits for one at most.
