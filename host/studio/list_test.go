@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,35 @@ func TestListTokensAndUnknownCost(t *testing.T) {
 	_, body, _ = e.page(c, "GET", "/?q=tok0", nil)
 	if !strings.Contains(body, `class="total">$0.2500<`) {
 		t.Errorf("the total of priced runs alone is not exact:\n%s", body)
+	}
+}
+
+// TestSearchFindsRunsSavedSinceTheLastSearch: the saves leave the text index to the next
+// search (host/runstore), and a search finds the runs saved since the one before it as well
+// as those it found then.
+func TestSearchFindsRunsSavedSinceTheLastSearch(t *testing.T) {
+	e := newEnv(t, opts{})
+	c := e.client()
+	t0 := time.Date(2026, 11, 28, 23, 0, 0, 0, time.UTC)
+	set := func(ids []string) string {
+		ids = append([]string(nil), ids...)
+		sort.Strings(ids)
+		return strings.Join(ids, " ")
+	}
+	search := func(q string) string {
+		t.Helper()
+		st, body, _ := e.page(c, "GET", "/?q="+url.QueryEscape(q), nil)
+		if st != 200 {
+			t.Fatalf("%s: %d\n%s", q, st, body)
+		}
+		return set(rowsOf(body))
+	}
+	ids := saved(t, e, 30, t0)
+	if got, want := search("name-1"), set(append([]string{ids[1]}, ids[10:20]...)); got != want {
+		t.Fatalf("name-1 before: %s, want %s", got, want)
+	}
+	ids = saved(t, e, 130, t0) // the same 30 again, and 100 more
+	if got, want := search("name-12"), set(append([]string{ids[12]}, ids[120:130]...)); got != want {
+		t.Errorf("name-12 after: %s, want %s", got, want)
 	}
 }
