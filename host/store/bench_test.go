@@ -178,13 +178,6 @@ func emptyStore(b *testing.B, dir string) (*Set, *Store) {
 	return set, openStore(b, set, fileDecl("Bench", "docs/**/*.md"))
 }
 
-// unsplit has st index every batch on one core, as before batches were split (ftspart.go).
-func unsplit(st *Store) {
-	s := st.be.(*sqliteStore)
-	s.bulk.Close()
-	s.bulk = nil
-}
-
 // bareFTS is the floor's database: a bare FTS5 table of the store's columns and tokenizer,
 // holding as many terms in memory, in WAL mode.
 func bareFTS(b *testing.B) *sql.DB {
@@ -247,16 +240,6 @@ func BenchmarkFileIndexPaired(b *testing.B) {
 		fdb := bareFTS(b)
 		b.StartTimer()
 		timed("store", func() {
-			if stats, err := st.Refresh(ctx, Op{}, false); err != nil || stats.Files != 800 {
-				b.Fatal(stats, err)
-			}
-		})
-		b.StopTimer()
-		set.Close()
-		set, st = emptyStore(b, dir)
-		unsplit(st)
-		b.StartTimer()
-		timed("store-one-core", func() {
 			if stats, err := st.Refresh(ctx, Op{}, false); err != nil || stats.Files != 800 {
 				b.Fatal(stats, err)
 			}
