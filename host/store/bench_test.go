@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/philippgille/chromem-go"
+	_ "modernc.org/sqlite" // the driver before (fts5-modernc), and sqlite-vec's
 	_ "modernc.org/sqlite/vec"
 
 	"halolang.dev/halo/host/model"
@@ -125,7 +126,7 @@ func BenchmarkFileIndex(b *testing.B) {
 		b.ResetTimer()
 		defer cpuRate(b, total, cputime.Self())
 		for i := 0; i < b.N; i++ {
-			db := bareFTS(b)
+			db := bareFTS(b, false)
 			insertFTS(b, db, chunks)
 			db.Close()
 		}
@@ -179,9 +180,14 @@ func emptyStore(b *testing.B, dir string) (*Set, *Store) {
 }
 
 // bareFTS is the floor's database: a bare FTS5 table of the store's columns and tokenizer,
-// holding as many terms in memory, in WAL mode.
-func bareFTS(b *testing.B) *sql.DB {
-	db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fts.db"))
+// holding as many terms in memory, in WAL mode, through the store's driver (or, when modernc,
+// through modernc.org/sqlite, the driver before).
+func bareFTS(b *testing.B, modernc bool) *sql.DB {
+	path := filepath.Join(b.TempDir(), "fts.db")
+	db, err := openDB(path, false)
+	if modernc {
+		db, err = sql.Open("sqlite", path)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -237,7 +243,7 @@ func BenchmarkFileIndexPaired(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		set, st := emptyStore(b, dir)
-		fdb := bareFTS(b)
+		fdb, mdb := bareFTS(b, false), bareFTS(b, true)
 		b.StartTimer()
 		timed("store", func() {
 			if stats, err := st.Refresh(ctx, Op{}, false); err != nil || stats.Files != 800 {
@@ -245,9 +251,11 @@ func BenchmarkFileIndexPaired(b *testing.B) {
 			}
 		})
 		timed("fts5", func() { insertFTS(b, fdb, chunks) })
+		timed("fts5-modernc", func() { insertFTS(b, mdb, chunks) })
 		timed("read+chunk", func() { readChunk() })
 		b.StopTimer()
 		fdb.Close()
+		mdb.Close()
 		set.Close()
 		b.StartTimer()
 	}
@@ -605,7 +613,7 @@ func BenchmarkFTSOptions(b *testing.B) {
 			var index, cpu time.Duration
 			var lat []time.Duration
 			for i := 0; i < b.N; i++ {
-				db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "o.db"))
+				db, err := openDB(filepath.Join(b.TempDir(), "o.db"), false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -5,11 +5,12 @@
 // path and lines), keeps the index in step with the files (by size, time and hash), embeds
 // through host/model's embedding adapters, and searches.
 //
-// An index lives in one SQLite database per store under .halo/stores/ (modernc.org/sqlite, so
-// releases stay CGO_ENABLED=0): FTS5 with BM25 ranking for File, and for VectorStore the
-// vectors as float32 blobs that are held in memory and scanned exactly (see vector.go for
-// why not sqlite-vec). Declared with store: "postgres://...", the index is in PostgreSQL
-// instead: tsvector ranking for File, pgvector's HNSW index for VectorStore.
+// An index lives in one SQLite database per store under .halo/stores/, through
+// github.com/ncruces/go-sqlite3 (SQLite translated to Go, so releases stay CGO_ENABLED=0):
+// FTS5 with BM25 ranking for File, and for VectorStore the vectors as float32 blobs that are
+// held in memory and scanned exactly (see vector.go for why not sqlite-vec). Declared with
+// store: "postgres://...", the index is in PostgreSQL instead: tsvector ranking for File,
+// pgvector's HNSW index for VectorStore.
 //
 // host/runtime opens stores through a Set (one per process, shared by its runs), searches
 // them for every agent call whose agent equips one, and serves their search, add and delete
