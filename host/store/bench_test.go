@@ -179,6 +179,13 @@ func emptyStore(b *testing.B, dir string) (*Set, *Store) {
 	return set, openStore(b, set, fileDecl("Bench", "docs/**/*.md"))
 }
 
+// unsplit has st index every batch on one core, as before batches were split (ftspart.go).
+func unsplit(st *Store) {
+	s := st.be.(*sqliteStore)
+	s.bulk.Close()
+	s.bulk = nil
+}
+
 // bareFTS is the floor's database: a bare FTS5 table of the store's columns and tokenizer,
 // holding as many terms in memory, in WAL mode, through the store's driver (or, when modernc,
 // through modernc.org/sqlite, the driver before).
@@ -220,11 +227,12 @@ func insertFTS(b *testing.B, db *sql.DB, chunks []chunk) {
 }
 
 // BenchmarkFileIndexPaired indexes the 16 MB of BenchmarkFileIndex from nothing with the
-// store, with FTS5 alone (the floor: the same chunks into a bare table, as fts5-insert) and
-// reads and chunks them (read+chunk), one after the other in every iteration, and reports
-// each one's min, median and max in MB per second of wall clock and per CPU-second: on a
-// machine other builds share, their load changes within a run, and timing the three side by
-// side keeps it out of the ratios.
+// store, with the store on one core (store-one-core: no batch split, ftspart.go), with FTS5
+// alone (the floor: the same chunks into a bare table, as fts5-insert), with FTS5 alone
+// through modernc.org/sqlite (fts5-modernc, the driver before), and reads and chunks them
+// (read+chunk), one after the other in every iteration, and reports each one's min, median
+// and max in MB per second of wall clock and per CPU-second: on a machine other builds share,
+// their load changes within a run, and timing them side by side keeps it out of the ratios.
 func BenchmarkFileIndexPaired(b *testing.B) {
 	dir := b.TempDir()
 	total := markdownCorpus(b, dir, 800, 20<<10)
@@ -246,6 +254,16 @@ func BenchmarkFileIndexPaired(b *testing.B) {
 		fdb, mdb := bareFTS(b, false), bareFTS(b, true)
 		b.StartTimer()
 		timed("store", func() {
+			if stats, err := st.Refresh(ctx, Op{}, false); err != nil || stats.Files != 800 {
+				b.Fatal(stats, err)
+			}
+		})
+		b.StopTimer()
+		set.Close()
+		set, st = emptyStore(b, dir)
+		unsplit(st)
+		b.StartTimer()
+		timed("store-one-core", func() {
 			if stats, err := st.Refresh(ctx, Op{}, false); err != nil || stats.Files != 800 {
 				b.Fatal(stats, err)
 			}

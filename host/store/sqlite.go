@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,11 @@ type sqliteStore struct {
 	path string
 	name string // the database file's name in dir
 	db   *sql.DB
+	// bulk writes a batch split across two cores (ftspart.go): it writes FTS5's tables as
+	// FTS5 does, which the defensive connections of db may not. Each of its connections is
+	// new and closed after its transaction, so none keeps a list of segments that is no
+	// longer the table's.
+	bulk *sql.DB
 
 	// mu guards the vectors held in memory and the generation they are of.
 	mu     sync.Mutex
@@ -52,7 +58,7 @@ CREATE INDEX chunks_file ON chunks(file_id);
 `
 
 const ftsSchema = `
-CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, content='chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE chunks_fts USING fts5(title, text, content='chunks', content_rowid='id', ` + ftsTokenizer + `);
 INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(2.0, 1.0)');
 INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 33554432);
 `
@@ -167,6 +173,17 @@ func (s *sqliteStore) open() error {
 		db.Close()
 		s.db = nil
 		return err
+	}
+	if s.spec.Kind == File {
+		// Not defensive: it writes FTS5's tables as FTS5 does (ftspart.go), running only the
+		// store's own statements, on a database init has found to be this store's.
+		if s.bulk, err = openDB(sqliteDSN(s.path, File), false); err != nil {
+			db.Close()
+			s.db = nil
+			return fmt.Errorf("store %s: %w", s.spec.Name, err)
+		}
+		s.bulk.SetMaxOpenConns(1)
+		s.bulk.SetMaxIdleConns(0)
 	}
 	return nil
 }
@@ -320,6 +337,9 @@ func (s *sqliteStore) close() error {
 	if s.db != nil {
 		err = s.db.Close()
 	}
+	if s.bulk != nil {
+		s.bulk.Close()
+	}
 	s.dir.Close()
 	return err
 }
@@ -329,6 +349,10 @@ func (s *sqliteStore) reset(ctx context.Context) error {
 	if s.db != nil {
 		s.db.Close()
 		s.db = nil
+	}
+	if s.bulk != nil {
+		s.bulk.Close()
+		s.bulk = nil
 	}
 	if err := removeDatabase(s.dir, s.sideFiles()); err != nil {
 		return fmt.Errorf("store %s: %w", s.spec.Name, err)
@@ -403,7 +427,14 @@ func (s *sqliteStore) setMeta(ctx context.Context, m indexMeta) error {
 // write; if another process wrote since they were loaded, they are loaded again at the next
 // search instead.
 func (s *sqliteStore) write(ctx context.Context, fn func(tx *sql.Tx) error, vectors func(v *vectors)) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return s.writeOn(ctx, s.db, fn, vectors)
+}
+
+// writeOn is write on a connection of db.
+func (s *sqliteStore) writeOn(ctx context.Context, db interface {
+	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+}, fn func(tx *sql.Tx) error, vectors func(v *vectors)) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.sqlErr(err)
 	}
@@ -478,11 +509,31 @@ func (s *sqliteStore) files(ctx context.Context) (map[string]fileState, error) {
 // writeFiles writes a batch of files in one transaction. The full-text index is written by
 // two statements for the whole batch (its rows out, then in): FTS5 flushes what it holds in
 // memory at every statement that touches it, and a flush per file was most of the time of
-// indexing.
+// indexing. A batch of at least splitMinBytes of new text, on a machine of more than one core,
+// is indexed by two: the last part of its chunks on a goroutine of its own, into a part added
+// to the index before the commit (ftspart.go).
 func (s *sqliteStore) writeFiles(ctx context.Context, changes []fileChange) (int, error) {
+	var newBytes int
+	for _, c := range changes {
+		for _, ch := range c.chunks {
+			newBytes += len(ch.Title) + len(ch.Text)
+		}
+	}
+	var db interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	} = s.db
+	split := s.spec.Kind == File && s.bulk != nil && newBytes >= splitMinBytes && runtime.GOMAXPROCS(0) > 1
+	if split {
+		conn, err := s.bulk.Conn(ctx)
+		if err != nil {
+			return 0, s.sqlErr(err)
+		}
+		defer conn.Close()
+		db = conn
+	}
 	written := 0
 	var dropped []int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeOn(ctx, db, func(tx *sql.Tx) error {
 		written, dropped = 0, dropped[:0]
 		// The files whose chunks go: the changed and the removed ones.
 		for _, q := range []string{`CREATE TEMP TABLE IF NOT EXISTS gone (path TEXT PRIMARY KEY)`, `DELETE FROM temp.gone`} {
@@ -532,44 +583,51 @@ func (s *sqliteStore) writeFiles(ctx context.Context, changes []fileChange) (int
 				return err
 			}
 		}
+		// The new chunks' ids follow the last one, in the order of changes.
 		var last int64
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM chunks`).Scan(&last); err != nil {
 			return err
 		}
-		insFile, err := tx.PrepareContext(ctx, `INSERT INTO files(path, size, mtime, hash) VALUES (?, ?, ?, ?)`)
-		if err != nil {
-			return err
+		var partRows []ftsRow
+		if split {
+			partRows = splitRows(changes, last, newBytes)
 		}
-		defer insFile.Close()
-		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(file_id, key, start_line, end_line, title, text) VALUES (?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insChunk.Close()
-		for _, c := range changes {
-			switch {
-			case c.touch:
-				if _, err := tx.ExecContext(ctx, `UPDATE files SET size = ?, mtime = ? WHERE path = ?`, c.state.Size, c.state.ModTime, c.path); err != nil {
-					return err
-				}
-				continue
-			case c.remove:
-				continue
-			}
-			res, err := insFile.ExecContext(ctx, c.path, c.state.Size, c.state.ModTime, c.state.Hash)
+		if len(partRows) > 0 {
+			mid := partRows[0].id - 1 // the chunks after mid are the part's
+			var part *ftsPart
+			var partErr error
+			partCtx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				part, partErr = buildPart(partCtx, partRows)
+			}()
+			// On every way out, the part's goroutine has ended.
+			defer func() { cancel(); <-done }()
+			err := s.insertFiles(ctx, tx, changes, last, &written)
 			if err != nil {
 				return err
 			}
-			fileID, err := res.LastInsertId()
-			if err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, title, text) SELECT id, title, text FROM chunks WHERE id > ? AND id <= ?`, last, mid); err != nil {
 				return err
 			}
-			for n, ch := range c.chunks {
-				if _, err := insChunk.ExecContext(ctx, fileID, fileKey(c.path, n), ch.Start, ch.End, ch.Title, ch.Text); err != nil {
-					return err
-				}
-				written++
+			// Flushed, so that the structure record addPart extends is the whole of this
+			// connection's, and nothing is left to write at the commit.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES('flush')`); err != nil {
+				return err
 			}
+			if <-done; partErr != nil {
+				return fmt.Errorf("index a part of the batch: %w", partErr)
+			}
+			added, err := addPart(ctx, tx, part)
+			if err != nil || added {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, title, text) SELECT id, title, text FROM chunks WHERE id > ?`, mid)
+			return err
+		}
+		if err := s.insertFiles(ctx, tx, changes, last, &written); err != nil {
+			return err
 		}
 		if s.spec.Kind == File && written > 0 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, title, text) SELECT id, title, text FROM chunks WHERE id > ?`, last); err != nil {
@@ -583,6 +641,69 @@ func (s *sqliteStore) writeFiles(ctx context.Context, changes []fileChange) (int
 		}
 	})
 	return written, err
+}
+
+// insertFiles writes the rows of changes' files and chunks, the chunks with the ids after
+// last, counting them into written.
+func (s *sqliteStore) insertFiles(ctx context.Context, tx *sql.Tx, changes []fileChange, last int64, written *int) error {
+	insFile, err := tx.PrepareContext(ctx, `INSERT INTO files(path, size, mtime, hash) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insFile.Close()
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, file_id, key, start_line, end_line, title, text) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insChunk.Close()
+	id := last
+	for _, c := range changes {
+		switch {
+		case c.touch:
+			if _, err := tx.ExecContext(ctx, `UPDATE files SET size = ?, mtime = ? WHERE path = ?`, c.state.Size, c.state.ModTime, c.path); err != nil {
+				return err
+			}
+			continue
+		case c.remove:
+			continue
+		}
+		res, err := insFile.ExecContext(ctx, c.path, c.state.Size, c.state.ModTime, c.state.Hash)
+		if err != nil {
+			return err
+		}
+		fileID, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		for n, ch := range c.chunks {
+			id++
+			if _, err := insChunk.ExecContext(ctx, id, fileID, fileKey(c.path, n), ch.Start, ch.End, ch.Title, ch.Text); err != nil {
+				return err
+			}
+			*written++
+		}
+	}
+	return nil
+}
+
+// splitRows is the part of changes' new chunks a second goroutine indexes: the last ones,
+// half of their text, with the ids insertFiles gives them after last.
+func splitRows(changes []fileChange, last int64, total int) []ftsRow {
+	var out []ftsRow
+	id, seen := last, 0
+	for _, c := range changes {
+		if c.touch || c.remove {
+			continue
+		}
+		for _, ch := range c.chunks {
+			id++
+			if seen >= total/2 {
+				out = append(out, ftsRow{id: id, title: ch.Title, text: ch.Text})
+			}
+			seen += len(ch.Title) + len(ch.Text)
+		}
+	}
+	return out
 }
 
 func (s *sqliteStore) staleCount(ctx context.Context) (int, error) {
