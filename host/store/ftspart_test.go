@@ -20,6 +20,9 @@ func segments(t *testing.T, st *Store) int {
 	if !ok {
 		t.Fatalf("structure record %x does not decode", b)
 	}
+	if e := s.encode(); string(e) != string(b) {
+		t.Fatalf("structure record %x encodes again as %x", b, e)
+	}
 	n := 0
 	for _, l := range s.levels {
 		n += len(l.segments)
@@ -105,6 +108,22 @@ func TestSplitBatchIndexesAsOne(t *testing.T) {
 	hits, err := split.Search(ctx, "zebra", 4, Op{})
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("zebra: %v, %v; want the changed and the new file", hits, err)
+	}
+}
+
+// A structure record of FTS5's second version (tables that delete without content write it)
+// is not one addPart extends.
+func TestSecondVersionStructureRefused(t *testing.T) {
+	v1 := []byte{0, 0, 0, 4, 1, 1, 3, 0, 1, 1, 1, 2}
+	if s, ok := decodeStructure(v1); !ok || len(s.levels) != 1 || s.levels[0].segments[0] != (ftsSegment{1, 1, 2}) || s.writes != 3 {
+		t.Fatalf("first version: %+v, %v", s, ok)
+	}
+	v2 := append([]byte{0, 0, 0, 4, 0xff, 0, 0, 1}, v1[4:]...)
+	if _, ok := decodeStructure(v2); ok {
+		t.Fatal("second version decoded")
+	}
+	if _, ok := decodeStructure(v1[:len(v1)-1]); ok {
+		t.Fatal("a cut record decoded")
 	}
 }
 
