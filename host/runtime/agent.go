@@ -45,8 +45,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	} else {
 		var err error
 		system, prompt, err = rn.agentPrompt(ctx, a, c, value, o, set)
-		var pause *errPause
-		if errors.As(err, &pause) && pause.agent != nil && pause.agent.Target == "" {
+		if pause := pauseOf(err); pause != nil && pause.agent != nil && pause.agent.Target == "" {
 			// Its tool: T waits for approval: the call starts again once answered.
 			pause.agent.Target = target
 		}
@@ -154,8 +153,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		step.mock.tools = conv.Tools
 	}
 	out, err := conv.Run(ctx)
-	var pause *errPause
-	if errors.As(err, &pause) && pause.agent != nil && pause.agent.Target == "" {
+	if pause := pauseOf(err); pause != nil && pause.agent != nil && pause.agent.Target == "" {
 		// A call waits for approval: the conversation so far is saved with the paused run.
 		cst := conv.State()
 		pause.agent.Target, pause.agent.System, pause.agent.Conversation = target, system, &cst

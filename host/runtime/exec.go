@@ -42,7 +42,9 @@ type run struct {
 
 	// loops counts each loop stage's passes; stageIn keeps each stage's flowing value so a
 	// loop can go back; feedback is the note a loop leaves for the agent stage it goes back
-	// to. Indices are into list. Only the goroutine running list touches them.
+	// to. Indices are into list. Only the goroutine running list touches them. loops and
+	// feedback are made by the first loop that goes back (most runs have none; a nil map
+	// and an empty one are saved alike).
 	loops    map[int]int
 	stageIn  map[int]any
 	stageOut map[int]any
@@ -71,7 +73,7 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  tools,
 		budget: policy.NewBudget(), shares: newShares(), mock: r.cfg.Mocks.fork(),
-		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
+		stageIn: map[int]any{}, stageOut: map[int]any{},
 	}
 	if r.cfg.Hooks != nil {
 		rn.dbg = newDebugRun()
@@ -88,8 +90,8 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	return &run{
 		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, list: pd.Stages, dbg: rn.dbg,
-		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
-		loops: map[int]int{}, stageIn: map[int]any{}, stageOut: map[int]any{}, feedback: map[int]string{},
+		where:   fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
+		stageIn: map[int]any{}, stageOut: map[int]any{},
 	}
 }
 
@@ -101,7 +103,7 @@ func (rn *run) inner(where string, list []*lang.Stage) *run {
 	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, where: where, list: list, dbg: rn.dbg, frames: rn.frames}
 	if list != nil {
-		in.loops, in.stageIn, in.stageOut, in.feedback = map[int]int{}, map[int]any{}, map[int]any{}, map[int]string{}
+		in.stageIn, in.stageOut = map[int]any{}, map[int]any{}
 	}
 	return in
 }
@@ -137,9 +139,8 @@ func (rn *run) scope() *scope {
 func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) *Result {
 	out, err := rn.body(ctx, start, payload, resuming)
 	res := &Result{RunID: rn.st.meta.RunID}
-	var pause *errPause
-	switch {
-	case errors.As(err, &pause):
+	switch pause := pauseOf(err); {
+	case pause != nil:
 		res.Status = Paused
 		rn.st.mu.Lock()
 		info := pause.info
@@ -182,7 +183,10 @@ func (rn *run) save(res *Result) error {
 	rec := rn.rec
 	rec.Status, rec.Output, rec.Error, rec.Meta, rec.Data = res.Status, res.Output, res.Error, res.Meta, res.Data
 	rn.st.mu.Lock()
-	rec.Events = append([]Event(nil), rn.st.events...)
+	// The record holds the events so far without a copy: the slice is cut at its length
+	// and capacity, so events emitted later go past what the record sees (or into a new
+	// array), and an emitted event is never changed.
+	rec.Events = rn.st.events[:len(rn.st.events):len(rn.st.events)]
 	rn.st.mu.Unlock()
 	rec.Mocks = rn.mock.cursors()
 	rec.Recording = rn.tools.rec.recording()
@@ -348,7 +352,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 // with (the stages of a called pipeline or a branch arm emit none).
 func (rn *run) stageDone(st *lang.Stage) {
 	if rn.where == "" {
-		rn.st.emit(Event{Type: "stage", At: st.Pos.String(), Target: st.Target()})
+		rn.st.emit(Event{Type: "stage", At: rn.r.stageAt(st), Target: rn.r.stageTarget(st)})
 	}
 }
 
@@ -413,7 +417,7 @@ func (rn *run) stage(ctx context.Context, i int, st *lang.Stage, value any, fb *
 		out, err := rn.branch(ctx, st, value)
 		return out, -1, err
 	default:
-		opts := callOpts{feedback: rn.feedback[i], at: st.Pos.String(), valueNames: rn.flowNames(i)}
+		opts := callOpts{feedback: rn.feedback[i], at: rn.r.stageAt(st), valueNames: rn.flowNames(i)}
 		delete(rn.feedback, i)
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
@@ -522,6 +526,9 @@ func (rn *run) loop(i int, st *lang.Stage, value any) (int, error) {
 	}
 	if target < 0 {
 		return -1, errorf(CodeCondition, "loop: no stage before it calls %s", agent)
+	}
+	if rn.loops == nil {
+		rn.loops, rn.feedback = map[int]int{}, map[int]string{}
 	}
 	rn.loops[i]++
 	rn.feedback[target] = fmt.Sprintf("This is pass %d. After your previous answer, the check %q still holds, so the work is not done.\n\nYour previous answer:\n%s\n\nWhat the pipeline saw last:\n%s",

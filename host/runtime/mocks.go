@@ -52,10 +52,11 @@ func UseTool(target string, args map[string]any) ToolUse { return ToolUse{Target
 // A MockFunc answers a request; its result is the target's answer.
 type MockFunc func(MockRequest) (any, error)
 
+// A mockEntry is never changed once made (Set makes a new one): the runs forked from a
+// Mocks share them, and keep how far they are in a script in Mocks.next.
 type mockEntry struct {
 	fixed any
 	list  []any
-	next  int
 	isFn  bool
 	fn    MockFunc
 }
@@ -70,6 +71,11 @@ type mockEntry struct {
 type Mocks struct {
 	mu      sync.Mutex
 	entries map[string]*mockEntry
+	// shared says a fork holds entries too: the next Set copies the map before changing
+	// it (copy on write), so a run forked before goes on answering as it started.
+	shared bool
+	// next is how many elements of each script this set has answered; made by the first.
+	next map[string]int
 }
 
 // NewMocks returns an empty set of mocks.
@@ -116,38 +122,43 @@ func numbers(v any) any {
 }
 
 // fork returns the mocks one run answers from: the same answers, with every script at its
-// start. A nil m forks to nil.
+// start. The fork shares m's entries, which m copies before it next changes them (a run
+// changes no mock: this saves copying the table for every run). A nil m forks to nil.
 func (m *Mocks) fork() *Mocks {
 	if m == nil {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := &Mocks{entries: make(map[string]*mockEntry, len(m.entries))}
-	for k, e := range m.entries {
-		c := *e
-		c.next = 0
-		out.entries[k] = &c
-	}
-	return out
+	m.shared = true
+	return &Mocks{entries: m.entries, shared: true}
 }
 
 // Set makes target answer v: a list is consumed one element per request.
 func (m *Mocks) Set(target string, v any) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if l, ok := v.([]any); ok {
-		m.entries[target] = &mockEntry{list: l}
+		m.set(target, &mockEntry{list: l})
 		return
 	}
-	m.entries[target] = &mockEntry{fixed: v}
+	m.set(target, &mockEntry{fixed: v})
 }
 
 // SetFunc makes target answer whatever fn returns.
-func (m *Mocks) SetFunc(target string, fn MockFunc) {
+func (m *Mocks) SetFunc(target string, fn MockFunc) { m.set(target, &mockEntry{isFn: true, fn: fn}) }
+
+func (m *Mocks) set(target string, e *mockEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.entries[target] = &mockEntry{isFn: true, fn: fn}
+	if m.shared {
+		own := make(map[string]*mockEntry, len(m.entries)+1)
+		for k, e := range m.entries {
+			own[k] = e
+		}
+		m.entries, m.shared = own, false
+	}
+	m.entries[target] = e
+	// A new answer starts from its first element.
+	delete(m.next, target)
 }
 
 // Has reports whether any of the targets is mocked.
@@ -221,12 +232,15 @@ func (m *Mocks) answer(req MockRequest, targets ...string) (v any, ok bool, err 
 		return v, true, err
 	case e.list != nil:
 		defer m.mu.Unlock()
-		if e.next >= len(e.list) {
+		n := m.next[name]
+		if n >= len(e.list) {
 			return nil, true, errorf(CodeMock, "mock %s: all %d scripted answers are used up", name, len(e.list))
 		}
-		v := e.list[e.next]
-		e.next++
-		return v, true, nil
+		if m.next == nil {
+			m.next = map[string]int{}
+		}
+		m.next[name] = n + 1
+		return e.list[n], true, nil
 	default:
 		defer m.mu.Unlock()
 		return e.fixed, true, nil
@@ -241,10 +255,14 @@ func (m *Mocks) cursors() map[string]int {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]int{}
-	for k, e := range m.entries {
-		if e.list != nil && e.next > 0 {
-			out[k] = e.next
+	if len(m.next) == 0 {
+		// Saved as an empty map is (omitted), without making one.
+		return nil
+	}
+	out := make(map[string]int, len(m.next))
+	for k, n := range m.next {
+		if e := m.entries[k]; e != nil && e.list != nil && n > 0 {
+			out[k] = n
 		}
 	}
 	return out
@@ -259,7 +277,10 @@ func (m *Mocks) seek(c map[string]int) {
 	defer m.mu.Unlock()
 	for k, n := range c {
 		if e := m.entries[k]; e != nil && e.list != nil && n <= len(e.list) {
-			e.next = n
+			if m.next == nil {
+				m.next = map[string]int{}
+			}
+			m.next[k] = n
 		}
 	}
 }

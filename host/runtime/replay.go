@@ -137,7 +137,10 @@ func (r *recorder) recording() *Recording {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := &Recording{Calls: append([]Recorded(nil), r.rec.Calls...)}
+	// Calls cut at length and capacity: later calls go past it or into a new array, and a
+	// recorded call is never changed.
+	calls := r.rec.Calls
+	out := &Recording{Calls: calls[:len(calls):len(calls)]}
 	if r.rec.Methods != nil {
 		out.Methods = make(map[string][]tool.Method, len(r.rec.Methods))
 		for k, v := range r.rec.Methods {

@@ -102,6 +102,41 @@ type Runtime struct {
 	// key is the store's seal key, once asked for (sealKey).
 	keyMu sync.Mutex
 	key   []byte
+	// texts is where each stage of the program's pipelines is written and what it calls,
+	// as events say them, made once (New): every stage of every run names both. Read only.
+	texts map[*lang.Stage]stageText
+}
+
+type stageText struct{ at, target string }
+
+// stageTexts lists the texts of every stage of prog's pipelines, branch arms included.
+func stageTexts(prog *lang.Program) map[*lang.Stage]stageText {
+	out := map[*lang.Stage]stageText{}
+	for _, d := range prog.Decls() {
+		if pd, ok := d.(*lang.PipelineDecl); ok {
+			lang.WalkStages(pd.Stages, func(st *lang.Stage) bool {
+				out[st] = stageText{at: st.Pos.String(), target: st.Target()}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// stageAt is where st is written (file:line:col).
+func (r *Runtime) stageAt(st *lang.Stage) string {
+	if t, ok := r.texts[st]; ok {
+		return t.at
+	}
+	return st.Pos.String()
+}
+
+// stageTarget is what st calls, as its stage event says.
+func (r *Runtime) stageTarget(st *lang.Stage) string {
+	if t, ok := r.texts[st]; ok {
+		return t.target
+	}
+	return st.Target()
 }
 
 // sealKey returns the store's key for sealing paused records, asking the store once.
@@ -163,7 +198,7 @@ func New(prog *lang.Program, cfg Config) (*Runtime, error) {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
-	r := &Runtime{prog: prog, cfg: cfg}
+	r := &Runtime{prog: prog, cfg: cfg, texts: stageTexts(prog)}
 	pols, err := compilePolicies(prog)
 	if err != nil {
 		return nil, err
@@ -384,6 +419,9 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		rn.st.data = rec.Data
 	}
 	rn.st.events = rec.Events
+	if len(rec.Resume.Loops) > 0 {
+		rn.loops, rn.feedback = make(map[int]int, len(rec.Resume.Loops)), map[int]string{}
+	}
 	for k, v := range rec.Resume.Loops {
 		rn.loops[k] = v
 	}

@@ -42,7 +42,7 @@ type openTool struct {
 }
 
 func newToolSet(r *Runtime, inputs map[string]any) *toolSet {
-	return &toolSet{r: r, inputs: inputs, open: map[string]*openTool{}}
+	return &toolSet{r: r, inputs: inputs}
 }
 
 // declaration evaluates td for this run: {{templates}} from the inputs, Env.NAME from the
@@ -103,6 +103,10 @@ func (ts *toolSet) entry(td *lang.ToolDecl) *openTool {
 	defer ts.mu.Unlock()
 	ot := ts.open[td.Name.Name]
 	if ot == nil {
+		if ts.open == nil {
+			// Made by the first tool opened: a run that opens none makes no map.
+			ts.open = map[string]*openTool{}
+		}
 		ot = &openTool{}
 		ts.open[td.Name.Name] = ot
 		ts.order = append(ts.order, td.Name.Name)
@@ -284,7 +288,7 @@ func (ts *toolSet) close() {
 			ot.p.Close()
 		}
 	}
-	ts.open = map[string]*openTool{}
+	ts.open = nil
 	ts.order = nil
 	if ts.ownStores != nil {
 		ts.ownStores.Close()
