@@ -298,7 +298,8 @@ func Resume(cfg Config, st State) (*Conversation, error) {
 	if len(cfg.Tools) > 0 && !model.CanCallTools(cfg.Model) {
 		return nil, &Error{Code: CodeToolConfig, Message: "the model's provider cannot call tools; remove tools: from this call or give the agent a model from another provider"}
 	}
-	c := &Conversation{cfg: cfg, st: st, byName: make(map[string]*Tool, len(cfg.Tools)), hidden: map[string]*Tool{}}
+	// byName and hidden are made by the first tool added (add): most calls offer none.
+	c := &Conversation{cfg: cfg, st: st}
 	tools := cfg.Tools
 	// Sized once for the tools offered at the start: offering twenty is then no growing of
 	// three slices twenty times.
@@ -327,9 +328,15 @@ func (c *Conversation) add(t Tool) error {
 		return &Error{Code: CodeToolConfig, Message: fmt.Sprintf("%s and %s have one function name %s", prev.Target, t.Target, t.Name)}
 	}
 	if t.Hidden {
+		if c.hidden == nil {
+			c.hidden = map[string]*Tool{}
+		}
 		h := t // copied here, so that t itself does not move to the heap for every tool
 		c.hidden[t.Name] = &h
 		return nil
+	}
+	if c.byName == nil {
+		c.byName = make(map[string]*Tool, cap(c.cfg.Tools))
 	}
 	c.cfg.Tools = append(c.cfg.Tools, t)
 	// The tool as the list holds it: a list that grows later (a tool Resolve found) leaves

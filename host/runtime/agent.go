@@ -531,9 +531,12 @@ func (s *modelStep) once(ctx context.Context, req model.Request, retry int) (mod
 // shownText is what events show of a model's text: Redact applied, withheld on a Block match.
 func shownText(set policy.Set, s string) string {
 	shown, err := set.Input(s)
-	var v *policy.Violation
-	if errors.As(err, &v) {
-		return "[withheld: " + v.Message + "]"
+	if err != nil {
+		// Only here: the variable errors.As fills escapes, once an event.
+		var v *policy.Violation
+		if errors.As(err, &v) {
+			return "[withheld: " + v.Message + "]"
+		}
 	}
 	return shown
 }
