@@ -47,14 +47,7 @@ func BenchmarkSave(b *testing.B) {
 }
 
 func benchSave(b *testing.B, start, floor bool) {
-	var tmpl runtime.Record
-	if err := json.Unmarshal([]byte(mcpRecord), &tmpl); err != nil {
-		b.Fatal(err)
-	}
-	s, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tmpl, s := openBenchStore(b)
 	defer s.Close()
 	ctx := context.Background()
 	save := func(t time.Time) error {
@@ -137,14 +130,7 @@ func benchSave(b *testing.B, start, floor bool) {
 //
 //	go test -run '^$' -bench TextIndex -benchtime 20000x ./host/runstore
 func BenchmarkTextIndex(b *testing.B) {
-	var tmpl runtime.Record
-	if err := json.Unmarshal([]byte(mcpRecord), &tmpl); err != nil {
-		b.Fatal(err)
-	}
-	s, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	tmpl, s := openBenchStore(b)
 	defer s.Close()
 	ctx := context.Background()
 	t0 := time.Now()
@@ -190,4 +176,19 @@ func randomID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// openBenchStore opens a fresh embedded store as halo mcp keeps one, and decodes the
+// benchmark's record (scripts/bench-mcp.sh's) that its saves copy.
+func openBenchStore(b *testing.B) (runtime.Record, *runstore.SQLite) {
+	b.Helper()
+	var tmpl runtime.Record
+	if err := json.Unmarshal([]byte(mcpRecord), &tmpl); err != nil {
+		b.Fatal(err)
+	}
+	s, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tmpl, s
 }
