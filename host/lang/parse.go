@@ -317,16 +317,18 @@ func (p *parser) init(file string, toks []token, diags *Diagnostics) {
 }
 
 // at returns where t starts.
-func (p *parser) at(t token) Pos { return Pos{File: p.file, Line: t.line, Col: t.col} }
+func (p *parser) at(t *token) Pos { return Pos{File: p.file, Line: t.line, Col: t.col} }
 
 // bailout unwinds the parser of one declaration after its first syntax error.
 type bailout struct{}
 
-func (p *parser) tok() token {
+// tok returns the current token, not a copy: a token is 48 bytes, and the parser looks at
+// most tokens several times.
+func (p *parser) tok() *token {
 	if p.i < p.end {
-		return p.toks[p.i]
+		return &p.toks[p.i]
 	}
-	return p.eof
+	return &p.eof
 }
 
 func (p *parser) peekKind(n int) tokKind {
@@ -336,7 +338,7 @@ func (p *parser) peekKind(n int) tokKind {
 	return tEOF
 }
 
-func (p *parser) next() token {
+func (p *parser) next() *token {
 	t := p.tok()
 	if p.i < p.end {
 		p.i++
@@ -349,7 +351,7 @@ func (p *parser) failf(pos Pos, format string, args ...any) {
 	panic(bailout{})
 }
 
-func describe(t token) string {
+func describe(t *token) string {
 	switch t.kind {
 	case tIdent:
 		return strconv.Quote(t.text)
@@ -363,7 +365,7 @@ func describe(t token) string {
 	return t.kind.String()
 }
 
-func (p *parser) expect(k tokKind, context string) token {
+func (p *parser) expect(k tokKind, context string) *token {
 	t := p.tok()
 	if t.kind != k {
 		p.failf(p.at(t), "unexpected %s %s; expected %s", describe(t), context, k)
@@ -519,7 +521,7 @@ func (p *parser) parseAgent() *AgentDecl {
 	}
 }
 
-func (p *parser) parseModel(t token) *Model {
+func (p *parser) parseModel(t *token) *Model {
 	m := alloc(&p.arena.models, Model{Pos: p.at(t)})
 	m.Provider, m.Name, _ = strings.Cut(t.text, "/")
 	return m

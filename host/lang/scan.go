@@ -121,7 +121,8 @@ func (s *scanner) newline() {
 	s.bol = true
 }
 
-func (s *scanner) emit(k tokKind, text string, pos Pos) {
+// emit appends a token that starts at line:col and ends at the scanner's place.
+func (s *scanner) emit(k tokKind, text string, line, col int) {
 	d := s.depth
 	switch k {
 	case tLParen, tLBrack, tLBrace:
@@ -132,7 +133,7 @@ func (s *scanner) emit(k tokKind, text string, pos Pos) {
 		}
 		d = s.depth
 	}
-	if len(s.toks) > 0 && (k == tEOF || s.bol && pos.Col == 1 && s.startsDecl(k, text, d)) {
+	if len(s.toks) > 0 && (k == tEOF || s.bol && col == 1 && s.startsDecl(k, text, d)) {
 		s.flush(s.toks)
 		s.toks = s.toks[:0]
 	}
@@ -140,7 +141,7 @@ func (s *scanner) emit(k tokKind, text string, pos Pos) {
 		if len(s.toks) == 0 {
 			s.doc = ""
 			if k == tIdent && text == "pipeline" {
-				s.doc = s.docs.above(s.src, int(pos.Line))
+				s.doc = s.docs.above(s.src, line)
 			}
 		}
 		// The token is written in place: a token built on the stack and copied in costs a
@@ -153,7 +154,7 @@ func (s *scanner) emit(k tokKind, text string, pos Pos) {
 		}
 		t := &s.toks[n]
 		t.kind, t.text, t.bol = k, text, s.bol
-		t.line, t.col, t.eline, t.ecol, t.depth = int32(pos.Line), int32(pos.Col), int32(s.line), int32(s.col), int32(d)
+		t.line, t.col, t.eline, t.ecol, t.depth = int32(line), int32(col), int32(s.line), int32(s.col), int32(d)
 	}
 	s.bol = false
 }
@@ -181,11 +182,30 @@ func (s *scanner) startsDecl(k tokKind, text string, depth int) bool {
 	return depth == 0
 }
 
-func isIdentStart(c byte) bool {
-	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
+func isIdentStart(c byte) bool { return byteClass[c]&classIdentStart != 0 }
 
-func isIdentChar(c byte) bool { return isIdentStart(c) || '0' <= c && c <= '9' }
+func isIdentChar(c byte) bool { return byteClass[c]&classIdent != 0 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\f' || c == '\v' }
+
+// byteClass says of each byte whether it may start a name and whether it may continue one:
+// one load where the comparisons took up to six, for every byte of every name.
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			t[c] |= classIdentStart | classIdent
+		}
+		if '0' <= c && c <= '9' {
+			t[c] |= classIdent
+		}
+	}
+	return t
+}()
+
+const (
+	classIdentStart = 1 << iota
+	classIdent
+)
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -208,7 +228,7 @@ func (s *scanner) run() {
 		s.step()
 	}
 	s.bol = true
-	s.emit(tEOF, "", s.pos())
+	s.emit(tEOF, "", s.line, s.col)
 }
 
 // step reads what starts at s.off: a line break, a space, a comment or one token.
@@ -225,9 +245,15 @@ func (s *scanner) step() {
 				s.off++
 			}
 			s.newline()
-		case c == ' ' || c == '\t' || c == '\f' || c == '\v':
+		case isSpace(c):
+			// A run of spaces in one step: indentation and the spaces between tokens are a
+			// seventh of a program's bytes.
 			s.off++
 			s.col++
+			for s.off < len(s.src) && isSpace(s.src[s.off]) {
+				s.off++
+				s.col++
+			}
 		case c == '#' || c == '/' && s.peek(1) == '/':
 			pos, start := s.pos(), s.off
 			for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
@@ -270,7 +296,7 @@ func (s *scanner) afterIdent() bool {
 }
 
 func (s *scanner) scanIdent() {
-	pos := s.pos()
+	line, col := s.line, s.col
 	start := s.off
 	i := s.off
 	h := fnvOffset
@@ -287,7 +313,7 @@ func (s *scanner) scanIdent() {
 	text := s.names.intern(s.src[start:i], h)
 	s.off = i
 	s.col += i - start
-	s.emit(tIdent, text, pos)
+	s.emit(tIdent, text, line, col)
 	// `agent Name [` is followed by a provider/model id whose characters ('/', '.', ':', '-')
 	// are not tokens of their own; it is read raw up to ',', ']' or a space.
 	n := len(s.toks)
@@ -322,7 +348,7 @@ func (s *scanner) scanModel() {
 		s.advance(1)
 	}
 	if s.off > start {
-		s.emit(tModel, s.names.intern(s.src[start:s.off], fnv(s.src[start:s.off])), pos)
+		s.emit(tModel, s.names.intern(s.src[start:s.off], fnv(s.src[start:s.off])), int(pos.Line), int(pos.Col))
 	}
 }
 
@@ -360,7 +386,7 @@ func (s *scanner) scanNumber() {
 	if i < len(s.src) && isIdentStart(s.src[i]) {
 		s.errorf(s.pos(), "unexpected %q after number %s", s.src[i], text)
 	}
-	s.emit(tNumber, text, pos)
+	s.emit(tNumber, text, int(pos.Line), int(pos.Col))
 }
 
 func (s *scanner) scanString() {
@@ -375,7 +401,7 @@ func (s *scanner) scanString() {
 			text := s.names.intern(s.src[s.off:i], h)
 			s.col += i - s.off + 1
 			s.off = i + 1
-			s.emit(tString, text, pos)
+			s.emit(tString, text, int(pos.Line), int(pos.Col))
 			return
 		}
 		if c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
@@ -387,14 +413,14 @@ func (s *scanner) scanString() {
 	for {
 		if s.off >= len(s.src) || s.src[s.off] == '\n' || s.src[s.off] == '\r' {
 			s.errorf(pos, "string not terminated: a string ends with '\"' on the line it starts")
-			s.emit(tString, b.String(), pos)
+			s.emit(tString, b.String(), int(pos.Line), int(pos.Col))
 			return
 		}
 		c := s.src[s.off]
 		switch {
 		case c == '"':
 			s.advance(1)
-			s.emit(tString, b.String(), pos)
+			s.emit(tString, b.String(), int(pos.Line), int(pos.Col))
 			return
 		case c == '\\':
 			s.scanEscape(&b)
@@ -435,7 +461,7 @@ func (s *scanner) scanQuoted() {
 			case n > maxQuoted:
 				s.errorf(pos, "quoted name of %d characters; a name is at most %d", n, maxQuoted)
 			}
-			s.emit(tQuoted, text, pos)
+			s.emit(tQuoted, text, int(pos.Line), int(pos.Col))
 			return
 		}
 		if c == '\n' || c == '\r' {
@@ -450,7 +476,7 @@ func (s *scanner) scanQuoted() {
 		n++
 	}
 	s.errorf(pos, "quoted name not terminated: a name ends with '`' on the line it starts")
-	s.emit(tQuoted, string(s.src[start:s.off]), pos)
+	s.emit(tQuoted, string(s.src[start:s.off]), int(pos.Line), int(pos.Col))
 }
 
 func (s *scanner) scanEscape(b *strings.Builder) {
@@ -581,7 +607,7 @@ func (s *scanner) scanPunct(c byte) {
 	}
 	s.off += n // every operator is ASCII
 	s.col += n
-	s.emit(k, "", pos)
+	s.emit(k, "", int(pos.Line), int(pos.Col))
 }
 
 func isDeclKeyword(s string) bool {
