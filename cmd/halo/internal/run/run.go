@@ -62,7 +62,8 @@ pipeline) with the inputs given, and print its output. With --json, print
 { status, output, runId, meta } instead.
 
 Inputs are --input name=value (repeatable; parsed for the parameter's type) and
---input-json '{"name": value}'. The run is saved in .halo/runs/<runId>.json.
+--input-json '{"name": value}'. The run is saved in the project's run store
+(.halo/runs/runs.db); halo runs show RUNID prints it.
 
 A tool call an agent's policies put up for approval (ApproveTools, ApproveEffects) is
 asked about at the terminal: the call is shown, then "Allow? [y/N, or say why not]"; y
