@@ -561,9 +561,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	n := len(rec.Events)
 	if lr := s.liveRun(rec.RunID); lr != nil {
-		lr.mu.Lock()
-		n = len(lr.events)
-		lr.mu.Unlock()
+		n = lr.count()
 	} else if rec.Status == runtime.Running {
 		// Held by another process: its live events are in the store.
 		if evs, _, err := s.store.Events(r.Context(), rec.RunID, n); err == nil {

@@ -46,7 +46,9 @@ func (s *Server) wire(id string, seq int, e runtime.Event) wireEvent {
 // for good (completed or failed), from this process when it runs here, else from the store.
 func (s *Server) eventsAfter(r *http.Request, id string, after int) ([]runtime.Event, bool, error) {
 	if lr := s.liveRun(id); lr != nil {
-		return lr.after(after), false, nil
+		if evs, ok := lr.after(after); ok {
+			return evs, false, nil
+		}
 	}
 	evs, st, err := s.store.Events(r.Context(), id, after)
 	if err != nil {

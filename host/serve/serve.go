@@ -158,6 +158,8 @@ type Server struct {
 	localEvents bool
 	// access writes the request log.
 	access *accessLog
+	// eventBufs holds *eventBuf, recycled from live runs that stopped.
+	eventBufs sync.Pool
 
 	// conns are Serve's connections; unauth holds a place for each request without the
 	// token being handled; credential reads the pages' own (Credentialed); hs is Serve's.

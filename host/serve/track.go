@@ -39,24 +39,61 @@ type liveRun struct {
 
 	mu     sync.Mutex
 	events []runtime.Event
-	// first is where a new run's first events are kept (a one-stage run makes three), in
-	// the liveRun's own allocation; an event is half a kilobyte, so no more room than that.
-	first [4]runtime.Event
+	// buf, when set, is the server's recycled room for a new run's first events (see
+	// eventBuf), which events starts in; Save hands it back once the run is no longer live.
+	buf *eventBuf
+	// kept is how many events the run has made here, and gone is set once they are no longer
+	// kept (the run's record is saved and holds them).
+	kept int
+	gone bool
 	// mark is when the stage before ended (or the run began), for the stage histogram.
 	mark time.Time
 }
 
-// after returns the run's events after number n.
-func (lr *liveRun) after(n int) []runtime.Event {
+// firstEvents is the room for a new run's first events: a one-stage run makes three, and an
+// event is half a kilobyte.
+const firstEvents = 4
+
+// An eventBuf is the room for a live run's first events. The server recycles them (an
+// event is half a kilobyte: the buffer was a sixth of what a call to /mcp allocated), which
+// is safe because no one holds a live run's events but the live run: readers get copies.
+type eventBuf [firstEvents]runtime.Event
+
+// after returns the run's events after number n, and false once the run keeps them no
+// longer: its saved record has them.
+func (lr *liveRun) after(n int) ([]runtime.Event, bool) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	if lr.gone {
+		return nil, false
+	}
 	if n < 0 {
 		n = 0
 	}
 	if n >= len(lr.events) {
-		return nil
+		return nil, true
 	}
-	return append([]runtime.Event(nil), lr.events[n:]...)
+	return append([]runtime.Event(nil), lr.events[n:]...), true
+}
+
+// count is how many events the run has made here.
+func (lr *liveRun) count() int {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.kept
+}
+
+// release drops the run's events, its saved record holding them now, and returns its
+// buffer to the server's.
+func (lr *liveRun) release(s *Server) {
+	lr.mu.Lock()
+	buf := lr.buf
+	lr.buf, lr.events, lr.gone = nil, nil, true
+	lr.mu.Unlock()
+	if buf != nil {
+		*buf = eventBuf{} // nothing of the run is kept alive by the buffer
+		s.eventBufs.Put(buf)
+	}
 }
 
 // pokes wakes whoever waits for a run to change: a new event, a start, a stop, a note from
@@ -186,11 +223,16 @@ func (t *tracker) Begin(ctx context.Context, rec *runtime.Record) (context.Conte
 	lr := &liveRun{id: rec.RunID, pipeline: rec.Pipeline, cancel: cancel, ctx: rctx, stopped: make(chan struct{}),
 		mark: s.now()}
 	if len(rec.Events) == 0 {
-		lr.events = lr.first[:0]
+		lr.buf, _ = s.eventBufs.Get().(*eventBuf)
+		if lr.buf == nil {
+			lr.buf = new(eventBuf)
+		}
+		lr.events = lr.buf[:0]
 	} else {
-		lr.events = make([]runtime.Event, len(rec.Events), len(rec.Events)+len(lr.first))
+		lr.events = make([]runtime.Event, len(rec.Events), len(rec.Events)+firstEvents)
 		copy(lr.events, rec.Events)
 	}
+	lr.kept = len(lr.events)
 	s.mu.Lock()
 	cancelled := s.beginning[rec.RunID]
 	delete(s.beginning, rec.RunID)
@@ -251,6 +293,11 @@ func (t *tracker) Save(rec *runtime.Record) error {
 	}
 	if owned {
 		lr.cancel(nil)
+		if err == nil {
+			// Readers read the saved record from now on (a reader that took the live run
+			// before it stopped is told to: see after).
+			lr.release(s)
+		}
 		close(lr.stopped)
 		s.metrics.running.Dec()
 	}
@@ -271,8 +318,11 @@ func (s *Server) onEvent(e runtime.Event) {
 		return
 	}
 	lr.mu.Lock()
-	lr.events = append(lr.events, e)
-	seq := len(lr.events)
+	if !lr.gone {
+		lr.events = append(lr.events, e)
+		lr.kept++
+	}
+	seq := lr.kept
 	var stage time.Duration
 	if e.Type == "stage" {
 		stage = e.Time.Sub(lr.mark)
