@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"halolang.dev/halo/host/runstore"
@@ -98,11 +99,19 @@ func (lr *liveRun) release(s *Server) {
 
 // pokes wakes whoever waits for a run to change: a new event, a start, a stop, a note from
 // another process. A waiter takes the channel before it looks, so no change is missed.
+//
+// A change nobody waits for takes no lock (a run makes several a call): waiting counts the
+// channels handed out and not yet closed, and a poke that finds it zero returns. That misses
+// no waiter: one counts itself before it looks at the run, and the change is made (under the
+// lock the waiter looks under) before the poke reads the count, so either the poke sees the
+// waiter or the waiter sees the change.
 type pokes struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}
 	// any is closed at the next change of any run (the runs list's streams wait on it).
 	any chan struct{}
+	// waiting is how many channels m and any hold; changed with mu held.
+	waiting atomic.Int32
 }
 
 // waitAny returns a channel closed at the next change of any run.
@@ -111,6 +120,7 @@ func (p *pokes) waitAny() <-chan struct{} {
 	defer p.mu.Unlock()
 	if p.any == nil {
 		p.any = make(chan struct{})
+		p.waiting.Add(1)
 	}
 	return p.any
 }
@@ -120,6 +130,7 @@ func (p *pokes) wakeAny() {
 	if p.any != nil {
 		close(p.any)
 		p.any = nil
+		p.waiting.Add(-1)
 	}
 }
 
@@ -130,6 +141,7 @@ func (p *pokes) wait(id string) <-chan struct{} {
 	if !ok {
 		ch = make(chan struct{})
 		p.m[id] = ch
+		p.waiting.Add(1)
 	}
 	return ch
 }
@@ -137,6 +149,9 @@ func (p *pokes) wait(id string) <-chan struct{} {
 // poke wakes the waiters for run id and for any change: the run started, paused, was
 // answered or stopped, or another process says it changed.
 func (p *pokes) poke(id string) {
+	if p.waiting.Load() == 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wakeRun(id)
@@ -146,6 +161,9 @@ func (p *pokes) poke(id string) {
 // pokeEvent wakes the waiters for run id only: it made an event, which changes nothing the
 // runs list shows.
 func (p *pokes) pokeEvent(id string) {
+	if p.waiting.Load() == 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wakeRun(id)
@@ -156,6 +174,7 @@ func (p *pokes) wakeRun(id string) {
 	if ch, ok := p.m[id]; ok {
 		close(ch)
 		delete(p.m, id)
+		p.waiting.Add(-1)
 	}
 }
 
@@ -165,6 +184,7 @@ func (p *pokes) pokeAll() {
 	for id, ch := range p.m {
 		close(ch)
 		delete(p.m, id)
+		p.waiting.Add(-1)
 	}
 	p.wakeAny()
 }

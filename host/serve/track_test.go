@@ -77,3 +77,44 @@ func TestStoppedRunSendsReadersToItsRecord(t *testing.T) {
 		t.Errorf("events after the run stopped:\n%s\nwant the record's\n%s", b, want)
 	}
 }
+
+// A poke wakes every channel handed out for the run and for any change, and a change nobody
+// waits for leaves nothing counted (so the next is skipped without the lock).
+func TestPokesWakeWhoWaits(t *testing.T) {
+	p := pokes{m: map[string]chan struct{}{}}
+	p.poke("a") // nobody waits
+	run, other, anyRun := p.wait("a"), p.wait("b"), p.waitAny()
+	if n := p.waiting.Load(); n != 3 {
+		t.Fatalf("%d channels counted, want 3", n)
+	}
+	p.pokeEvent("a")
+	select {
+	case <-run:
+	default:
+		t.Error("an event of run a did not wake its waiter")
+	}
+	select {
+	case <-anyRun:
+		t.Error("an event woke the runs list's waiter")
+	case <-other:
+		t.Error("an event of run a woke run b's waiter")
+	default:
+	}
+	p.poke("b")
+	for name, ch := range map[string]<-chan struct{}{"b": other, "any": anyRun} {
+		select {
+		case <-ch:
+		default:
+			t.Errorf("a change of run b did not wake the waiter for %s", name)
+		}
+	}
+	if n := p.waiting.Load(); n != 0 {
+		t.Errorf("%d channels still counted once all were woken", n)
+	}
+	p.wait("c")
+	p.waitAny()
+	p.pokeAll()
+	if n := p.waiting.Load(); n != 0 || len(p.m) != 0 || p.any != nil {
+		t.Errorf("after pokeAll: %d counted, %d waiting", n, len(p.m))
+	}
+}
