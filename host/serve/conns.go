@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"net"
@@ -60,8 +59,10 @@ func connCap(limit int) int {
 type conns struct {
 	mu        sync.Mutex
 	cap, open int
-	// idle holds the evictable connections, longest evictable first.
-	idle list.List
+	// idle holds the evictable connections, longest evictable first: a list through the
+	// connections themselves, so a request that takes its connection out and puts it back
+	// allocates nothing.
+	idle idleList
 	// evicted and refused count the connections closed to keep the cap.
 	evicted, refused int
 }
@@ -70,11 +71,44 @@ type conns struct {
 type conn struct {
 	net.Conn
 	set *conns
-	// elem is its place in set.idle while it is evictable; busy counts the requests with
-	// the token being handled on it; gone is set once it no longer counts.
-	elem *list.Element
-	busy int
-	gone bool
+	// prev and next are its neighbours in set.idle, and listed says it is there, while it
+	// is evictable; busy counts the requests with the token being handled on it; gone is
+	// set once it no longer counts.
+	prev, next *conn
+	listed     bool
+	busy       int
+	gone       bool
+}
+
+// An idleList is a list of connections, oldest first, linked through their prev and next.
+type idleList struct{ front, back *conn }
+
+func (l *idleList) pushBack(c *conn) {
+	c.prev, c.next, c.listed = l.back, nil, true
+	if l.back != nil {
+		l.back.next = c
+	} else {
+		l.front = c
+	}
+	l.back = c
+}
+
+// remove takes c out of the list, when it is in it.
+func (l *idleList) remove(c *conn) {
+	if !c.listed {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.front = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.back = c.prev
+	}
+	c.prev, c.next, c.listed = nil, nil, false
 }
 
 // A limitListener accepts connections into a conns.
@@ -93,8 +127,8 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		s.mu.Lock()
 		var victim *conn
 		if s.open >= s.cap {
-			if front := s.idle.Front(); front != nil {
-				victim = front.Value.(*conn)
+			if front := s.idle.front; front != nil {
+				victim = front
 				victim.forget()
 				s.evicted++
 			} else {
@@ -106,7 +140,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		tc := &conn{Conn: c, set: s}
 		s.open++
-		tc.elem = s.idle.PushBack(tc)
+		s.idle.pushBack(tc)
 		s.mu.Unlock()
 		if victim != nil {
 			victim.Conn.Close()
@@ -122,10 +156,7 @@ func (c *conn) forget() {
 	}
 	c.gone = true
 	c.set.open--
-	if c.elem != nil {
-		c.set.idle.Remove(c.elem)
-		c.elem = nil
-	}
+	c.set.idle.remove(c)
 }
 
 func (c *conn) Close() error {
@@ -135,25 +166,24 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
-// protect keeps c from eviction while a request with the token is handled on it; the
-// function it returns ends that, and c is evictable again, as the newest.
-func (c *conn) protect() func() {
+// protect keeps c from eviction while a request with the token is handled on it;
+// unprotect ends that, and c is evictable again, as the newest.
+func (c *conn) protect() {
 	s := c.set
 	s.mu.Lock()
 	c.busy++
-	if c.elem != nil {
-		s.idle.Remove(c.elem)
-		c.elem = nil
+	s.idle.remove(c)
+	s.mu.Unlock()
+}
+
+func (c *conn) unprotect() {
+	s := c.set
+	s.mu.Lock()
+	c.busy--
+	if c.busy == 0 && !c.gone && !c.listed {
+		s.idle.pushBack(c)
 	}
 	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		c.busy--
-		if c.busy == 0 && !c.gone && c.elem == nil {
-			c.elem = s.idle.PushBack(c)
-		}
-		s.mu.Unlock()
-	}
 }
 
 type connKey struct{}
@@ -173,7 +203,8 @@ func (s *Server) limited(next http.Handler) http.Handler {
 		if s.authenticated(r) {
 			timeout = s.cfg.BodyTimeout
 			if c, ok := r.Context().Value(connKey{}).(*conn); ok {
-				defer c.protect()()
+				c.protect()
+				defer c.unprotect()
 			}
 		} else {
 			select {
