@@ -37,14 +37,14 @@ func appendAnswer(b []byte, msg any) ([]byte, bool) {
 	if res == nil || len(res.InputRequests) > 0 || res.RequestState != "" || len(res.RawStructuredContent) > 0 {
 		return b, false
 	}
-	id, err := resp.ID.MarshalJSON()
-	if err != nil {
-		return b, false
-	}
 	b = append(b, `{"jsonrpc":`...)
 	b = jsonappend.String(b, resp.JSONRPC)
 	b = append(b, `,"id":`...)
-	b = append(b, id...)
+	// RequestId.MarshalJSON is json.Marshal of the id's value (reflection, a tenth of this
+	// function's time).
+	if b, ok = jsonappend.Value(b, resp.ID.Value()); !ok {
+		return b, false
+	}
 	b = append(b, `,"result":{`...)
 	// The keys in the order of CallToolResult.MarshalJSON's map: sorted.
 	if res.Meta != nil {

@@ -36,6 +36,11 @@ func TestAnswerIsMarshal(t *testing.T) {
 	meta := func(m map[string]any) *mcp.Meta { return &mcp.Meta{AdditionalFields: m} }
 	byHand := []any{
 		answer(7, mcp.CallToolResult{Content: text("Hello!")}),
+		// Ids as the fast path decodes numbers (float64s), and none.
+		answer(7.0, mcp.CallToolResult{Content: text("Hello!")}),
+		answer(1e21, mcp.CallToolResult{Content: text("Hello!")}),
+		answer(-0.000001, mcp.CallToolResult{Content: text("Hello!")}),
+		answer(nil, mcp.CallToolResult{Content: text("Hello!")}),
 		answer("id <&> \u2028", mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{"halo/runId": "4f1c", "halo/status": "completed"})}, Content: text("a\nb \"c\" <d>")}),
 		mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(1)), mcp.CallToolResult{Content: text("by value")}),
 		answer(1, mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{}}, Content: nil}),
