@@ -146,9 +146,14 @@ func (s *Server) parseFastCall(msg []byte) (*fastCall, bool) {
 	// As CallToolParams.UnmarshalJSON: arguments kept raw and decoded.
 	if args != nil {
 		fc.req.Params.RawArguments = args
-		if json.Unmarshal(args, &fc.req.Params.Arguments) != nil {
-			return nil, false
+		v, ok := decodeAny(args)
+		if !ok {
+			v = nil
+			if json.Unmarshal(args, &v) != nil {
+				return nil, false
+			}
 		}
+		fc.req.Params.Arguments = v
 	}
 	if metaObject {
 		// As Meta.UnmarshalJSON: an object, its progress token taken out of it.
@@ -159,6 +164,75 @@ func (s *Server) parseFastCall(msg []byte) (*fastCall, bool) {
 		fc.req.Params.Meta = meta
 	}
 	return fc, true
+}
+
+// maxArgsDepth is how deeply nested arguments decodeAny decodes; deeper ones are left to
+// json.Unmarshal.
+const maxArgsDepth = 100
+
+// decodeAny decodes raw, valid JSON, as json.Unmarshal decodes it into an any (maps,
+// []any, strings, float64s, bools, nil); false when it cannot be sure it would (a key with
+// an escape or invalid UTF-8, nesting past maxArgsDepth, a number out of float64's range),
+// and the caller leaves raw to json.Unmarshal. json.Unmarshal scans the arguments twice (to
+// validate them, then to decode) through reflection, after the message was validated
+// already: it was the fast path's largest part.
+func decodeAny(raw []byte) (any, bool) {
+	sc := scanner{b: raw}
+	v, ok := sc.anyValue(0)
+	return v, ok && sc.end()
+}
+
+// anyValue decodes the next value (see decodeAny).
+func (sc *scanner) anyValue(depth int) (any, bool) {
+	if depth > maxArgsDepth {
+		return nil, false
+	}
+	switch c := sc.peek(); c {
+	case '{':
+		m := map[string]any{}
+		ok := sc.object(func(key []byte) bool {
+			if !utf8.Valid(key) {
+				return false
+			}
+			v, ok := sc.anyValue(depth + 1)
+			m[string(key)] = v // a key written twice: the last one, as json.Unmarshal
+			return ok
+		})
+		return m, ok
+	case '[':
+		sc.i++
+		list := []any{}
+		if sc.peek() == ']' {
+			sc.i++
+			return list, true
+		}
+		for {
+			v, ok := sc.anyValue(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			list = append(list, v)
+			switch sc.peek() {
+			case ',':
+				sc.i++
+			case ']':
+				sc.i++
+				return list, true
+			default:
+				return nil, false
+			}
+		}
+	case '"':
+		return jsonString(sc.value())
+	case 't':
+		return true, sc.literal("true")
+	case 'f':
+		return false, sc.literal("false")
+	case 'n':
+		return nil, sc.literal("null")
+	}
+	f, err := strconv.ParseFloat(string(sc.value()), 64)
+	return f, err == nil
 }
 
 // decodeID decodes a JSON-RPC id as encoding/json decodes it into an any (mcp-go's): a

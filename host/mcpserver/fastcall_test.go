@@ -297,3 +297,45 @@ func BenchmarkParseFastCall(b *testing.B) {
 		}
 	}
 }
+
+// decodeAny reads arguments as json.Unmarshal reads them into an any, or says it cannot.
+func TestDecodeAny(t *testing.T) {
+	for _, raw := range []string{
+		`{"name":"Ada"}`, `{}`, `[]`, ` [ 1 , -2.5e3 , 0 , "x" , true , false , null ] `, `"just a string"`, `12`, `null`,
+		`{"a":{"b":[{"c":[]}]},"d":"\u00e9\n\"","e":1e308}`, `{"a":1,"a":2}`, `{"a":{"x":1},"a":{"y":2}}`,
+		"{\"bad\":\"\xff\xfe\"}", `{"big":1e400}`, `{"k\u0041":1}`, "{\"\xff\":1}",
+		strings.Repeat(`[`, 150) + strings.Repeat(`]`, 150), `{"n":-0}`, `{"n":123456789012345678901234567890}`,
+	} {
+		var want any
+		wantErr := json.Unmarshal([]byte(raw), &want)
+		got, ok := decodeAny([]byte(raw))
+		if ok && (wantErr != nil || !reflect.DeepEqual(got, want)) {
+			t.Errorf("%q: decoded %#v, json.Unmarshal %#v (%v)", raw, got, want, wantErr)
+		}
+	}
+	for _, raw := range []string{`{"name":"Ada"}`, `[1,"x",null]`, `{"a":{"b":[true]}}`} {
+		if _, ok := decodeAny([]byte(raw)); !ok {
+			t.Errorf("%q was left to json.Unmarshal", raw)
+		}
+	}
+}
+
+// FuzzDecodeAny: whatever valid JSON decodeAny decodes, it decodes as json.Unmarshal does.
+func FuzzDecodeAny(f *testing.F) {
+	for _, s := range []string{`{"name":"Ada"}`, `[1,-2.5e3,"x",true,null]`, `{"a":{"b":[]},"a":2}`, `"\u00e9"`, `1e400`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		got, ok := decodeAny(raw)
+		if !ok {
+			return
+		}
+		var want any
+		if err := json.Unmarshal(raw, &want); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: decoded %#v, json.Unmarshal %#v (%v)", raw, got, want, err)
+		}
+	})
+}
