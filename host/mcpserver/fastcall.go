@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -166,73 +167,19 @@ func (s *Server) parseFastCall(msg []byte) (*fastCall, bool) {
 	return fc, true
 }
 
-// maxArgsDepth is how deeply nested arguments decodeAny decodes; deeper ones are left to
-// json.Unmarshal.
-const maxArgsDepth = 100
-
 // decodeAny decodes raw, valid JSON, as json.Unmarshal decodes it into an any (maps,
-// []any, strings, float64s, bools, nil); false when it cannot be sure it would (a key with
-// an escape or invalid UTF-8, nesting past maxArgsDepth, a number out of float64's range),
-// and the caller leaves raw to json.Unmarshal. json.Unmarshal scans the arguments twice (to
-// validate them, then to decode) through reflection, after the message was validated
-// already: it was the fast path's largest part.
+// []any, strings, float64s, bools, nil), through the v2 JSON API, which reads it in one pass
+// without reflection over the value; false where v2 refuses what encoding/json accepts (a
+// name written twice, invalid UTF-8, a number out of float64's range), and the caller leaves
+// raw to json.Unmarshal. BenchmarkDecodeArgs, one run: v2 1.66 / 1.68 / 1.74 µs and 25
+// allocations for a six-member call, encoding/json 2.07 / 2.12 / 2.15 µs and 33, a scanner
+// written here 1.62 / 1.66 / 1.67 µs and 29: not worth a decoder of our own.
 func decodeAny(raw []byte) (any, bool) {
-	sc := scanner{b: raw}
-	v, ok := sc.anyValue(0)
-	return v, ok && sc.end()
-}
-
-// anyValue decodes the next value (see decodeAny).
-func (sc *scanner) anyValue(depth int) (any, bool) {
-	if depth > maxArgsDepth {
+	var v any
+	if jsonv2.Unmarshal(raw, &v) != nil {
 		return nil, false
 	}
-	switch c := sc.peek(); c {
-	case '{':
-		m := map[string]any{}
-		ok := sc.object(func(key []byte) bool {
-			if !utf8.Valid(key) {
-				return false
-			}
-			v, ok := sc.anyValue(depth + 1)
-			m[string(key)] = v // a key written twice: the last one, as json.Unmarshal
-			return ok
-		})
-		return m, ok
-	case '[':
-		sc.i++
-		list := []any{}
-		if sc.peek() == ']' {
-			sc.i++
-			return list, true
-		}
-		for {
-			v, ok := sc.anyValue(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			list = append(list, v)
-			switch sc.peek() {
-			case ',':
-				sc.i++
-			case ']':
-				sc.i++
-				return list, true
-			default:
-				return nil, false
-			}
-		}
-	case '"':
-		return jsonString(sc.value())
-	case 't':
-		return true, sc.literal("true")
-	case 'f':
-		return false, sc.literal("false")
-	case 'n':
-		return nil, sc.literal("null")
-	}
-	f, err := strconv.ParseFloat(string(sc.value()), 64)
-	return f, err == nil
+	return v, true
 }
 
 // decodeID decodes a JSON-RPC id as encoding/json decodes it into an any (mcp-go's): a
