@@ -3,7 +3,6 @@ package runstore_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -181,7 +180,7 @@ func killWhileSaving(t *testing.T, mode, dir string, after time.Duration) map[st
 
 func checkWhole(t *testing.T, dir string, paused map[string]bool, round int) {
 	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(dir, runstore.DBName))
+	db, err := runstore.OpenSQL(filepath.Join(dir, runstore.DBName))
 	if err != nil {
 		t.Fatal(err)
 	}

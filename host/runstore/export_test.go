@@ -1,5 +1,7 @@
 package runstore
 
+import "database/sql"
+
 // SetTextPlan makes the thresholds of a text query's plan (textsearch.go) few and most, so
 // that a test of a few runs takes each way.
 func SetTextPlan(s *SQLite, few, most int) { s.text = textPlan{few, most} }
@@ -9,3 +11,7 @@ func Chunks(n int) []int { return chunks(n) }
 
 // MaxRowsLog2 is maxRowsLog2.
 const MaxRowsLog2 = maxRowsLog2
+
+// OpenSQL opens the database file path as the store's connections are (FTS5, defensive),
+// without the store: for tests that look at or change the file itself.
+func OpenSQL(path string) (*sql.DB, error) { return openDB(path) }

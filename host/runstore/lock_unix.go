@@ -66,3 +66,13 @@ func ownFile(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid() && fi.Mode().Perm() == 0o600
 }
+
+// diskFull reports whether the filesystem of dir has less than 1 MiB left: what a write
+// that failed there ran into.
+func diskFull(dir string) bool {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return false
+	}
+	return uint64(st.Bavail)*uint64(st.Bsize) < 1<<20
+}

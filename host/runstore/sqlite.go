@@ -13,11 +13,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/driver"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
 
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/pkgmgr/statedir"
@@ -28,7 +30,7 @@ import (
 const DBName = "runs.db"
 
 // A SQLite is the embedded run store: one SQLite database in .halo/runs (WAL mode, through
-// modernc.org/sqlite, pure Go), with the schema PostgreSQL's store has (migrations). halo
+// github.com/ncruces/go-sqlite3, as host/store's: no cgo, and one SQLite in the binary), with the schema PostgreSQL's store has (migrations). halo
 // run, resume, replay, runs, mcp and serve all keep their runs in it, and any number of
 // these processes may use it at once: SQLite lets one write at a time, and the others wait
 // for it (up to busyTimeout). halo serve opens it Exclusive: it holds the runs it runs in
@@ -141,6 +143,11 @@ func OpenSQLite(dir string, opts SQLiteOptions) (*SQLite, error) {
 		s.release()
 		return nil, &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %v", dir, err), Err: err}
 	}
+	// The driver makes the -shm file 0666 less the umask, whatever modeof says: it is made
+	// 0600 first, as SQLite's own VFS would make it.
+	if f, err := root.OpenFile(DBName+"-shm", os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600); err == nil {
+		f.Close()
+	}
 	if err := s.open(); err != nil {
 		s.release()
 		return nil, err
@@ -187,7 +194,10 @@ func checkDBFiles(root *os.Root, dir string) error {
 }
 
 // dsn is how the driver opens the database: WAL, every commit synced, waiting for another
-// writer up to busyTimeout; write transactions take the write lock as they begin.
+// writer up to busyTimeout; write transactions take the write lock as they begin. The
+// schema is not trusted (trusted_schema off: a database a repository ships runs no function
+// with side effects from its triggers or views), and every connection is defensive
+// (openDB).
 //
 // The writer's page cache holds a large commit's pages and the indexes, so that a commit
 // does not spill pages to the log before it ends (which writes them twice) and read them
@@ -198,21 +208,39 @@ func (s *SQLite) dsn(write bool) string {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(0)")
+	q.Add("_pragma", "trusted_schema(0)")
+	// The log (and a rollback journal) gets the database's mode, 0600, as SQLite's own
+	// files do (the driver makes them 0666 less the umask otherwise).
+	q.Set("modeof", s.path)
 	if write {
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", writeCacheKiB))
 		q.Add("_pragma", "temp_store(MEMORY)")
 	} else {
+		q.Set("_txlock", "deferred")
 		q.Add("_pragma", "query_only(1)")
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", readCacheKiB))
 	}
 	return "file:" + (&url.URL{Path: s.path}).EscapedPath() + "?" + q.Encode()
 }
 
+// openDB opens the database through github.com/ncruces/go-sqlite3, each connection with
+// FTS5 (the text index) and in SQLite's defensive mode: ordinary SQL cannot write the text
+// index's own tables, nor corrupt the file.
+func openDB(dsn string) (*sql.DB, error) {
+	return driver.Open(dsn, func(c *sqlite3.Conn) error {
+		if err := fts5.Register(c); err != nil {
+			return err
+		}
+		_, err := c.Config(sqlite3.DBCONFIG_DEFENSIVE, true)
+		return err
+	})
+}
+
 // open connects and migrates.
 func (s *SQLite) open() error {
 	var err error
-	if s.w, err = sql.Open("sqlite", s.dsn(true)); err != nil {
+	if s.w, err = openDB(s.dsn(true)); err != nil {
 		return storeErr("run store "+s.dir, err)
 	}
 	s.w.SetMaxOpenConns(1)
@@ -224,7 +252,7 @@ func (s *SQLite) open() error {
 		s.w = nil
 		return err
 	}
-	if s.r, err = sql.Open("sqlite", s.dsn(false)); err != nil {
+	if s.r, err = openDB(s.dsn(false)); err != nil {
 		s.w.Close()
 		return storeErr("run store "+s.dir, err)
 	}
@@ -326,16 +354,21 @@ func (s *SQLite) migrate(ctx context.Context) error {
 // dbErr makes a database failure a CodeStore error that says what it means: a file that is
 // not a database, a full disk, a database another process holds too long.
 func (s *SQLite) dbErr(what string, err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_NOTADB:
+	var code sqlite3.ErrorCode
+	if errors.As(err, &code) {
+		// The driver (v0.37.0) reports a write to a full disk as an I/O error, and its
+		// cause is gone by then: the folder's free space says what it was.
+		if code == sqlite3.IOERR && (errors.Is(err, syscall.ENOSPC) || diskFull(filepath.Dir(s.path))) {
+			code = sqlite3.FULL
+		}
+		switch code {
+		case sqlite3.NOTADB:
 			return &Error{Code: CodeStore, Message: fmt.Sprintf("%s is not a SQLite database (nor a Halo run store): move it away, and halo makes a new store", s.path), Err: err}
-		case sqlite3.SQLITE_FULL:
+		case sqlite3.FULL:
 			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %s: the disk is full: %v", s.path, what, err), Err: err}
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		case sqlite3.BUSY, sqlite3.LOCKED:
 			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %s: another process held the database for over %s: %v", s.path, what, busyTimeout, err), Err: err}
-		case sqlite3.SQLITE_CORRUPT:
+		case sqlite3.CORRUPT:
 			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %s: the database is damaged: %v", s.path, what, err), Err: err}
 		}
 	}

@@ -168,7 +168,7 @@ func TestSQLiteRefusesOtherFiles(t *testing.T) {
 
 func sqlDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	db, err := runstore.OpenSQL(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestSQLiteFileIsPrivate(t *testing.T) {
 	if err := s.Save(runstoretest.NewRecord("r1", runtime.Completed)); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{runstore.DBName, runstore.DBName + "-wal"} {
+	for _, name := range []string{runstore.DBName, runstore.DBName + "-wal", runstore.DBName + "-shm"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v, want mode 0600", name, fi, err)
 		}
