@@ -15,3 +15,20 @@ const MaxRowsLog2 = maxRowsLog2
 // OpenSQL opens the database file path as the store's connections are (FTS5, defensive),
 // without the store: for tests that look at or change the file itself.
 func OpenSQL(path string) (*sql.DB, error) { return openDB(path) }
+
+// QueryInt runs q on the store's writer (write) or a reader, and returns its one integer.
+func QueryInt(s *SQLite, write bool, q string) (int64, error) {
+	db := s.r
+	if write {
+		db = s.w
+	}
+	var n int64
+	err := db.QueryRow(q).Scan(&n)
+	return n, err
+}
+
+// WriterExec runs q on the store's writer.
+func WriterExec(s *SQLite, q string) error {
+	_, err := s.w.Exec(q)
+	return err
+}

@@ -735,3 +735,23 @@ func TestSQLiteStartTakenWhileRunning(t *testing.T) {
 		t.Errorf("the run started beside it: %+v %v", got, err)
 	}
 }
+
+// The store's connections trust no schema (a shipped database's triggers and views run no
+// function with side effects) and are defensive: even with writable_schema, the schema
+// table cannot be written.
+func TestSQLiteUntrustedDefensive(t *testing.T) {
+	s, err := runstore.OpenSQLite(filepath.Join(t.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, write := range []bool{true, false} {
+		if n, err := runstore.QueryInt(s, write, `PRAGMA trusted_schema`); err != nil || n != 0 {
+			t.Errorf("trusted_schema on the writer=%v: %d %v, want 0", write, n, err)
+		}
+	}
+	runstore.WriterExec(s, `PRAGMA writable_schema = ON`)
+	if err := runstore.WriterExec(s, `UPDATE sqlite_schema SET sql = sql WHERE name = 'halo_runs'`); err == nil {
+		t.Errorf("the schema table was written: the connection is not defensive")
+	}
+}
