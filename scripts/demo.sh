@@ -66,6 +66,9 @@ events() {
 
 "$halo" version
 
+# handbook.halo's File store reads handbook/ in the project folder, here the work folder.
+cp -r "$ex/handbook" "$work/handbook"
+
 step "validate the examples"
 "$halo" validate "$ex"
 

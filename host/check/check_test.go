@@ -10,6 +10,7 @@ import (
 
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/model"
+	"halolang.dev/halo/host/store"
 	"halolang.dev/halo/host/tool"
 	"halolang.dev/halo/host/tool/mcp"
 )
@@ -91,10 +92,43 @@ func TestExamplesValidate(t *testing.T) {
 		t.Fatal("no examples")
 	}
 	prog, diags := lang.Load("", files)
-	diags = append(diags, Check(prog, builtinConfig())...)
+	diags = append(diags, Check(prog, examplesConfig())...)
 	for _, d := range diags {
 		t.Errorf("%s", d)
 	}
+}
+
+// examplesConfig is builtinConfig with the stores (File, VectorStore) too, as halo validate
+// has them: checked by their own options, without a project folder to match patterns in.
+func examplesConfig() Config {
+	cfg := builtinConfig()
+	stores := tool.NewRegistry()
+	for _, t := range store.Types(nil) {
+		if err := stores.Add(t); err != nil {
+			panic(err)
+		}
+		cfg.Providers = append(cfg.Providers, t.Name)
+	}
+	isProvider, checkDecl, checks, methods := cfg.IsProvider, cfg.CheckDeclaration, cfg.ChecksDeclaration, cfg.ToolMethods
+	cfg.IsProvider = func(n string) bool { return stores.Has(n) || isProvider(n) }
+	cfg.ChecksDeclaration = func(p string) bool { return stores.Has(p) || checks(p) }
+	cfg.CheckDeclaration = func(provider string, args []any, named map[string]any) []DeclProblem {
+		if !stores.Has(provider) {
+			return checkDecl(provider, args, named)
+		}
+		var out []DeclProblem
+		for _, p := range stores.CheckDeclaration(tool.Declaration{Provider: provider, Args: args, Named: named}) {
+			out = append(out, DeclProblem{Option: p.Option, Message: p.Message})
+		}
+		return out
+	}
+	cfg.ToolMethods = func(p string) ([]tool.Method, bool) {
+		if t, ok := stores.Lookup(p); ok {
+			return t.Methods, t.Methods != nil
+		}
+		return methods(p)
+	}
+	return cfg
 }
 
 // TestGoldenDiagnostics checks each broken file in testdata/bad against the diagnostics its
