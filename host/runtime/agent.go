@@ -70,8 +70,9 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		step.replay = &replayModel{rp: rp, target: target, place: rn.place(o.at)}
 		step.inner = step.replay
 	} else if mocked {
-		step.mock = &mockModel{rn: rn, withTools: len(st.Tools) > 0,
+		step.mockModel = mockModel{rn: rn, withTools: len(st.Tools) > 0,
 			req: MockRequest{Target: target, Agent: agentName, Task: task, System: system, Prompt: prompt, Input: value}}
+		step.mock = &step.mockModel
 		step.inner = step.mock
 	} else {
 		step.inner, modelID, err = rn.r.cfg.Models(ref)
@@ -412,6 +413,8 @@ type modelStep struct {
 	retries            int
 	timeout            time.Duration
 	mocked             bool
+	// mockModel is where mock points in a mocked call: made with the step, not apart.
+	mockModel mockModel
 }
 
 // CanCallTools passes on what the real provider says.

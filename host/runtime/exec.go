@@ -46,8 +46,8 @@ type run struct {
 	// feedback are made by the first loop that goes back (most runs have none; a nil map
 	// and an empty one are saved alike).
 	loops    map[int]int
-	stageIn  map[int]any
-	stageOut map[int]any
+	stageIn  stageValues
+	stageOut stageValues
 	feedback map[int]string
 }
 
@@ -73,7 +73,6 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
 		tools:  tools,
 		budget: policy.NewBudget(), shares: newShares(), mock: r.cfg.Mocks.fork(),
-		stageIn: map[int]any{}, stageOut: map[int]any{},
 	}
 	if r.cfg.Hooks != nil {
 		rn.dbg = newDebugRun()
@@ -90,8 +89,7 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	st := &state{data: data, now: rn.r.cfg.Now, root: rn.st.top(), item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	return &run{
 		r: rn.r, pd: pd, inputs: inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, list: pd.Stages, dbg: rn.dbg,
-		where:   fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
-		stageIn: map[int]any{}, stageOut: map[int]any{},
+		where: fmt.Sprintf("in pipeline %s, called from another pipeline", pd.Name.Name),
 	}
 }
 
@@ -102,9 +100,6 @@ func (rn *run) sub(pd *lang.PipelineDecl, inputs map[string]any) *run {
 func (rn *run) inner(where string, list []*lang.Stage) *run {
 	st := &state{data: map[string]any{}, now: rn.st.now, root: rn.st.top(), parent: rn.st, item: rn.st.item, arm: rn.st.arm, lane: rn.st.lane}
 	in := &run{r: rn.r, pd: rn.pd, inputs: rn.inputs, st: st, tools: rn.tools, budget: rn.budget, shares: rn.shares, mock: rn.mock, where: where, list: list, dbg: rn.dbg, frames: rn.frames}
-	if list != nil {
-		in.stageIn, in.stageOut = map[int]any{}, map[int]any{}
-	}
 	return in
 }
 
@@ -146,7 +141,7 @@ func (rn *run) exec(ctx context.Context, start int, payload any, resuming bool) 
 		info := pause.info
 		rn.st.meta.Paused = &info
 		rn.st.mu.Unlock()
-		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn, Outputs: rn.stageOut, Agent: pause.agent}
+		rn.rec.Resume = &ResumePoint{Stage: pause.stage, Loops: rn.loops, Inputs: rn.stageIn.saved(), Outputs: rn.stageOut.saved(), Agent: pause.agent}
 		at := rn.pd.Pos.String()
 		if pause.agent == nil || !pause.agent.Start {
 			at = rn.list[pause.stage].Pos.String()
@@ -221,17 +216,17 @@ func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) 
 		if st.As != nil {
 			rn.st.set(st.As.Name, payload)
 		}
-		rn.stageOut[start] = payload
+		rn.stageOut.put(len(rn.list), start, payload)
 		rn.stageDone(st)
 		return rn.stages(ctx, start+1, payload)
 	}
 	if resuming && !rn.resume.pause.Start {
 		st := rn.list[start]
 		if st.Op != lang.OpFallback {
-			return rn.stages(ctx, start, rn.stageIn[start])
+			return rn.stages(ctx, start, rn.stageIn.get(start))
 		}
 		// The handler of a failed stage waited: it goes on, then the stages after it.
-		out, _, err := rn.stage(ctx, start, st, rn.stageIn[start], nil)
+		out, _, err := rn.stage(ctx, start, st, rn.stageIn.get(start), nil)
 		if err != nil {
 			var pause *errPause
 			if errors.As(err, &pause) {
@@ -281,7 +276,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 				return nil, wrapStage(st, err)
 			}
 		}
-		rn.stageIn[i] = value
+		rn.stageIn.put(len(rn.list), i, value)
 		end := rn.markStage(ctx, i, st)
 		out, jump, err := rn.stage(ctx, i, st, value, fb)
 		end(err)
@@ -303,7 +298,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 						return nil, wrapStage(fb, err)
 					}
 				}
-				rn.stageIn[i+1] = value
+				rn.stageIn.put(len(rn.list), i+1, value)
 				end := rn.markStage(ctx, i+1, fb)
 				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
 				end(err)
@@ -326,11 +321,11 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 		}
 		if jump >= 0 {
 			i = jump
-			value = rn.stageIn[jump]
+			value = rn.stageIn.get(jump)
 			continue
 		}
 		value = out
-		rn.stageOut[i] = out
+		rn.stageOut.put(len(rn.list), i, out)
 		if st.As != nil {
 			rn.st.set(st.As.Name, out)
 		}
@@ -532,7 +527,7 @@ func (rn *run) loop(i int, st *lang.Stage, value any) (int, error) {
 	}
 	rn.loops[i]++
 	rn.feedback[target] = fmt.Sprintf("This is pass %d. After your previous answer, the check %q still holds, so the work is not done.\n\nYour previous answer:\n%s\n\nWhat the pipeline saw last:\n%s",
-		rn.loops[i]+1, cond, text(rn.stageOut[target]), text(value))
+		rn.loops[i]+1, cond, text(rn.stageOut.get(target)), text(value))
 	rn.st.emit(Event{Type: "loop", At: st.Pos.String(), Agent: agent, Attempt: rn.loops[i] + 1, Message: cond})
 	return target, nil
 }

@@ -177,18 +177,23 @@ func (sc *scope) fillShell(s string) (string, error) {
 // template resolves a template's name ("name", "name.field", "context.data.x") to the text
 // it fills in: strings as they are, other values as JSON.
 func (sc *scope) template(name string) (string, bool) {
-	parts := strings.Split(name, ".")
-	var v any
-	var ok bool
-	if len(parts) == 1 {
-		v, ok = sc.name(name)
-	} else if _, known := sc.name(parts[0]); known || parts[0] == "context" {
-		var err error
-		v, err = sc.path(parts)
-		ok = err == nil
-	}
+	v, ok := sc.templateValue(name)
 	if !ok {
 		return "", false
 	}
 	return text(v), true
+}
+
+// templateValue is the value a template's name stands for. A plain name (the usual
+// placeholder) is looked up without splitting it into parts.
+func (sc *scope) templateValue(name string) (any, bool) {
+	if !strings.Contains(name, ".") {
+		return sc.name(name)
+	}
+	parts := strings.Split(name, ".")
+	if _, known := sc.name(parts[0]); !known && parts[0] != "context" {
+		return nil, false
+	}
+	v, err := sc.path(parts)
+	return v, err == nil
 }
