@@ -44,7 +44,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		}
 	} else {
 		var err error
-		system, prompt, err = rn.agentPrompt(ctx, a, c, value, o, set)
+		system, prompt, err = rn.agentPrompt(ctx, a, c, target, value, o, set)
 		if pause := pauseOf(err); pause != nil && pause.agent != nil && pause.agent.Target == "" {
 			// Its tool: T waits for approval: the call starts again once answered.
 			pause.agent.Target = target
@@ -162,13 +162,12 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	return out, err
 }
 
-// agentPrompt builds an agent call's system prompt and first message: the call's prompt
+// agentPrompt builds an agent call's (target's) system prompt and first message: the call's prompt
 // parts, the result of its tool: T (a call the pipeline makes for the agent, under the
 // agent's policies), the flowing value and a loop's feedback, after the agent's input
 // policies.
-func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call, value any, o callOpts, set policy.Set) (system, prompt string, err error) {
+func (rn *run) agentPrompt(ctx context.Context, a *lang.AgentDecl, c *lang.Call, target string, value any, o callOpts, set policy.Set) (system, prompt string, err error) {
 	agentName := a.Name.Name
-	target := agentName + "." + c.Method.Name
 	sc := rn.scope()
 	var parts []string
 	var toolFirst *lang.ToolDecl

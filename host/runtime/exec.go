@@ -51,6 +51,18 @@ type run struct {
 	feedback map[int]string
 }
 
+// runBlock is what a run is made of, made in one allocation, not six: a one-stage run under
+// `halo serve` /mcp and `halo mcp` is a few microseconds, and each of these is made once a run
+// and lives as long as it does.
+type runBlock struct {
+	run    run
+	st     state
+	tools  toolSet
+	rec    recorder
+	shares shares
+	mocks  Mocks
+}
+
 func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	// context.data starts with the inputs, so "context.data.request.limit" reads an input
 	// the way it reads an `as` name.
@@ -58,22 +70,25 @@ func (r *Runtime) newRun(pd *lang.PipelineDecl, inputs map[string]any) *run {
 	for k, v := range inputs {
 		data[k] = v
 	}
-	st := &state{
+	b := &runBlock{}
+	b.st = state{
 		meta: Meta{RunID: r.cfg.NewID(), Calls: []CallInfo{}, Violations: []ViolationInfo{}},
 		data: data, onEv: r.cfg.OnEvent, now: r.cfg.Now,
 		// Room for the usual events (a call and a stage event per stage, and the run's): an
 		// Event is large, and growing the list from nothing copied each one three times.
 		events: make([]Event, 0, min(2*len(pd.Stages)+1, 32)),
 	}
-	tools := newToolSet(r, inputs)
+	b.tools = toolSet{r: r, inputs: inputs}
 	if r.cfg.Store != nil {
-		tools.rec = &recorder{}
+		b.tools.rec = &b.rec
 	}
-	rn := &run{
-		r: r, pd: pd, inputs: inputs, st: st, list: pd.Stages,
-		tools:  tools,
-		budget: policy.NewBudget(), shares: newShares(), mock: r.cfg.Mocks.fork(),
+	b.shares.n = 1 // the pipeline's line
+	b.run = run{
+		r: r, pd: pd, inputs: inputs, st: &b.st, list: pd.Stages,
+		tools:  &b.tools,
+		budget: policy.NewBudget(), shares: &b.shares, mock: r.cfg.Mocks.forkInto(&b.mocks),
 	}
+	rn := &b.run
 	if r.cfg.Hooks != nil {
 		rn.dbg = newDebugRun()
 	}
@@ -216,7 +231,7 @@ func (rn *run) body(ctx context.Context, start int, payload any, resuming bool) 
 		if st.As != nil {
 			rn.st.set(st.As.Name, payload)
 		}
-		rn.stageOut.put(len(rn.list), start, payload)
+		rn.putOut(start, payload)
 		rn.stageDone(st)
 		return rn.stages(ctx, start+1, payload)
 	}
@@ -276,7 +291,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 				return nil, wrapStage(st, err)
 			}
 		}
-		rn.stageIn.put(len(rn.list), i, value)
+		rn.putIn(i, value)
 		end := rn.markStage(ctx, i, st)
 		out, jump, err := rn.stage(ctx, i, st, value, fb)
 		end(err)
@@ -298,7 +313,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 						return nil, wrapStage(fb, err)
 					}
 				}
-				rn.stageIn.put(len(rn.list), i+1, value)
+				rn.putIn(i+1, value)
 				end := rn.markStage(ctx, i+1, fb)
 				out, _, err = rn.stage(ctx, i+1, fb, value, nil)
 				end(err)
@@ -325,7 +340,7 @@ func (rn *run) stages(ctx context.Context, i int, value any) (any, error) {
 			continue
 		}
 		value = out
-		rn.stageOut.put(len(rn.list), i, out)
+		rn.putOut(i, out)
 		if st.As != nil {
 			rn.st.set(st.As.Name, out)
 		}

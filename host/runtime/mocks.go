@@ -124,14 +124,19 @@ func numbers(v any) any {
 // fork returns the mocks one run answers from: the same answers, with every script at its
 // start. The fork shares m's entries, which m copies before it next changes them (a run
 // changes no mock: this saves copying the table for every run). A nil m forks to nil.
-func (m *Mocks) fork() *Mocks {
+func (m *Mocks) fork() *Mocks { return m.forkInto(&Mocks{}) }
+
+// forkInto is fork made in dst (a run makes its parts together), which it returns; nil
+// when m is nil.
+func (m *Mocks) forkInto(dst *Mocks) *Mocks {
 	if m == nil {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.shared = true
-	return &Mocks{entries: m.entries, shared: true}
+	dst.entries, dst.shared = m.entries, true
+	return dst
 }
 
 // Set makes target answer v: a list is consumed one element per request.

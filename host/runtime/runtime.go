@@ -426,10 +426,10 @@ func (r *Runtime) signal(ctx context.Context, id, channel string, payload any) (
 		rn.loops[k] = v
 	}
 	for k, v := range rec.Resume.Inputs {
-		rn.stageIn.put(len(rn.list), k, v)
+		rn.putIn(k, v)
 	}
 	for k, v := range rec.Resume.Outputs {
-		rn.stageOut.put(len(rn.list), k, v)
+		rn.putOut(k, v)
 	}
 	if rn.tools.rec != nil && rec.Recording != nil {
 		// The run records on after what it recorded before it paused.

@@ -11,8 +11,6 @@ type shares struct {
 	n  int
 }
 
-func newShares() *shares { return &shares{n: 1} }
-
 func (s *shares) add(d int) {
 	s.mu.Lock()
 	s.n += d

@@ -3,7 +3,7 @@ package runtime
 // stageValues holds the flowing value each stage of a list received or returned, by index,
 // for loops going back and for a paused run's ResumePoint. A slice by index, not a map: a
 // map cost a run two allocations (and ~240 bytes) each for its inputs and its outputs,
-// even with one stage. An index outside the list (only a record's, read back) is kept
+// even with one stage; the two slices are made as one (run.stageRoom). An index outside the list (only a record's, read back) is kept
 // apart so the record saves it again as it was.
 type stageValues struct {
 	vals  []stageValue
@@ -16,18 +16,34 @@ type stageValue struct {
 }
 
 // put sets stage i's value.
-func (s *stageValues) put(n, i int, v any) {
-	if i < 0 || i >= n {
+func (s *stageValues) put(i int, v any) {
+	if i < 0 || i >= len(s.vals) {
 		if s.other == nil {
 			s.other = map[int]any{}
 		}
 		s.other[i] = v
 		return
 	}
-	if s.vals == nil {
-		s.vals = make([]stageValue, n)
-	}
 	s.vals[i] = stageValue{v: v, set: true}
+}
+
+// putIn and putOut set stage i's input and output. The first makes room for both, in one
+// allocation.
+func (rn *run) putIn(i int, v any) {
+	rn.stageRoom()
+	rn.stageIn.put(i, v)
+}
+
+func (rn *run) putOut(i int, v any) {
+	rn.stageRoom()
+	rn.stageOut.put(i, v)
+}
+
+func (rn *run) stageRoom() {
+	if n := len(rn.list); rn.stageIn.vals == nil && n > 0 {
+		both := make([]stageValue, 2*n)
+		rn.stageIn.vals, rn.stageOut.vals = both[:n:n], both[n:]
+	}
 }
 
 // get is stage i's value, nil when it has none.

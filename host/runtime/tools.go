@@ -41,10 +41,6 @@ type openTool struct {
 	methods []tool.Method
 }
 
-func newToolSet(r *Runtime, inputs map[string]any) *toolSet {
-	return &toolSet{r: r, inputs: inputs}
-}
-
 // declaration evaluates td for this run: {{templates}} from the inputs, Env.NAME from the
 // environment.
 func (ts *toolSet) declaration(td *lang.ToolDecl) (tool.Declaration, error) {
