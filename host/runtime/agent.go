@@ -63,7 +63,7 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 	}
 
 	step := &modelStep{rn: rn, set: set, ref: ref, agent: agentName, target: target, at: o.at,
-		retries: o.retries, timeout: o.timeout, mocked: mocked}
+		retries: o.retries, timeout: o.timeout, mocked: mocked, callCtx: ctx}
 	var modelID string
 	if rp := rn.tools.replay; rp != nil {
 		// A replay asks no model: the recording answers.
@@ -94,47 +94,13 @@ func (rn *run) agentCall(ctx context.Context, a *lang.AgentDecl, c *lang.Call, v
 		ResultChars: st.ResultChars,
 		Corrections: o.correct,
 		Now:         rn.r.cfg.Now,
-		Run: func(ctx context.Context, call agent.Call) (any, error) {
-			toolName, method, _ := strings.Cut(call.Target, ".")
-			out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, value: call.Value, at: o.at, agent: agentName, set: set})
-			if code := errcode.Code(err); code == CodeMock || code == CodeReplayDiverged {
-				// A scripted mock that ran out is the test's mistake, not the model's; a
-				// replay that left its recording stops there.
-				return nil, &agent.Fatal{Err: err}
-			}
-			return out, err
-		},
-		Approve: rn.approver(o.at, set),
-		Accept: func(resp model.Response) (any, error) {
-			res, verr := set.Output(policy.Answer{Text: resp.Text, CompletionTokens: resp.Usage.OutputTokens}, lookup{sc: rn.scope()})
-			if verr == nil {
-				var mockValue any
-				if step.mock != nil {
-					mockValue = step.mock.last
-				}
-				if step.replay != nil {
-					mockValue = step.replay.last
-				}
-				return answerValue(res, mockValue), nil
-			}
-			rn.violation(ctx, verr, agentName, target, o.at)
-			var bv *policy.Violation
-			if errors.As(verr, &bv) && bv.Rule != "MaxSpend" && bv.Phase == policy.Output {
-				return nil, &agent.Correction{Err: verr,
-					Note: fmt.Sprintf("Your answer was rejected by policy %s (%s): %s. Answer again, fixing that.", bv.Policy, bv.Rule, bv.Message)}
-			}
-			return nil, verr
-		},
-		OnTool: func(e agent.ToolEvent) {
-			ev := Event{Type: "agent_tool", At: o.at, Agent: agentName, Target: e.Target, Args: e.Args,
-				Decision: e.Decision, Detail: e.Detail, Result: e.Result, DurationMs: e.Duration.Milliseconds()}
-			if e.Code != "" {
-				// A refusal Halo made itself (a key given twice): its code, as errors carry one.
-				ev.Error = &ErrorInfo{Code: e.Code, Message: e.Detail}
-			}
-			rn.st.emit(ev)
-		},
-		OnViolation: func(v *policy.Violation, tgt string) { rn.violation(ctx, v, agentName, tgt, o.at) },
+		// The step's methods, not closures: one small allocation each instead of one that
+		// holds everything the closure uses.
+		Run:         step.runTool,
+		Approve:     rn.approver(o.at, set),
+		Accept:      step.accept,
+		OnTool:      step.onTool,
+		OnViolation: step.onViolation,
 	}
 	cfg.Resolve = lazy
 	if rn.hooks() != nil {
@@ -414,6 +380,60 @@ type modelStep struct {
 	mocked             bool
 	// mockModel is where mock points in a mocked call: made with the step, not apart.
 	mockModel mockModel
+	// callCtx is the agent call's context, which its violations are reported under.
+	callCtx context.Context
+}
+
+// runTool runs a tool call the model asked for.
+func (s *modelStep) runTool(ctx context.Context, call agent.Call) (any, error) {
+	rn := s.rn
+	toolName, method, _ := strings.Cut(call.Target, ".")
+	out, err := rn.toolCall(ctx, toolReq{td: rn.r.prog.Tool(toolName), method: method, raw: call.Args, value: call.Value, at: s.at, agent: s.agent, set: s.set})
+	if code := errcode.Code(err); code == CodeMock || code == CodeReplayDiverged {
+		// A scripted mock that ran out is the test's mistake, not the model's; a
+		// replay that left its recording stops there.
+		return nil, &agent.Fatal{Err: err}
+	}
+	return out, err
+}
+
+// accept applies the agent's output policies to an answer: its value, or a correction to
+// ask for, or the violation.
+func (s *modelStep) accept(resp model.Response) (any, error) {
+	rn := s.rn
+	res, verr := s.set.Output(policy.Answer{Text: resp.Text, CompletionTokens: resp.Usage.OutputTokens}, lookup{sc: rn.scope()})
+	if verr == nil {
+		var mockValue any
+		if s.mock != nil {
+			mockValue = s.mock.last
+		}
+		if s.replay != nil {
+			mockValue = s.replay.last
+		}
+		return answerValue(res, mockValue), nil
+	}
+	rn.violation(s.callCtx, verr, s.agent, s.target, s.at)
+	var bv *policy.Violation
+	if errors.As(verr, &bv) && bv.Rule != "MaxSpend" && bv.Phase == policy.Output {
+		return nil, &agent.Correction{Err: verr,
+			Note: fmt.Sprintf("Your answer was rejected by policy %s (%s): %s. Answer again, fixing that.", bv.Policy, bv.Rule, bv.Message)}
+	}
+	return nil, verr
+}
+
+// onTool records the conversation's tool call as an agent_tool event.
+func (s *modelStep) onTool(e agent.ToolEvent) {
+	ev := Event{Type: "agent_tool", At: s.at, Agent: s.agent, Target: e.Target, Args: e.Args,
+		Decision: e.Decision, Detail: e.Detail, Result: e.Result, DurationMs: e.Duration.Milliseconds()}
+	if e.Code != "" {
+		// A refusal Halo made itself (a key given twice): its code, as errors carry one.
+		ev.Error = &ErrorInfo{Code: e.Code, Message: e.Detail}
+	}
+	s.rn.st.emit(ev)
+}
+
+func (s *modelStep) onViolation(v *policy.Violation, tgt string) {
+	s.rn.violation(s.callCtx, v, s.agent, tgt, s.at)
 }
 
 // CanCallTools passes on what the real provider says.
