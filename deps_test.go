@@ -54,11 +54,11 @@ const module = "halolang.dev/halo"
 
 // hostWide reports whether every package of the host may import imp, beside its rule: errcode,
 // the coded-error type and Code, internal/linediff, the line diff shown to people, and
-// internal/jsonappend, JSON written without reflection, and internal/safefile, files a
-// repository controls read without waiting on a planted pipe (leaves that import nothing of
-// the module). A plugin author's code (sdk, plugins, proto) never does.
+// internal/jsonappend, JSON written without reflection, internal/safefile, files a
+// repository controls read without waiting on a planted pipe, and internal/sqlitedb, how the
+// run store and the stores open SQLite (leaves that import nothing of the module). A plugin author's code (sdk, plugins, proto) never does.
 func hostWide(pkg, imp string) bool {
-	return (imp == "errcode" || imp == "internal/linediff" || imp == "internal/jsonappend" || imp == "internal/safefile") && !match("sdk/...", pkg) && !match("plugins/...", pkg) && !match("proto/...", pkg)
+	return (imp == "errcode" || imp == "internal/linediff" || imp == "internal/jsonappend" || imp == "internal/safefile" || imp == "internal/sqlitedb") && !match("sdk/...", pkg) && !match("plugins/...", pkg) && !match("proto/...", pkg)
 }
 
 func match(pattern, rel string) bool {

@@ -18,10 +18,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/driver"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
 
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/sqlitedb"
 	"halolang.dev/halo/pkgmgr/statedir"
 )
 
@@ -30,7 +29,8 @@ import (
 const DBName = "runs.db"
 
 // A SQLite is the embedded run store: one SQLite database in .halo/runs (WAL mode, through
-// github.com/ncruces/go-sqlite3, as host/store's: no cgo, and one SQLite in the binary), with the schema PostgreSQL's store has (migrations). halo
+// internal/sqlitedb, as host/store's: no cgo, and one SQLite in the binary), with the
+// schema PostgreSQL's store has (migrations). halo
 // run, resume, replay, runs, mcp and serve all keep their runs in it, and any number of
 // these processes may use it at once: SQLite lets one write at a time, and the others wait
 // for it (up to busyTimeout). halo serve opens it Exclusive: it holds the runs it runs in
@@ -224,18 +224,9 @@ func (s *SQLite) dsn(write bool) string {
 	return "file:" + (&url.URL{Path: s.path}).EscapedPath() + "?" + q.Encode()
 }
 
-// openDB opens the database through github.com/ncruces/go-sqlite3, each connection with
-// FTS5 (the text index) and in SQLite's defensive mode: ordinary SQL cannot write the text
-// index's own tables, nor corrupt the file.
-func openDB(dsn string) (*sql.DB, error) {
-	return driver.Open(dsn, func(c *sqlite3.Conn) error {
-		if err := fts5.Register(c); err != nil {
-			return err
-		}
-		_, err := c.Config(sqlite3.DBCONFIG_DEFENSIVE, true)
-		return err
-	})
-}
+// openDB opens the database through sqlitedb, each connection defensive: ordinary SQL
+// cannot write the text index's own tables, nor corrupt the file.
+func openDB(dsn string) (*sql.DB, error) { return sqlitedb.Open(dsn, true) }
 
 // open connects and migrates.
 func (s *SQLite) open() error {

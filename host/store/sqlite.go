@@ -15,8 +15,8 @@ import (
 	"sync"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/driver"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
+
+	"halolang.dev/halo/internal/sqlitedb"
 )
 
 // The SQLite index: one database per store, .halo/stores/<Name>.db (or <Name>.mock.db for
@@ -207,21 +207,11 @@ func sqliteDSN(path, kind string) string {
 		"&_pragma=trusted_schema(0)&_pragma=cache_size(-32768)&_txlock=immediate"
 }
 
-// openDB opens a database through github.com/ncruces/go-sqlite3, whose every connection has
-// FTS5 and, when defensive, SQLite's defensive mode (ordinary SQL cannot write a virtual
-// table's own tables, nor corrupt the file). It is SQLite compiled to WebAssembly and that
-// translated to Go: no cgo, and each connection's memory is its own, so two connections
-// index on two cores (modernc.org/sqlite's share one allocator lock, and indexed slower on
-// two than on one).
-func openDB(dsn string, defensive bool) (*sql.DB, error) {
-	return driver.Open(dsn, func(c *sqlite3.Conn) error {
-		if err := fts5.Register(c); err != nil {
-			return err
-		}
-		_, err := c.Config(sqlite3.DBCONFIG_DEFENSIVE, defensive)
-		return err
-	})
-}
+// openDB opens a database as sqlitedb does, FTS5 on each connection and, when defensive,
+// SQLite's defensive mode. Its connections having memory of their own is what lets a batch
+// index on two cores (ftspart.go): modernc.org/sqlite's share one allocator lock, and
+// indexed slower on two than on one.
+func openDB(dsn string, defensive bool) (*sql.DB, error) { return sqlitedb.Open(dsn, defensive) }
 
 // init makes the schema of a new database, or checks an existing one is this store's.
 func (s *sqliteStore) init(existed bool) error {
