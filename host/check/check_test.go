@@ -24,12 +24,17 @@ func lockProviders(name string) bool { return name == "Stripe" }
 // (its declaration checks too), Workspace and Bash with their methods, and the package
 // providers isProvider accepts; host/model's model providers.
 func testConfig(isProvider func(string) bool, providers ...string) Config {
+	return testConfigWith(nil, isProvider, providers...)
+}
+
+// testConfigWith is testConfig with the types extra in its registry too.
+func testConfigWith(extra []tool.Type, isProvider func(string) bool, providers ...string) Config {
 	reg := tool.NewRegistry()
-	for _, t := range []tool.Type{
+	for _, t := range append([]tool.Type{
 		mcp.Type(nil),
 		{Name: "Bash", Kind: tool.KindBuiltin, Methods: []tool.Method{{Name: "run", Effect: tool.External}}},
 		{Name: "Workspace", Kind: tool.KindBuiltin, Methods: []tool.Method{{Name: "read", Effect: tool.Read}, {Name: "write", Effect: tool.Write}, {Name: "list", Effect: tool.Read}}},
-	} {
+	}, extra...) {
 		if err := reg.Add(t); err != nil {
 			panic(err)
 		}
@@ -100,36 +105,7 @@ func TestExamplesValidate(t *testing.T) {
 
 // examplesConfig is builtinConfig with the stores (File, VectorStore) too, as halo validate
 // has them: checked by their own options, without a project folder to match patterns in.
-func examplesConfig() Config {
-	cfg := builtinConfig()
-	stores := tool.NewRegistry()
-	for _, t := range store.Types(nil) {
-		if err := stores.Add(t); err != nil {
-			panic(err)
-		}
-		cfg.Providers = append(cfg.Providers, t.Name)
-	}
-	isProvider, checkDecl, checks, methods := cfg.IsProvider, cfg.CheckDeclaration, cfg.ChecksDeclaration, cfg.ToolMethods
-	cfg.IsProvider = func(n string) bool { return stores.Has(n) || isProvider(n) }
-	cfg.ChecksDeclaration = func(p string) bool { return stores.Has(p) || checks(p) }
-	cfg.CheckDeclaration = func(provider string, args []any, named map[string]any) []DeclProblem {
-		if !stores.Has(provider) {
-			return checkDecl(provider, args, named)
-		}
-		var out []DeclProblem
-		for _, p := range stores.CheckDeclaration(tool.Declaration{Provider: provider, Args: args, Named: named}) {
-			out = append(out, DeclProblem{Option: p.Option, Message: p.Message})
-		}
-		return out
-	}
-	cfg.ToolMethods = func(p string) ([]tool.Method, bool) {
-		if t, ok := stores.Lookup(p); ok {
-			return t.Methods, t.Methods != nil
-		}
-		return methods(p)
-	}
-	return cfg
-}
+func examplesConfig() Config { return builtinConfigWith(store.Types(nil)...) }
 
 // TestGoldenDiagnostics checks each broken file in testdata/bad against the diagnostics its
 // .golden file lists (go test -update rewrites them; review the diff).

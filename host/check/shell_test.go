@@ -13,15 +13,18 @@ import (
 
 // builtinConfig is testConfig with the built-in types exactly as halo validate describes
 // them (their methods' parameters, effects and Bash's shell command line).
-func builtinConfig() Config {
+func builtinConfig() Config { return builtinConfigWith() }
+
+// builtinConfigWith is builtinConfig with the types extra too.
+func builtinConfigWith(extra ...tool.Type) Config {
 	reg := tool.NewRegistry()
 	types := append(builtin.New(builtin.Config{Status: &sandbox.Status{}}).Types(), mcp.Type(nil))
-	for _, t := range types {
+	for _, t := range append(types, extra...) {
 		if err := reg.Add(t); err != nil {
 			panic(err)
 		}
 	}
-	cfg := testConfig(lockProviders)
+	cfg := testConfigWith(extra, lockProviders)
 	cfg.ToolMethods = func(p string) ([]tool.Method, bool) {
 		t, ok := reg.Lookup(p)
 		return t.Methods, ok && t.Methods != nil
