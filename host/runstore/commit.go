@@ -141,9 +141,10 @@ type commits struct {
 	loop                         sync.WaitGroup
 	size                         atomic.Int64
 	// rowStmts are the writer's statements that write 1<<l rows of a save or a start
-	// (rowStmts[kind][l]), and claimStmt its claim's, each prepared once.
-	rowStmts  [putClaim][maxRowsLog2 + 1]*sql.Stmt
-	claimStmt *sql.Stmt
+	// (rowStmts[kind][l]), oneStmts those that write up to 1<<l rows outside a transaction
+	// (oneSQL), and claimStmt its claim's, each prepared once.
+	rowStmts, oneStmts [putClaim][maxRowsLog2 + 1]*sql.Stmt
+	claimStmt          *sql.Stmt
 }
 
 // init starts the commit goroutine.
@@ -171,7 +172,7 @@ func (c *commits) close() error {
 	c.signalSaved()
 	c.mu.Unlock()
 	c.loop.Wait()
-	for _, sts := range c.rowStmts {
+	for _, sts := range append(c.rowStmts[:], c.oneStmts[:]...) {
 		for _, st := range sts {
 			if st != nil {
 				st.Close()
@@ -537,6 +538,30 @@ func rowsSQL(kind putKind, n int) string {
 	return b.String()
 }
 
+// oneSQL is the statement that writes up to n rows of kind (putSave or putStart) in one
+// statement of its own, outside a transaction: the rows left unbound (NULL ids, the driver
+// clears the values after each statement) are not written. :n, how many are bound, is
+// named so that the driver takes fewer values than the statement has; a bound value the
+// query plan reads (LIMIT :n) would make SQLite prepare the statement again each time.
+func oneSQL(kind putKind, n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO halo_runs (" + runColumns + ") SELECT * FROM (VALUES ")
+	row := "(?" + strings.Repeat(", ?", nRunColumns-1) + ")"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(") WHERE column1 IS NOT NULL AND :n > 0")
+	if kind == putStart {
+		b.WriteString(startConflict)
+	} else {
+		b.WriteString(upsertConflict)
+	}
+	return b.String()
+}
+
 // rowArgs appends p's row's values, in runColumns' order.
 func rowArgs(args []any, p *pending) []any {
 	k := &p.cols
@@ -597,6 +622,38 @@ func (c *commits) write(batch map[string]*pending) {
 		}
 		return true
 	}
+	// A batch of one kind and no claims, the usual one (halo mcp saves, halo serve's runs
+	// that start and stop within a commit), is written by one statement without BEGIN: the
+	// statement is then its own transaction, and SQLite keeps no statement journal for it.
+	// In a transaction, each statement that may stop halfway copies every page it changes
+	// that was there before into that journal first, in case it must be undone: about a
+	// quarter of executing the inserts (docs/mcp.md, "What a call costs").
+	if one := oneKind(rows, claims); one >= 0 && len(rows[one]) <= 1<<maxRowsLog2 {
+		ps := rows[one]
+		l := 0
+		for 1<<l < len(ps) {
+			l++
+		}
+		if !prepare(&c.oneStmts[one][l], oneSQL(putKind(one), 1<<l)) {
+			return
+		}
+		args := make([]any, 0, nRunColumns*len(ps)+1)
+		for _, p := range ps {
+			args = rowArgs(args, p)
+		}
+		res, err := c.oneStmts[one][l].Exec(append(args, sql.Named("n", len(ps)))...)
+		if err != nil {
+			fail(s.dbErr("save records", err))
+			return
+		}
+		if n, _ := res.RowsAffected(); one == int(putStart) && n < int64(len(ps)) {
+			// Written already: what is not is decided from what is there.
+			if err := findTaken(s.w, ps); err != nil {
+				fail(s.dbErr("save records", err))
+			}
+		}
+		return
+	}
 	for kind, ps := range rows {
 		for _, l := range chunks(len(ps)) {
 			if !prepare(&c.rowStmts[kind][l], rowsSQL(putKind(kind), 1<<l)) {
@@ -656,10 +713,26 @@ func (c *commits) write(batch map[string]*pending) {
 	}
 }
 
+// oneKind returns the kind of every row of rows (putSave or putStart) when they are all of
+// one and there is no claim, or -1.
+func oneKind(rows [putClaim][]*pending, claims []*pending) int {
+	switch {
+	case len(claims) > 0:
+		return -1
+	case len(rows[putStart]) == 0 && len(rows[putSave]) > 0:
+		return int(putSave)
+	case len(rows[putSave]) == 0 && len(rows[putStart]) > 0:
+		return int(putStart)
+	}
+	return -1
+}
+
 // findTaken, after a statement that inserts the rows of runs that started wrote fewer than
 // all of them, sets errIDTaken on those whose row in tx is not theirs: a row of that id
 // was there already.
-func findTaken(tx *sql.Tx, ps []*pending) error {
+func findTaken(tx interface {
+	QueryRow(string, ...any) *sql.Row
+}, ps []*pending) error {
 	for _, p := range ps {
 		var rec []byte
 		if err := tx.QueryRow(`SELECT record FROM halo_runs WHERE id = ?`, p.id).Scan(&rec); err != nil {

@@ -1,6 +1,10 @@
 package runstore
 
-import "database/sql"
+import (
+	"database/sql"
+
+	"halolang.dev/halo/host/runtime"
+)
 
 // SetTextPlan makes the thresholds of a text query's plan (textsearch.go) few and most, so
 // that a test of a few runs takes each way.
@@ -31,4 +35,20 @@ func QueryInt(s *SQLite, write bool, q string) (int64, error) {
 func WriterExec(s *SQLite, q string) error {
 	_, err := s.w.Exec(q)
 	return err
+}
+
+// CommitSaves writes recs as saves in one commit of the store's, as its commit goroutine
+// does (for a test to choose how many rows a commit has), and returns the first error.
+func CommitSaves(s *SQLite, recs []*runtime.Record) error {
+	batch := map[string]*pending{}
+	for _, rec := range recs {
+		batch[rec.RunID] = &pending{kind: putSave, id: rec.RunID, rec: rec}
+	}
+	s.commits.write(batch)
+	for _, p := range batch {
+		if p.err != nil {
+			return p.err
+		}
+	}
+	return nil
 }

@@ -538,6 +538,44 @@ func TestSQLiteCommitChunks(t *testing.T) {
 	}
 }
 
+// A commit of saves alone writes them with one statement of the next power of two rows, its
+// rows past them left unbound: every count writes exactly its rows, none of them empty, and
+// more than the largest statement holds goes through a transaction of many.
+func TestSQLiteCommitsOfOneStatement(t *testing.T) {
+	s := openSQLite(t).(*runstore.SQLite)
+	defer s.Close()
+	total := 0
+	for _, n := range []int{1, 2, 3, 5, 7, 64, 100, 1 << runstore.MaxRowsLog2, 1<<runstore.MaxRowsLog2 + 3} {
+		var recs []*runtime.Record
+		for i := range n {
+			recs = append(recs, runstoretest.NewRecord(fmt.Sprintf("one%d-%d", n, i), runtime.Completed))
+		}
+		if err := runstore.CommitSaves(s, recs); err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		// Saved again in a commit of one: the row is written over, not added.
+		again := *recs[n-1]
+		again.Status = runtime.Failed
+		if err := runstore.CommitSaves(s, []*runtime.Record{&again}); err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		got, err := runstore.QueryInt(s, true, `SELECT count(*) FROM halo_runs`)
+		if err != nil || got != int64(total) {
+			t.Fatalf("after a commit of %d rows: %d rows, want %d (%v)", n, got, total, err)
+		}
+		if empty, err := runstore.QueryInt(s, true, `SELECT count(*) FROM halo_runs WHERE id IS NULL OR id = ''`); err != nil || empty != 0 {
+			t.Fatalf("after a commit of %d rows: %d rows without an id (%v)", n, empty, err)
+		}
+		if got, err := s.Load(recs[0].RunID); err != nil || (n > 1 && got.Status != runtime.Completed) {
+			t.Fatalf("the first of %d rows: %+v %v", n, got, err)
+		}
+		if got, err := s.Load(again.RunID); err != nil || got.Status != runtime.Failed {
+			t.Fatalf("the last of %d rows, saved again: %+v %v", n, got, err)
+		}
+	}
+}
+
 // Commits of many records, of one and of hundreds, of runs that start, stop, are saved
 // again and are claimed, keep the text index in step with the runs: each is found by the
 // words of its newest record and by no others, and FTS5's integrity check passes.
