@@ -623,35 +623,14 @@ func (c *commits) write(batch map[string]*pending) {
 		return true
 	}
 	// A batch of one kind and no claims, the usual one (halo mcp saves, halo serve's runs
-	// that start and stop within a commit), is written by one statement without BEGIN: the
-	// statement is then its own transaction, and SQLite keeps no statement journal for it.
+	// that start and stop within a commit), is written by one statement without BEGIN (one
+	// for each 1<<maxRowsLog2 rows of a larger batch): the statement is then its own
+	// transaction, and SQLite keeps no statement journal for it.
 	// In a transaction, each statement that may stop halfway copies every page it changes
 	// that was there before into that journal first, in case it must be undone: about a
 	// quarter of executing the inserts (docs/mcp.md, "What a call costs").
-	if one := oneKind(rows, claims); one >= 0 && len(rows[one]) <= 1<<maxRowsLog2 {
-		ps := rows[one]
-		l := 0
-		for 1<<l < len(ps) {
-			l++
-		}
-		if !prepare(&c.oneStmts[one][l], oneSQL(putKind(one), 1<<l)) {
-			return
-		}
-		args := make([]any, 0, nRunColumns*len(ps)+1)
-		for _, p := range ps {
-			args = rowArgs(args, p)
-		}
-		res, err := c.oneStmts[one][l].Exec(append(args, sql.Named("n", len(ps)))...)
-		if err != nil {
-			fail(s.dbErr("save records", err))
-			return
-		}
-		if n, _ := res.RowsAffected(); one == int(putStart) && n < int64(len(ps)) {
-			// Written already: what is not is decided from what is there.
-			if err := findTaken(s.w, ps); err != nil {
-				fail(s.dbErr("save records", err))
-			}
-		}
+	if one := oneKind(rows, claims); one >= 0 {
+		c.writeOne(putKind(one), rows[one], prepare)
 		return
 	}
 	for kind, ps := range rows {
@@ -725,6 +704,48 @@ func oneKind(rows [putClaim][]*pending, claims []*pending) int {
 		return int(putStart)
 	}
 	return -1
+}
+
+// writeOne writes ps, rows of one kind (putSave or putStart), with a statement of up to
+// 1<<maxRowsLog2 rows outside a transaction each (oneSQL), and sets each record's err: a
+// failing statement fails its rows and those after it, and writes nothing of them.
+func (c *commits) writeOne(kind putKind, ps []*pending, prepare func(**sql.Stmt, string) bool) {
+	s := c.s
+	fail := func(ps []*pending, err error) {
+		for _, p := range ps {
+			if p.err == nil {
+				p.err = err
+			}
+		}
+	}
+	args := make([]any, 0, nRunColumns*min(len(ps), 1<<maxRowsLog2)+1)
+	for len(ps) > 0 {
+		part := ps[:min(len(ps), 1<<maxRowsLog2)]
+		l := 0
+		for 1<<l < len(part) {
+			l++
+		}
+		if !prepare(&c.oneStmts[kind][l], oneSQL(kind, 1<<l)) {
+			return // the batch has failed
+		}
+		args = args[:0]
+		for _, p := range part {
+			args = rowArgs(args, p)
+		}
+		res, err := c.oneStmts[kind][l].Exec(append(args, sql.Named("n", len(part)))...)
+		if err != nil {
+			fail(ps, s.dbErr("save records", err))
+			return
+		}
+		if n, _ := res.RowsAffected(); kind == putStart && n < int64(len(part)) {
+			// Written already: what is not is decided from what is there.
+			if err := findTaken(s.w, part); err != nil {
+				fail(ps, s.dbErr("save records", err))
+				return
+			}
+		}
+		ps = ps[len(part):]
+	}
 }
 
 // findTaken, after a statement that inserts the rows of runs that started wrote fewer than

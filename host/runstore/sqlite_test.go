@@ -540,7 +540,7 @@ func TestSQLiteCommitChunks(t *testing.T) {
 
 // A commit of saves alone writes them with one statement of the next power of two rows, its
 // rows past them left unbound: every count writes exactly its rows, none of them empty, and
-// more than the largest statement holds goes through a transaction of many.
+// more than the largest statement holds is written by several.
 func TestSQLiteCommitsOfOneStatement(t *testing.T) {
 	s := openSQLite(t).(*runstore.SQLite)
 	defer s.Close()
