@@ -212,6 +212,7 @@ func (s *SQLite) dsn(write bool) string {
 	// The log (and a rollback journal) gets the database's mode, 0600, as SQLite's own
 	// files do (the driver makes them 0666 less the umask otherwise).
 	q.Set("modeof", s.path)
+	q.Set("vfs", walVFSName)
 	if write {
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", writeCacheKiB))
