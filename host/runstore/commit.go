@@ -520,23 +520,7 @@ WHERE id = ?1 AND status = 'paused' AND updated = ?17`
 const maxRowsLog2 = 10 // 1,024 rows, 16,384 values (SQLite allows 32,766)
 
 // rowsSQL is the statement that writes n rows of kind (putSave or putStart).
-func rowsSQL(kind putKind, n int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO halo_runs (" + runColumns + ") VALUES ")
-	row := "(?" + strings.Repeat(", ?", nRunColumns-1) + ")"
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	if kind == putStart {
-		b.WriteString(startConflict)
-	} else {
-		b.WriteString(upsertConflict)
-	}
-	return b.String()
-}
+func rowsSQL(kind putKind, n int) string { return insertSQL(kind, n, "VALUES ", "") }
 
 // oneSQL is the statement that writes up to n rows of kind (putSave or putStart) in one
 // statement of its own, outside a transaction: the rows left unbound (NULL ids, the driver
@@ -544,8 +528,14 @@ func rowsSQL(kind putKind, n int) string {
 // named so that the driver takes fewer values than the statement has; a bound value the
 // query plan reads (LIMIT :n) would make SQLite prepare the statement again each time.
 func oneSQL(kind putKind, n int) string {
+	return insertSQL(kind, n, "SELECT * FROM (VALUES ", ") WHERE column1 IS NOT NULL AND :n > 0")
+}
+
+// insertSQL inserts n rows of runColumns' values into halo_runs, the rows between head and
+// tail, as kind does on a conflict.
+func insertSQL(kind putKind, n int, head, tail string) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO halo_runs (" + runColumns + ") SELECT * FROM (VALUES ")
+	b.WriteString("INSERT INTO halo_runs (" + runColumns + ") " + head)
 	row := "(?" + strings.Repeat(", ?", nRunColumns-1) + ")"
 	for i := range n {
 		if i > 0 {
@@ -553,7 +543,7 @@ func oneSQL(kind putKind, n int) string {
 		}
 		b.WriteString(row)
 	}
-	b.WriteString(") WHERE column1 IS NOT NULL AND :n > 0")
+	b.WriteString(tail)
 	if kind == putStart {
 		b.WriteString(startConflict)
 	} else {
