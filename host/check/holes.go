@@ -14,7 +14,13 @@ func (c *checker) knownTools(decls []lang.Decl) []policy.KnownTool {
 	if c.cfg.ToolMethods == nil {
 		return nil
 	}
-	var out []policy.KnownTool
+	n := 0
+	for _, d := range decls {
+		if _, ok := d.(*lang.ToolDecl); ok {
+			n++
+		}
+	}
+	out := make([]policy.KnownTool, 0, n)
 	for _, d := range decls {
 		td, ok := d.(*lang.ToolDecl)
 		if !ok || c.decls[td.Name.Name] != d { // a second declaration of a name is an error

@@ -85,3 +85,30 @@ func FuzzToolPatterns(f *testing.F) {
 		}
 	})
 }
+
+// RuleSpecs spells each rule's position as lang.Pos.String does, however many rules a policy
+// has (their positions are cut from one string) and however long their lines and columns.
+func TestRuleSpecsPositions(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(strings.Repeat("\n", 12345) + "policy P : MaxWords(1)")
+	for i := range 40 {
+		b.WriteString(" & " + strings.Repeat(" ", i*300) + "MaxChars(" + strconv.Itoa(i+1) + ")")
+	}
+	f, diags := lang.Parse("a/long/file/name.halo", []byte(b.String()+"\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	pd := f.Decls[0].(*lang.PolicyDecl)
+	specs := RuleSpecs(pd)
+	if len(specs) != 41 {
+		t.Fatalf("%d specs", len(specs))
+	}
+	for i, r := range pd.Rules {
+		if got, want := specs[i].Pos, r.Pos.String(); got != want {
+			t.Errorf("rule %d at %q, want %q", i, got, want)
+		}
+	}
+	if _, err := policy.Compile("P", specs); err != nil {
+		t.Fatal(err)
+	}
+}

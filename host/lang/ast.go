@@ -27,13 +27,23 @@ func (p Pos) String() string {
 		return p.File
 	}
 	// Appended rather than fmt.Sprintf: every stage of every run names where it is written.
-	b := make([]byte, 0, len(p.File)+12)
+	return string(p.Append(make([]byte, 0, len(p.File)+12)))
+}
+
+// Append appends p.String() to b: a caller that spells many positions (host/check, those of
+// a policy's rules) can carve them from one buffer.
+func (p Pos) Append(b []byte) []byte {
+	if !p.IsValid() {
+		if p.File == "" {
+			return append(b, '-')
+		}
+		return append(b, p.File...)
+	}
 	b = append(b, p.File...)
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(p.Line), 10)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, int64(p.Col), 10)
-	return string(b)
+	return strconv.AppendInt(b, int64(p.Col), 10)
 }
 
 // Before reports whether p comes before q in the same file (files compare by name).

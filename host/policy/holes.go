@@ -49,9 +49,11 @@ type paramSet struct {
 // NewKnownTools indexes tools; of two tools of one name the first counts.
 func NewKnownTools(tools []KnownTool) *KnownTools {
 	k := &KnownTools{byName: make(map[string]*knownTool, len(tools)), schemas: map[*tool.Method]paramSet{}}
-	for _, t := range tools {
+	block := make([]knownTool, len(tools)) // one allocation, not one for each tool
+	for i, t := range tools {
 		if _, dup := k.byName[t.Name]; !dup {
-			k.byName[t.Name] = &knownTool{KnownTool: t}
+			block[i].KnownTool = t
+			k.byName[t.Name] = &block[i]
 		}
 	}
 	return k
@@ -65,6 +67,19 @@ func (k *KnownTools) lookup(name string) ([]knownMethod, bool) {
 	}
 	if t.methods == nil {
 		t.methods = make([]knownMethod, len(t.Methods))
+		// The targets "Tool.method" are cut from one string.
+		size := 0
+		for i := range t.Methods {
+			size += len(t.Name) + 1 + len(t.Methods[i].Name)
+		}
+		var b strings.Builder
+		b.Grow(size)
+		for i := range t.Methods {
+			b.WriteString(t.Name)
+			b.WriteByte('.')
+			b.WriteString(t.Methods[i].Name)
+		}
+		targets := b.String()
 		for i := range t.Methods {
 			m := &t.Methods[i]
 			ps, seen := k.schemas[m]
@@ -72,7 +87,9 @@ func (k *KnownTools) lookup(name string) ([]knownMethod, bool) {
 				ps.names, ps.ok = paramNames(m.Params)
 				k.schemas[m] = ps
 			}
-			t.methods[i] = knownMethod{target: t.Name + "." + m.Name, m: m, params: ps.names, hasParams: ps.ok}
+			n := len(t.Name) + 1 + len(m.Name)
+			t.methods[i] = knownMethod{target: targets[:n], m: m, params: ps.names, hasParams: ps.ok}
+			targets = targets[n:]
 		}
 	}
 	return t.methods, true

@@ -170,11 +170,12 @@ func Compile(name string, specs []RuleSpec) (*Policy, error) {
 // reports the problems and checks the policy against the agents' tools from one
 // compilation.
 func CompileRules(name string, specs []RuleSpec) (*Policy, [][]Diagnostic) {
-	p := &Policy{Name: name}
+	p := &Policy{Name: name, rules: make([]*rule, 0, len(specs))}
 	diags := make([][]Diagnostic, len(specs))
+	block := make([]rule, len(specs))
 	failed := false
 	for i, s := range specs {
-		c := compiler{spec: s}
+		c := compiler{spec: s, slot: &block[i]}
 		r := c.rule()
 		diags[i] = c.diags
 		bad := false

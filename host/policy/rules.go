@@ -77,6 +77,21 @@ func RuleNames() []string {
 type compiler struct {
 	spec  RuleSpec
 	diags []Diagnostic
+	// slot is where the rule is written, carved from a block of the policy's rules (one
+	// allocation for a policy rather than one for each rule); nil once used, or when there
+	// is no block.
+	slot *rule
+}
+
+// newRule returns v in c's slot, or in a rule of its own when the slot is used.
+func (c *compiler) newRule(v rule) *rule {
+	r := c.slot
+	if r == nil {
+		r = new(rule)
+	}
+	c.slot = nil
+	*r = v
+	return r
 }
 
 // errorf reports an error with CodeInvalid; arg is the 1-based argument at fault, 0 for the rule.
@@ -202,9 +217,9 @@ func (c *compiler) rule() *rule {
 		return c.categories()
 	case "MaxWords", "MaxChars", "MaxTokens":
 		k := map[string]ruleKind{"MaxWords": kMaxWords, "MaxChars": kMaxChars, "MaxTokens": kMaxTokens}[s.Name]
-		return &rule{kind: k, n: int(s.Args[0].(float64))}
+		return c.newRule(rule{kind: k, n: int(s.Args[0].(float64))})
 	case "MaxSpend":
-		return &rule{kind: kMaxSpend, usd: s.Args[0].(float64)}
+		return c.newRule(rule{kind: kMaxSpend, usd: s.Args[0].(float64)})
 	case "Require", "Enforce":
 		return c.format()
 	case "MatchRegex":
@@ -212,18 +227,18 @@ func (c *compiler) rule() *rule {
 		if !ok {
 			return nil
 		}
-		return &rule{kind: kMatchRegex, re: re, unicode: asksUnicode(re.String())}
+		return c.newRule(rule{kind: kMatchRegex, re: re, unicode: asksUnicode(re.String())})
 	case "Validate":
 		return c.validate()
 	case "LogViolation":
-		return &rule{}
+		return c.newRule(rule{})
 	case "AllowTools", "DenyTools", "ApproveTools":
 		pats, ok := c.patterns(s.Args, 1)
 		if !ok {
 			return nil
 		}
 		k := map[string]ruleKind{"AllowTools": kAllowTools, "DenyTools": kDenyTools, "ApproveTools": kApproveTools}[s.Name]
-		return &rule{kind: k, patterns: pats}
+		return c.newRule(rule{kind: k, patterns: pats})
 	case "AllowEffects", "ApproveEffects":
 		var effs []tool.Effect
 		for i, a := range s.Args {
@@ -243,7 +258,7 @@ func (c *compiler) rule() *rule {
 		if s.Name == "ApproveEffects" {
 			k = kApproveEffects
 		}
-		return &rule{kind: k, effects: effs}
+		return c.newRule(rule{kind: k, effects: effs})
 	case "DenyArgs":
 		return c.denyArgs()
 	}
@@ -258,13 +273,13 @@ func (c *compiler) format() *rule {
 	w, _ := word(s.Args[0])
 	switch {
 	case w == "JSON" && s.Name == "Require":
-		return &rule{kind: kRequireJSON}
+		return c.newRule(rule{kind: kRequireJSON})
 	case w == "JSON":
-		return &rule{kind: kEnforceJSON}
+		return c.newRule(rule{kind: kEnforceJSON})
 	case w == "XML" && s.Name == "Require":
-		return &rule{kind: kRequireXML}
+		return c.newRule(rule{kind: kRequireXML})
 	case w == "Citation" && s.Name == "Require":
-		return &rule{kind: kRequireCitation}
+		return c.newRule(rule{kind: kRequireCitation})
 	case s.Name == "Require" && w == "Approver":
 		c.ignored(1, "", nil, "Require(%s) is not enforced; for a person's approval use |! yield", w)
 	case s.Name == "Require":
@@ -312,7 +327,7 @@ func (c *compiler) categories() *rule {
 	if s.Name == "Redact" {
 		kind, allowed = kRedact, detect.Redactable
 	}
-	r := &rule{kind: kind, cats: make([]detect.Category, 0, len(s.Args))}
+	r := c.newRule(rule{kind: kind, cats: make([]detect.Category, 0, len(s.Args))})
 	for i, a := range s.Args {
 		w, _ := word(a)
 		cat, known := detect.Parse(w)
@@ -362,13 +377,13 @@ func (c *compiler) validate() *rule {
 	if id, ok := v.(Ident); ok {
 		v = string(id)
 	}
-	return &rule{kind: kValidate, field: field, op: op, value: v}
+	return c.newRule(rule{kind: kValidate, field: field, op: op, value: v})
 }
 
 func (c *compiler) denyArgs() *rule {
 	s := c.spec
 	pats, ok := c.patterns(s.Args[:1], 1)
-	r := &rule{kind: kDenyArgs, patterns: pats}
+	r := c.newRule(rule{kind: kDenyArgs, patterns: pats})
 	if len(s.Args) == 3 {
 		name := s.Args[1].(string)
 		if name == "" {
