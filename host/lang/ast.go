@@ -153,9 +153,6 @@ type Decl interface {
 type Ident struct {
 	Pos  Pos
 	Name string
-	// Quoted reports whether the name was written between backquotes (a method name such
-	// as F.`files.read`); Name is then what is between them.
-	Quoted bool
 }
 
 // A PolicyDecl is `policy Name : Rule(args) & Rule(args) ...`. Rules may continue on
@@ -472,6 +469,10 @@ type Call struct {
 	// Method is the name after the dot, or the whole name when Recv is nil.
 	Method *Ident
 	Args   []*Arg
+	// Quoted reports whether Method was written between backquotes (F.`files.read`); its
+	// Name is then what is between them. (The Call holds it, not the Ident: an Ident is the
+	// node a program has most of, and a bool would make each 8 bytes larger.)
+	Quoted bool
 }
 
 // Target returns "Recv.Method" or "Method".

@@ -748,7 +748,8 @@ func (p *parser) parseCall() *Call {
 		c.Recv = first
 		if t := p.tok(); t.kind == tQuoted {
 			p.next()
-			c.Method = alloc(&p.arena.idents, Ident{Pos: p.at(t), Name: t.text, Quoted: true})
+			c.Method = p.arena.ident(p.at(t), t.text)
+			c.Quoted = true
 		} else {
 			c.Method = p.ident("a method name after '.'")
 		}

@@ -146,7 +146,7 @@ func (d *dumper) expr(n int, e Expr) {
 		}
 	case *Call:
 		target := x.Target()
-		if x.Method.Quoted {
+		if x.Quoted {
 			target = x.Recv.Name + ".`" + x.Method.Name + "`"
 		}
 		d.line(n, x.Pos, "call %s", target)

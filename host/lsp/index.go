@@ -58,7 +58,8 @@ const (
 type occ struct {
 	kind occKind
 	pos  lang.Pos
-	// width is how many columns the name takes (a quoted name's backquotes included).
+	// width is how many columns the name takes (a quoted name's backquotes included): add
+	// adds the name's to what the caller gives.
 	width int
 	name  string
 	// recv is the receiver of a method; scope the pipeline a local name belongs to.
@@ -97,10 +98,7 @@ func (x *index) add(kind occKind, id *lang.Ident, o occ) {
 		return
 	}
 	o.kind, o.pos, o.name = kind, id.Pos, id.Name
-	o.width = utf8.RuneCountInString(id.Name)
-	if id.Quoted {
-		o.width += 2
-	}
+	o.width += utf8.RuneCountInString(id.Name) // on the backquotes' 2 the caller may give
 	x.occs = append(x.occs, o)
 }
 
@@ -215,7 +213,11 @@ func (x *index) toolsValue(a *lang.Arg) {
 func (x *index) call(c *lang.Call, scope string) {
 	if c.Recv != nil {
 		x.add(occRef, c.Recv, occ{})
-		x.add(occMethod, c.Method, occ{recv: c.Recv.Name})
+		o := occ{recv: c.Recv.Name}
+		if c.Quoted {
+			o.width = 2 // the backquotes
+		}
+		x.add(occMethod, c.Method, o)
 	} else {
 		switch c.Method.Name {
 		case "loop":
