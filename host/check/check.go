@@ -265,9 +265,9 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 	for _, pr := range c.cfg.CheckDeclaration(d.Provider.Name, args, named) {
 		at := d.Provider.Pos
 		if a := d.Named(pr.Option); a != nil {
-			at = a.Pos
+			at = a.Position()
 		} else if pos := d.Positional(); len(pos) > 0 && (pr.Option == "" || pr.Option == "command") {
-			at = pos[0].Pos
+			at = pos[0].Position()
 		}
 		if pr.Warning {
 			c.warn(at, CodeToolConfig, "%s %s: %s", d.Provider.Name, d.Name.Name, pr.Message)
@@ -331,7 +331,7 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 	for _, s := range d.Settings {
 		name := s.Name.Name
 		if !agentSettings[name] {
-			c.warn(s.Pos, CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
+			c.warn(s.Position(), CodeArguments, "unknown agent setting %s is ignored%s", name, suggest(name, keys(agentSettings)))
 			continue
 		}
 		c.checkAgentOption(d, s)
@@ -420,7 +420,7 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		return
 	}
 	if wantsTools && c.noTools(a) {
-		c.errorf(s.Pos, CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
+		c.errorf(s.Position(), CodeToolConfig, "agent %s runs on %s, which cannot call tools; remove tools:", a.Name.Name, providerTitle(a.Model.Provider))
 	}
 }
 

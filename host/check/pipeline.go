@@ -191,14 +191,14 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 		return
 	}
 	if id, ok := pos[0].Value.(*lang.Ident); !ok {
-		c.errorf(pos[0].Pos, CodeArguments, "loop's first argument is the agent to go back to")
+		c.errorf(pos[0].Position(), CodeArguments, "loop's first argument is the agent to go back to")
 	} else if c.kindOf(id.Name) != "agent" {
 		c.undeclared(id.Pos, "agent", id.Name)
 	} else if !sc.agents[id.Name] {
 		c.errorf(id.Pos, CodeStage, "loop goes back to agent %s's stage, but no stage before it calls %s", id.Name, id.Name)
 	}
 	if s, ok := pos[1].Value.(*lang.StringLit); !ok || strings.TrimSpace(s.Value) == "" {
-		c.errorf(pos[1].Pos, CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
+		c.errorf(pos[1].Position(), CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
 	} else {
 		c.checkCondition(s, "loop condition", sc)
 	}
@@ -207,7 +207,7 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 			continue
 		}
 		if a.Name.Name != "max" {
-			c.errorf(a.Pos, CodeArguments, "loop has no option %s; it takes max:", a.Name.Name)
+			c.errorf(a.Position(), CodeArguments, "loop has no option %s; it takes max:", a.Name.Name)
 			continue
 		}
 		if n, ok := a.Value.(*lang.NumberLit); !ok || n.Value < 1 || !n.IsInteger() {
@@ -247,7 +247,7 @@ func (c *checker) checkListen(call *lang.Call) {
 	}
 	s, ok := call.Args[0].Value.(*lang.StringLit)
 	if !ok || len(s.Templates()) > 0 {
-		c.errorf(call.Args[0].Pos, CodeArguments, "listen's channel is a name written as a plain string, as in listen(\"orders\")")
+		c.errorf(call.Args[0].Position(), CodeArguments, "listen's channel is a name written as a plain string, as in listen(\"orders\")")
 		return
 	}
 	if err := ListenChannel(s.Value); err != nil {
@@ -288,7 +288,7 @@ func (c *checker) checkDirective(st *lang.Stage, d *lang.Directive) {
 	n, ok := d.Args[0].Value.(*lang.NumberLit)
 	switch {
 	case !ok:
-		c.errorf(d.Args[0].Pos, CodeArguments, "@%s takes a number", name)
+		c.errorf(d.Args[0].Position(), CodeArguments, "@%s takes a number", name)
 	case name == "timeout" && n.Value <= 0:
 		c.errorf(n.Pos, CodeArguments, "@timeout takes milliseconds, more than 0")
 	case name == "limit" && (n.Value < 1 || !n.IsInteger()):

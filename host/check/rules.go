@@ -36,7 +36,7 @@ func (c *checker) checkPolicy(d *lang.PolicyDecl) {
 		for _, a := range r.Args {
 			if a.Name != nil {
 				// RuleSpecs drops names: policy would read Block(name: PII) as Block(PII).
-				c.errorf(a.Pos, policy.CodeInvalid, "%s takes no named arguments", r.Name.Name)
+				c.errorf(a.Position(), policy.CodeInvalid, "%s takes no named arguments", r.Name.Name)
 				named = true
 				break
 			}
@@ -48,7 +48,7 @@ func (c *checker) checkPolicy(d *lang.PolicyDecl) {
 		for _, pd := range diags {
 			pos := r.Pos
 			if pd.Arg > 0 && pd.Arg <= len(r.Args) {
-				pos = r.Args[pd.Arg-1].Pos
+				pos = r.Args[pd.Arg-1].Position()
 			}
 			var h hint
 			if pd.Word != "" {

@@ -116,6 +116,6 @@ func (a *arena) ident(pos Pos, name string) *Ident {
 	return alloc(&a.idents, Ident{Pos: pos, Name: name})
 }
 
-func (a *arena) arg(pos Pos, name *Ident, v Expr) *Arg {
-	return alloc(&a.args, Arg{Pos: pos, Name: name, Value: v})
+func (a *arena) arg(name *Ident, v Expr) *Arg {
+	return alloc(&a.args, Arg{Name: name, Value: v})
 }

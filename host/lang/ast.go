@@ -491,8 +491,7 @@ func (c *Call) Positional() []*Arg { return positional(c.Args) }
 
 // An Arg is one argument: positional when Name is nil, else `name: value`.
 type Arg struct {
-	Pos   Pos // of the name, or of the value when positional
-	Name  *Ident
+	Name  *Ident // nil when positional
 	Value Expr
 }
 
@@ -611,7 +610,7 @@ func (n *Stage) Position() Pos        { return n.Pos }
 func (n *Directive) Position() Pos    { return n.Pos }
 func (n *Arm) Position() Pos          { return n.Pos }
 func (n *Call) Position() Pos         { return n.Pos }
-func (n *Arg) Position() Pos          { return n.Pos }
+func (n *Arg) Position() Pos          { return n.pos() }
 func (n *StringLit) Position() Pos    { return n.Pos }
 func (n *NumberLit) Position() Pos    { return n.Pos }
 func (n *BoolLit) Position() Pos      { return n.Pos }
@@ -700,4 +699,17 @@ func Templates(s string) []string {
 		}
 		s = rest[j+2:]
 	}
+}
+
+// pos is where an argument is written: at its name, or at its value when positional. (An
+// argument holds no position of its own: its name's or its value's is it, and the arguments
+// are most of a program's nodes after its names.)
+func (n *Arg) pos() Pos {
+	switch {
+	case n.Name != nil:
+		return n.Name.Pos
+	case n.Value != nil:
+		return n.Value.Position()
+	}
+	return Pos{}
 }

@@ -483,7 +483,7 @@ func (p *parser) parseAgent() *AgentDecl {
 		}
 		name := p.ident("a setting, such as temp: 0.2")
 		p.expect(tColon, "after the setting name")
-		a.argList.push(a.arg(name.Pos, name, p.parseValue()))
+		a.argList.push(a.arg(name, p.parseValue()))
 	}
 	d.Settings = a.argList.take(m)
 	if p.tok().kind != tRBrack {
@@ -782,10 +782,10 @@ func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
 		if p.tok().kind == tIdent && p.peekKind(1) == tColon {
 			name := p.ident("")
 			p.next()
-			a = ar.arg(name.Pos, name, p.parseValue())
+			a = ar.arg(name, p.parseValue())
 		} else {
 			v := p.parseValue()
-			a = ar.arg(v.Position(), nil, v)
+			a = ar.arg(nil, v)
 		}
 		ar.argList.push(a)
 		if !p.got(tComma) && p.tok().kind != close {

@@ -109,7 +109,7 @@ func (d *dumper) stages(n int, stages []*Stage) {
 func (d *dumper) args(n int, args []*Arg) {
 	for _, a := range args {
 		if a.Name != nil {
-			d.line(n, a.Pos, "%s:", a.Name.Name)
+			d.line(n, a.Position(), "%s:", a.Name.Name)
 			d.expr(n+1, a.Value)
 		} else {
 			d.expr(n, a.Value)

@@ -554,7 +554,7 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 	if arg := c.Named("tool"); arg != nil {
 		if id, ok := arg.Value.(*lang.Ident); ok {
 			if td := pl.prog.Tool(id.Name); td != nil {
-				tc := &ToolCall{At: arg.Pos.String(), Target: id.Name, Runs: satMul(n, int64(1+retry)), For: ac.Target}
+				tc := &ToolCall{At: arg.Position().String(), Target: id.Name, Runs: satMul(n, int64(1+retry)), For: ac.Target}
 				m, described := pl.method(td, "")
 				effect := tool.External
 				if described {
