@@ -95,6 +95,9 @@ type scanner struct {
 	// read when it is a pipeline.
 	docs docLines
 	doc  string
+	// agentAt is 1 + the index in toks of the name right after an `agent` keyword at the
+	// start of a line (0: none), the name a model id follows.
+	agentAt int
 }
 
 func (s *scanner) errorf(pos Pos, format string, args ...any) {
@@ -122,12 +125,31 @@ func (s *scanner) newline() {
 }
 
 // emit appends a token that starts at line:col and ends at the scanner's place, at the
-// bracket depth s.depth (scanPunct moves the depth around brackets).
+// bracket depth s.depth (scanPunct moves the depth around brackets). It is small enough to
+// be inlined into each token's scan: most tokens are neither first on their line nor first
+// of their declaration, and only those take emitSlow's longer way.
 func (s *scanner) emit(k tokKind, text string, line, col int) {
+	n := len(s.toks)
+	if s.bol || n == 0 || n == cap(s.toks) {
+		s.emitSlow(k, text, line, col)
+		return
+	}
+	s.toks = s.toks[:n+1]
+	// The token is written in place, field by field: a token built on the stack and copied
+	// in costs a store-forwarding stall per token.
+	t := &s.toks[n]
+	t.kind, t.text, t.bol = k, text, false
+	t.line, t.col, t.eline, t.ecol, t.depth = int32(line), int32(col), int32(s.line), int32(s.col), int32(s.depth)
+}
+
+// emitSlow is emit of a token first on its line, first of a declaration, or that finds the
+// buffer full: it hands the tokens read so far to flush when the token starts a declaration.
+func (s *scanner) emitSlow(k tokKind, text string, line, col int) {
 	d := s.depth
 	if len(s.toks) > 0 && (k == tEOF || s.bol && col == 1 && s.startsDecl(k, text, d)) {
 		s.flush(s.toks)
 		s.toks = s.toks[:0]
+		s.agentAt = 0
 	}
 	if k != tEOF {
 		if len(s.toks) == 0 {
@@ -136,8 +158,6 @@ func (s *scanner) emit(k tokKind, text string, line, col int) {
 				s.doc = s.docs.above(s.src, line)
 			}
 		}
-		// The token is written in place: a token built on the stack and copied in costs a
-		// store-forwarding stall per token.
 		n := len(s.toks)
 		if n == cap(s.toks) {
 			s.toks = append(s.toks, token{})
@@ -178,10 +198,11 @@ func isIdentStart(c byte) bool { return byteClass[c]&classIdentStart != 0 }
 
 func isIdentChar(c byte) bool { return byteClass[c]&classIdent != 0 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool { return byteClass[c]&classSpace != 0 }
 
-// byteClass says of each byte whether it may start a name and whether it may continue one:
-// one load where the comparisons took up to six, for every byte of every name.
+// byteClass says of each byte whether it may start a name, whether it may continue one and
+// whether it is a space: one load where the comparisons took up to six, for every byte of
+// every name and every space before a token.
 var byteClass = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
 		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
@@ -190,6 +211,12 @@ var byteClass = func() (t [256]uint8) {
 		if '0' <= c && c <= '9' {
 			t[c] |= classIdent
 		}
+		if c == ' ' || c == '\t' || c == '\f' || c == '\v' {
+			t[c] |= classSpace
+		}
+		if c == '"' || c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
+			t[c] |= classStringEnd
+		}
 	}
 	return t
 }()
@@ -197,6 +224,50 @@ var byteClass = func() (t [256]uint8) {
 const (
 	classIdentStart = 1 << iota
 	classIdent
+	classSpace
+	classStringEnd // ends a string's plain run: '"', '\\', a line break, a non-ASCII byte
+)
+
+// leads says what a token starting with each byte is, so step takes one jump where a chain
+// of comparisons took up to eight (most tokens are punctuation, the last of the chain).
+var leads = func() (t [256]lead) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c == '\n':
+			t[c] = leadNewline
+		case c == '\r':
+			t[c] = leadReturn
+		case c == '#' || c == '/':
+			t[c] = leadComment
+		case c == '"':
+			t[c] = leadString
+		case c == '`':
+			t[c] = leadQuoted
+		case byteClass[c]&classIdentStart != 0:
+			t[c] = leadIdent
+		case '0' <= c && c <= '9':
+			t[c] = leadDigit
+		case c == '-' || c == '.':
+			t[c] = leadSign
+		default:
+			t[c] = leadPunct
+		}
+	}
+	return t
+}()
+
+type lead uint8
+
+const (
+	leadPunct lead = iota
+	leadNewline
+	leadReturn
+	leadComment // '#', or '/' when '/' follows
+	leadString
+	leadQuoted
+	leadIdent
+	leadDigit
+	leadSign // '-' or '.', a number when a digit follows
 )
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -227,47 +298,64 @@ func (s *scanner) run() {
 // token. (Taking the spaces with what follows them makes one call of most tokens and the
 // space before them: there is a space before about half of a program's tokens.)
 func (s *scanner) step() {
-	for isSpace(s.src[s.off]) {
-		s.off++
-		s.col++
-		if s.off == len(s.src) {
+	src, off := s.src, s.off
+	for byteClass[src[off]]&classSpace != 0 {
+		off++
+		if off == len(src) {
+			s.col += off - s.off
+			s.off = off
 			return
 		}
 	}
-	{
-		c := s.src[s.off]
-		switch {
-		case c == '\n':
+	s.col += off - s.off
+	s.off = off
+	c := src[off]
+	switch leads[c] {
+	case leadNewline:
+		s.off++
+		s.newline()
+	case leadReturn:
+		s.off++
+		if s.off < len(src) && src[s.off] == '\n' {
 			s.off++
-			s.newline()
-		case c == '\r':
-			s.off++
-			if s.off < len(s.src) && s.src[s.off] == '\n' {
-				s.off++
-			}
-			s.newline()
-		case c == '#' || c == '/' && s.peek(1) == '/':
-			pos, start := s.pos(), s.off
-			for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
-				s.advance(1)
-			}
-			if pos.Col == 1 {
-				s.docs.add(int(pos.Line), start, s.off)
-			}
-			if s.comment != nil {
-				s.comment(pos, start, s.off)
-			}
-		case c == '"':
-			s.scanString()
-		case c == '`':
-			s.scanQuoted()
-		case isIdentStart(c):
-			s.scanIdent()
-		case isDigit(c) || c == '-' && isDigit(s.peek(1)) || c == '.' && isDigit(s.peek(1)) && !s.afterIdent():
+		}
+		s.newline()
+	case leadComment:
+		if c == '/' && s.peek(1) != '/' {
+			s.scanPunct(c)
+			return
+		}
+		s.scanComment()
+	case leadString:
+		s.scanString()
+	case leadQuoted:
+		s.scanQuoted()
+	case leadIdent:
+		s.scanIdent()
+	case leadDigit:
+		s.scanNumber()
+	case leadSign:
+		if isDigit(s.peek(1)) && (c == '-' || !s.afterIdent()) {
 			s.scanNumber()
-		default:
+		} else {
 			s.scanPunct(c)
 		}
+	default:
+		s.scanPunct(c)
+	}
+}
+
+// scanComment reads a comment, '#' or '//' to the end of the line.
+func (s *scanner) scanComment() {
+	pos, start := s.pos(), s.off
+	for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
+		s.advance(1)
+	}
+	if pos.Col == 1 {
+		s.docs.add(int(pos.Line), start, s.off)
+	}
+	if s.comment != nil {
+		s.comment(pos, start, s.off)
 	}
 }
 
@@ -288,28 +376,32 @@ func (s *scanner) afterIdent() bool {
 }
 
 func (s *scanner) scanIdent() {
-	line, col := s.line, s.col
-	start := s.off
-	i := s.off
+	src, start := s.src, s.off
+	i := start
 	h := fnvOffset
-	for i < len(s.src) {
-		c := s.src[i]
+	for i < len(src) {
+		c := src[i]
 		// A '-' joins two name parts (`get-sum`, MCP method names); `a->b` and `a - b` do not.
-		if isIdentChar(c) || c == '-' && i+1 < len(s.src) && isIdentChar(s.src[i+1]) {
-			h = (h ^ uint32(c)) * fnvPrime
-			i++
-			continue
+		if byteClass[c]&classIdent == 0 && (c != '-' || i+1 == len(src) || byteClass[src[i+1]]&classIdent == 0) {
+			break
 		}
-		break
+		h = (h ^ uint32(c)) * fnvPrime
+		i++
 	}
-	text := s.names.intern(s.src[start:i], h)
+	text := s.names.intern(src[start:i], h)
+	line, col := s.line, s.col
 	s.off = i
 	s.col += i - start
+	agent := s.bol && col == 1 && text == "agent"
 	s.emit(tIdent, text, line, col)
+	if agent {
+		s.agentAt = len(s.toks)
+		return
+	}
 	// `agent Name [` is followed by a provider/model id whose characters ('/', '.', ':', '-')
 	// are not tokens of their own; it is read raw up to ',', ']' or a space.
-	n := len(s.toks)
-	if n >= 2 && s.toks[n-2].kind == tIdent && s.toks[n-2].text == "agent" && s.toks[n-2].bol && s.toks[n-2].col == 1 {
+	if s.agentAt != 0 && s.agentAt == len(s.toks)-1 {
+		s.agentAt = 0
 		s.skipSpaces()
 		if s.off < len(s.src) && s.src[s.off] == '[' {
 			s.scanPunct('[')
@@ -387,17 +479,18 @@ func (s *scanner) scanString() {
 	// Fast path: most strings are plain ASCII without escapes; take them in one piece,
 	// interned, since a program repeats many of its strings (paths, templates, patterns).
 	h := fnvOffset
-	for i := s.off; i < len(s.src); i++ {
-		c := s.src[i]
-		if c == '"' {
-			text := s.names.intern(s.src[s.off:i], h)
+	src := s.src
+	for i := s.off; i < len(src); i++ {
+		c := src[i]
+		if byteClass[c]&classStringEnd != 0 {
+			if c != '"' {
+				break
+			}
+			text := s.names.intern(src[s.off:i], h)
 			s.col += i - s.off + 1
 			s.off = i + 1
 			s.emit(tString, text, int(pos.Line), int(pos.Col))
 			return
-		}
-		if c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
-			break
 		}
 		h = (h ^ uint32(c)) * fnvPrime
 	}
@@ -526,41 +619,22 @@ func (s *scanner) scanEscape(b *strings.Builder) {
 	s.advance(2)
 }
 
+// puncts is the token of each byte that is one on its own ('(', ',', '@' ...), tEOF for
+// the others.
+var puncts = [256]tokKind{
+	'(': tLParen, ')': tRParen, '[': tLBrack, ']': tRBrack, '{': tLBrace, '}': tRBrace,
+	',': tComma, ':': tColon, '.': tDot, '&': tAmp, '@': tAt, '<': tLess, '>': tGreater,
+}
+
 func (s *scanner) scanPunct(c byte) {
-	pos := s.pos()
-	k := tEOF
+	line, col := s.line, s.col
+	k := puncts[c]
 	n := 1
-	nest := 0 // an opener counts outside itself, a closer outside what it closes
 	switch c {
-	case '(':
-		k, nest = tLParen, 1
-	case ')':
-		k, nest = tRParen, -1
-	case '[':
-		k, nest = tLBrack, 1
-	case ']':
-		k, nest = tRBrack, -1
-	case '{':
-		k, nest = tLBrace, 1
-	case '}':
-		k, nest = tRBrace, -1
-	case ',':
-		k = tComma
-	case ':':
-		k = tColon
-	case '.':
-		k = tDot
 	case '&':
-		k = tAmp
 		if s.peek(1) == '&' {
 			n = 2 // `&&` reads as `&`
 		}
-	case '@':
-		k = tAt
-	case '<':
-		k = tLess
-	case '>':
-		k = tGreater
 	case '-':
 		if s.peek(1) == '>' {
 			k, n = tArrow, 2
@@ -586,6 +660,7 @@ func (s *scanner) scanPunct(c byte) {
 		}
 	}
 	if k == tEOF {
+		pos := s.pos()
 		r, size := utf8.DecodeRune(s.src[s.off:])
 		switch {
 		case r == utf8.RuneError && size == 1:
@@ -600,13 +675,18 @@ func (s *scanner) scanPunct(c byte) {
 	}
 	s.off += n // every operator is ASCII
 	s.col += n
-	if nest < 0 && s.depth > 0 {
-		s.depth--
-	}
-	s.emit(k, "", int(pos.Line), int(pos.Col))
-	if nest > 0 {
+	// An opener counts outside itself, a closer outside what it closes.
+	switch k {
+	case tRParen, tRBrack, tRBrace:
+		if s.depth > 0 {
+			s.depth--
+		}
+	case tLParen, tLBrack, tLBrace:
+		s.emit(k, "", line, col)
 		s.depth++
+		return
 	}
+	s.emit(k, "", line, col)
 }
 
 func isDeclKeyword(s string) bool {
