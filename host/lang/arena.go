@@ -94,7 +94,8 @@ func (l *list[T]) take(mark int) []T {
 	}
 	start := len(l.block)
 	l.block = append(l.block, l.stack[mark:]...)
-	clear(l.stack[mark:])
+	// The items popped are not cleared: they are nodes of the tree being built, which lives
+	// as long as the stack does.
 	l.stack = l.stack[:mark]
 	return l.block[start : start+n : start+n]
 }

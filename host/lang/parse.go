@@ -298,22 +298,24 @@ const maxNesting = 64
 
 // A parser reads one declaration's tokens.
 type parser struct {
-	file  string
+	file string
+	// toks are the declaration's tokens and, at end, a tEOF token after its last one, so
+	// that the current token is always toks[i] (i <= end).
 	toks  []token
 	i     int
 	end   int
-	eof   token // stands after the declaration's last token
 	diags *Diagnostics
 	nest  int
 	arena *arena
 }
 
-// init makes p the parser of one declaration's tokens (never empty). It keeps no reference
-// to toks after parseDecl returns: the scanner reuses the slice.
+// init makes p the parser of one declaration's tokens (never empty). It appends the tEOF
+// token to them (in the scanner's buffer, past its tokens, when there is room) and keeps no
+// reference to toks after parseDecl returns: the scanner reuses the slice.
 func (p *parser) init(file string, toks []token, diags *Diagnostics) {
-	last := toks[len(toks)-1]
+	last := &toks[len(toks)-1]
 	eof := token{kind: tEOF, line: last.eline, col: last.ecol, eline: last.eline, ecol: last.ecol, bol: true}
-	*p = parser{file: file, toks: toks, end: len(toks), eof: eof, diags: diags}
+	*p = parser{file: file, toks: append(toks, eof), end: len(toks), diags: diags}
 }
 
 // at returns where t starts.
@@ -324,12 +326,7 @@ type bailout struct{}
 
 // tok returns the current token, not a copy: a token is 48 bytes, and the parser looks at
 // most tokens several times.
-func (p *parser) tok() *token {
-	if p.i < p.end {
-		return &p.toks[p.i]
-	}
-	return &p.eof
-}
+func (p *parser) tok() *token { return &p.toks[p.i] }
 
 func (p *parser) peekKind(n int) tokKind {
 	if p.i+n < p.end {
@@ -339,7 +336,7 @@ func (p *parser) peekKind(n int) tokKind {
 }
 
 func (p *parser) next() *token {
-	t := p.tok()
+	t := &p.toks[p.i]
 	if p.i < p.end {
 		p.i++
 	}

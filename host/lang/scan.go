@@ -83,7 +83,10 @@ type scanner struct {
 	bol   bool
 	// toks holds the tokens of the declaration being read; flush hands them to the parser
 	// when the next declaration starts, and the buffer is reused.
-	toks  []token
+	toks []token
+	// fast is how long toks may grow by emit's short way: cap(toks) after a token that is
+	// not first on its line, 0 at the start of a line (so the next token takes the long way).
+	fast  int
 	flush func([]token)
 	diags *Diagnostics
 	// names interns identifiers: a program repeats its names many times.
@@ -118,10 +121,21 @@ func (s *scanner) advance(n int) {
 	}
 }
 
+// advance1 is advance(1): past one ASCII byte without decoding it, or one rune.
+func (s *scanner) advance1() {
+	if s.src[s.off] < utf8.RuneSelf {
+		s.off++
+		s.col++
+		return
+	}
+	s.advance(1)
+}
+
 func (s *scanner) newline() {
 	s.line++
 	s.col = 1
 	s.bol = true
+	s.fast = 0
 }
 
 // emit appends a token that starts at line:col and ends at the scanner's place, at the
@@ -130,7 +144,7 @@ func (s *scanner) newline() {
 // of their declaration, and only those take emitSlow's longer way.
 func (s *scanner) emit(k tokKind, text string, line, col int) {
 	n := len(s.toks)
-	if s.bol || n == 0 || n == cap(s.toks) {
+	if n >= s.fast {
 		s.emitSlow(k, text, line, col)
 		return
 	}
@@ -169,6 +183,7 @@ func (s *scanner) emitSlow(k tokKind, text string, line, col int) {
 		t.line, t.col, t.eline, t.ecol, t.depth = int32(line), int32(col), int32(s.line), int32(s.col), int32(d)
 	}
 	s.bol = false
+	s.fast = cap(s.toks)
 }
 
 // startsDecl reports whether a token begins a new top-level declaration: it is first on a line in
@@ -287,10 +302,31 @@ func (s *scanner) run() {
 	if len(s.src) >= 3 && s.src[0] == 0xEF && s.src[1] == 0xBB && s.src[2] == 0xBF {
 		s.off = 3 // a UTF-8 byte order mark is not a column
 	}
-	for s.off < len(s.src) {
-		s.step()
+	// step, with its two commonest tokens' calls made here: the loop takes the spaces before
+	// a token and a name or punctuation without the call of step for each.
+	src := s.src
+	for off := s.off; off < len(src); off = s.off {
+		c := src[off]
+		if byteClass[c]&classSpace != 0 {
+			for off++; off < len(src) && byteClass[src[off]]&classSpace != 0; off++ {
+			}
+			s.col += off - s.off
+			s.off = off
+			if off == len(src) {
+				break
+			}
+			c = src[off]
+		}
+		switch leads[c] {
+		case leadIdent:
+			s.scanIdent()
+		case leadPunct:
+			s.scanPunct(c)
+		default:
+			s.step()
+		}
 	}
-	s.bol = true
+	s.bol, s.fast = true, 0
 	s.emit(tEOF, "", s.line, s.col)
 }
 
@@ -349,7 +385,7 @@ func (s *scanner) step() {
 func (s *scanner) scanComment() {
 	pos, start := s.pos(), s.off
 	for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
-		s.advance(1)
+		s.advance1()
 	}
 	if pos.Col == 1 {
 		s.docs.add(int(pos.Line), start, s.off)
@@ -429,7 +465,7 @@ func (s *scanner) scanModel() {
 		if c == ',' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' {
 			break
 		}
-		s.advance(1)
+		s.advance1()
 	}
 	if s.off > start {
 		s.emit(tModel, s.names.intern(s.src[start:s.off], fnv(s.src[start:s.off])), int(pos.Line), int(pos.Col))
@@ -475,7 +511,8 @@ func (s *scanner) scanNumber() {
 
 func (s *scanner) scanString() {
 	pos := s.pos()
-	s.advance(1) // opening quote
+	s.off++ // the opening quote
+	s.col++
 	// Fast path: most strings are plain ASCII without escapes; take them in one piece,
 	// interned, since a program repeats many of its strings (paths, templates, patterns).
 	h := fnvOffset
