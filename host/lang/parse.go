@@ -794,6 +794,24 @@ func (p *parser) parseArgs(open, close tokKind, what string) []*Arg {
 	return ar.argList.take(m)
 }
 
+// smallInt is strconv.ParseFloat of s when s is 1 to 15 decimal digits (max_steps: 40,
+// timeout_ms: 120000), which it reads exactly and without ParseFloat's general work; ok is
+// false for any other number.
+func smallInt(s string) (float64, bool) {
+	if len(s) == 0 || len(s) > 15 {
+		return 0, false
+	}
+	n := int64(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return float64(n), true
+}
+
 func (p *parser) parseValueOrCall() Expr {
 	if p.tok().kind == tIdent && (p.peekKind(1) == tLParen || p.peekKind(1) == tDot && (p.peekKind(2) == tIdent || p.peekKind(2) == tQuoted) && p.peekKind(3) == tLParen) && p.tok().text != "Env" {
 		return p.parseCall()
@@ -811,9 +829,12 @@ func (p *parser) parseValue() Expr {
 		return alloc(&a.strs, StringLit{Pos: p.at(t), Value: t.text})
 	case tNumber:
 		p.next()
-		v, err := strconv.ParseFloat(t.text, 64)
-		if err != nil {
-			p.failf(p.at(t), "bad number %s", t.text)
+		v, ok := smallInt(t.text)
+		if !ok {
+			var err error
+			if v, err = strconv.ParseFloat(t.text, 64); err != nil {
+				p.failf(p.at(t), "bad number %s", t.text)
+			}
 		}
 		return alloc(&a.nums, NumberLit{Pos: p.at(t), Raw: t.text, Value: v})
 	case tIdent:

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,18 @@ func TestScanModelAfterAgent(t *testing.T) {
 		}
 		if b.String() != tc.want {
 			t.Errorf("%q:\n%s\nwant:\n%s", tc.src, b.String(), tc.want)
+		}
+	}
+}
+
+// TestSmallInt checks the parser's fast reading of whole numbers against strconv.ParseFloat.
+func TestSmallInt(t *testing.T) {
+	for _, s := range []string{"0", "7", "40", "120000", "007", "999999999999999", "9007199254740993", "1.5", "-3", "1e3", "", "12a"} {
+		v, ok := smallInt(s)
+		want, err := strconv.ParseFloat(s, 64)
+		digits := len(s) > 0 && len(s) <= 15 && strings.Trim(s, "0123456789") == ""
+		if ok != digits || ok && (err != nil || v != want) {
+			t.Errorf("smallInt(%q) = %v, %v; ParseFloat %v, %v", s, v, ok, want, err)
 		}
 	}
 }

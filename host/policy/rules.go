@@ -377,7 +377,7 @@ func (c *compiler) validate() *rule {
 	if id, ok := v.(Ident); ok {
 		v = string(id)
 	}
-	return c.newRule(rule{kind: kValidate, field: field, op: op, value: v})
+	return c.newRule(rule{kind: kValidate, validation: &validation{field: field, op: op, value: v}})
 }
 
 func (c *compiler) denyArgs() *rule {
