@@ -80,6 +80,9 @@ type opts struct {
 	reload func() (*lang.Program, error)
 	// newID, when set, makes the run ids.
 	newID func() string
+	// served has the server answer its listener itself (Server.Serve, as halo serve does),
+	// not through an httptest.Server of the handler.
+	served bool
 }
 
 // syncBuffer is a log a test reads while the server writes.
@@ -171,11 +174,25 @@ func newEnv(t *testing.T, o opts) *env {
 	}
 	e.srv = srv
 	srv.Start()
-	e.http.Config.Handler = srv.Handler()
-	e.http.Start()
+	served := make(chan error, 1)
+	if o.served {
+		e.http.URL = "http://" + e.http.Listener.Addr().String()
+		go func() { served <- srv.Serve(e.http.Listener) }()
+	} else {
+		e.http.Config.Handler = srv.Handler()
+		e.http.Start()
+	}
 	t.Cleanup(func() {
 		if e.gate != nil {
 			close(e.gate)
+		}
+		if o.served {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			srv.Shutdown(ctx)
+			cancel()
+			<-served
+			srv.Close(5 * time.Second)
+			return
 		}
 		e.http.CloseClientConnections()
 		srv.Close(5 * time.Second)

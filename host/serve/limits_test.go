@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -67,8 +68,16 @@ func TestLinkBeforeBody(t *testing.T) {
 
 // TestBodyDeadlines: a body that stops coming is cut off at the deadline, with or without
 // the token (the link's is shorter), and the run it was to answer is left as it was.
+// It holds for the handler in an http.Server of its own, and through Server.Serve, as halo
+// serve answers (its http.Server has deadlines of its own: headers, idle connections).
 func TestBodyDeadlines(t *testing.T) {
-	e := newEnv(t, opts{token: "tok", bodyTimeout: 400 * time.Millisecond, unauthTimeout: 200 * time.Millisecond})
+	for _, served := range []bool{false, true} {
+		t.Run(fmt.Sprintf("served=%v", served), func(t *testing.T) { testBodyDeadlines(t, served) })
+	}
+}
+
+func testBodyDeadlines(t *testing.T, served bool) {
+	e := newEnv(t, opts{token: "tok", bodyTimeout: 400 * time.Millisecond, unauthTimeout: 200 * time.Millisecond, served: served})
 	got, hold := slowPost(t, e.http.URL+"/api/runs", "application/json", "tok", `{"pipeline": "Thr`)
 	defer close(hold)
 	if st, _ := within(t, "a trickled API body", got, 5*time.Second); st != http.StatusBadRequest && st != http.StatusRequestTimeout && st != 0 {
@@ -82,6 +91,28 @@ func TestBodyDeadlines(t *testing.T) {
 	}
 	if m := e.do("GET", "/api/runs/"+id, nil, 200); m["status"] != "paused" {
 		t.Errorf("the run is %v", m["status"])
+	}
+}
+
+// TestLongAnswerNotCut: a request with the token whose body came in time may take longer
+// than BodyTimeout to be answered (a ?wait for a run, a long tools/call): through Serve, as
+// halo serve answers, the body's read deadline does not cut the answer when it passes.
+func TestLongAnswerNotCut(t *testing.T) {
+	const bodyTimeout = 200 * time.Millisecond
+	e := newEnv(t, opts{token: "tok", gate: true, served: true, bodyTimeout: bodyTimeout})
+	got := make(chan map[string]any, 1)
+	go func() {
+		got <- e.do("POST", "/api/runs?wait=1m", map[string]any{"pipeline": "Three", "inputs": map[string]any{"x": "a"}}, 200)
+	}()
+	time.Sleep(3 * bodyTimeout) // the call is held past the body's deadline
+	e.gate <- struct{}{}
+	select {
+	case m := <-got:
+		if m["status"] != "completed" {
+			t.Errorf("the answer after the body's deadline: %v", m)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer")
 	}
 }
 
