@@ -24,6 +24,7 @@ type reader struct {
 	// At a terminal:
 	term *term.Terminal
 	fd   int
+	dev  *device
 	// Otherwise:
 	in   *bufio.Reader
 	echo io.Writer
@@ -34,13 +35,14 @@ type fder interface{ Fd() uintptr }
 func newReader(f *cmdutil.Factory) *reader {
 	if f.IO.InTTY && f.IO.ErrTTY {
 		if in, ok := f.IO.In.(fder); ok {
+			dev := &device{r: f.IO.In}
 			t := term.NewTerminal(struct {
 				io.Reader
 				io.Writer
-			}{f.IO.In, f.IO.ErrOut}, "")
+			}{dev, f.IO.ErrOut}, "")
 			// What the debugger shows is written while the terminal is not raw, past the
 			// Terminal (which would draw its prompt again after each write).
-			return &reader{term: t, fd: int(in.Fd()), out: termsafe.Writer(f.IO.ErrOut)}
+			return &reader{term: t, fd: int(in.Fd()), dev: dev, out: termsafe.Writer(f.IO.ErrOut)}
 		}
 	}
 	out := termsafe.Writer(f.IO.ErrOut)
@@ -48,6 +50,22 @@ func newReader(f *cmdutil.Factory) *reader {
 }
 
 func (r *reader) close() {}
+
+// A device is the terminal a Terminal reads, noting when a read of it fails or ends: the
+// Terminal returns io.EOF both for Ctrl-D and for a terminal that was closed (a hung-up
+// terminal reads as ended, or fails with EIO, depending on when the read met the hangup).
+type device struct {
+	r    io.Reader
+	gone bool
+}
+
+func (d *device) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil {
+		d.gone = true
+	}
+	return n, err
+}
 
 // errTerminalGone is how a terminal that can no longer be read ends the session.
 var errTerminalGone = errors.New("the terminal was closed")
@@ -71,9 +89,16 @@ func (r *reader) readLine(prompt string) (string, error) {
 		return "", errTerminalGone
 	}
 	defer term.Restore(r.fd, old)
+	return r.readTerm(prompt)
+}
+
+// readTerm reads a line at the terminal, in raw mode.
+func (r *reader) readTerm(prompt string) (string, error) {
 	r.term.SetPrompt(prompt)
 	line, err := r.term.ReadLine()
 	switch {
+	case errors.Is(err, io.EOF) && r.dev.gone:
+		return "", errTerminalGone
 	case errors.Is(err, io.EOF):
 		return "", errors.New("Ctrl-D (or Ctrl-C) at the prompt")
 	case errors.Is(err, term.ErrPasteIndicator):
