@@ -7,7 +7,7 @@
 # as root, the benchmark runs on a throwaway ext4 filesystem with a journal, made in a file and
 # mounted on a loop device, removed at the end. The TypeScript SDK (pinned) is installed first
 # when npm is here. Run it on a quiet machine: the load is printed before and after each run.
-# With HALO_BENCH_CPUPROFILE=PREFIX, every server process (halo mcp, halo serve, mcp-go's HTTP
+# With HALO_BENCH_CPUPROFILE=PREFIX, every server process (halo mcp with records on and off, halo serve, mcp-go's HTTP
 # server) writes a CPU profile to PREFIX.PID (go tool pprof -top PREFIX.PID).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -21,10 +21,6 @@ import (
 	"halolang.dev/halo/internal/cputime"
 )
 
-// mcpRecord is the record of one call of scripts/bench-mcp.sh's pipeline (a one-stage
-// mocked agent call), as halo mcp saves it.
-const mcpRecord = `{"runId":"5ed08d4d388e8dcd","file":"flow.halo","pipeline":"Greet","status":"completed","inputs":{"name":"Ada"},"output":"Hello!","meta":{"runId":"5ed08d4d388e8dcd","cost":0,"calls":[{"kind":"llm","target":"Greeter.greet","agent":"Greeter","model":"openai/gpt-4o-mini","usage":{"inputTokens":0,"outputTokens":0},"durationMs":0,"mocked":true}],"violations":[],"paused":null},"data":{"name":"Ada"},"events":[{"type":"llm","time":"2026-12-01T22:42:40.380867578Z","runId":"5ed08d4d388e8dcd","at":"flow.halo:5:8","agent":"Greeter","target":"Greeter.greet","model":"openai/gpt-4o-mini","prompt":"Say hello to Ada.","answer":"Hello!","step":1,"usage":{"inputTokens":0,"outputTokens":0},"mocked":true,"attempt":1},{"type":"stage","time":"2026-12-01T22:42:40.380870744Z","runId":"5ed08d4d388e8dcd","at":"flow.halo:5:8","target":"Greeter.greet"},{"type":"run","time":"2026-12-01T22:42:40.380871546Z","runId":"5ed08d4d388e8dcd","status":"completed"}],"started":"2026-12-01T22:42:40.380821252Z","updated":"2026-12-01T22:42:40.380877617Z","recording":{"calls":[{"kind":"llm","target":"Greeter.greet","at":"flow.halo:5:8","step":1,"response":{"text":"Hello!","message":{"role":"assistant","text":"Hello!"},"usage":{"inputTokens":0,"outputTokens":0},"cost":0,"stopReason":"end","attempts":1}}]}}`
-
 var saveProfile = flag.String("save-cpuprofile", "", "BenchmarkSave writes a CPU profile of its measured part (not of the 20,000 saves before) to this file")
 
 // BenchmarkSave is what halo mcp (mcp: Save) and halo serve (serve: Start, then Save) ask
@@ -183,7 +179,7 @@ func randomID() string {
 func openBenchStore(b *testing.B) (runtime.Record, *runstore.SQLite) {
 	b.Helper()
 	var tmpl runtime.Record
-	if err := json.Unmarshal([]byte(mcpRecord), &tmpl); err != nil {
+	if err := json.Unmarshal([]byte(runstore.BenchRecord), &tmpl); err != nil {
 		b.Fatal(err)
 	}
 	s, err := runstore.OpenSQLite(filepath.Join(b.TempDir(), ".halo", "runs"), runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})

@@ -48,18 +48,20 @@ func TestMain(m *testing.M) {
 		"halo": func() { os.Exit(profiled(func() int { return root.Main(os.Args[1:], root.ProcessSystem()) })) },
 		// halo mcp with runs not saved, for the benchmarks (see BenchmarkToolsCall).
 		"halo-mcp-norecords": func() {
-			f := root.ProcessSystem()
-			f.Logger = hclog.NewNullLogger()
-			cmdutil.ServerGC(f.Env)
-			srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: os.Args[1:], Mocks: "mocks.json", NoRecords: true})
-			if err == nil {
-				err = srv.ServeStdio(context.Background(), f.IO.In, f.IO.Out)
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			os.Exit(0)
+			os.Exit(profiled(func() int {
+				f := root.ProcessSystem()
+				f.Logger = hclog.NewNullLogger()
+				cmdutil.ServerGC(f.Env)
+				srv, err := mcpcmd.Open(f, &mcpcmd.Options{F: f, Paths: os.Args[1:], Mocks: "mocks.json", NoRecords: true})
+				if err == nil {
+					err = srv.ServeStdio(context.Background(), f.IO.In, f.IO.Out)
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+				return 0
+			}))
 		},
 		// halo serve with runs not saved, for the benchmarks (serve-norecords in
 		// BenchmarkToolsCall): what /mcp costs around the save.
