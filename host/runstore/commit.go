@@ -71,6 +71,8 @@ var errIDTaken = Errorf(CodeTaken, "another run of that id is in the database: t
 type pending struct {
 	kind putKind
 	id   string
+	// key is the run's key (runKeys.of), which with id finds its row.
+	key int64
 	// once encodes rec into data and cols (a run that starts is encoded only if a commit,
 	// or a reader, needs it: most stop first).
 	once sync.Once
@@ -187,7 +189,7 @@ func (c *commits) close() error {
 
 // put queues rec.
 func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
-	p := &pending{kind: kind, id: rec.RunID, fresh: kind == putStart}
+	p := &pending{kind: kind, id: rec.RunID, key: c.s.keys.of(rec.RunID), fresh: kind == putStart}
 	switch kind {
 	case putStart:
 		// What the record holds as a run starts; the runtime goes on changing its own.
@@ -431,7 +433,7 @@ func (c *commits) commitOnce() {
 	batch, upTo := c.dirty, c.seq
 	for id, p := range c.failed { // tried again, unless saved again since
 		if batch[id] == nil {
-			batch[id] = &pending{kind: p.kind, id: id, data: p.data, cols: p.cols, was: p.was, rec: p.rec, fresh: p.fresh}
+			batch[id] = &pending{kind: p.kind, id: id, key: p.key, data: p.data, cols: p.cols, was: p.was, rec: p.rec, fresh: p.fresh}
 		}
 	}
 	for id, p := range batch {
@@ -489,27 +491,28 @@ func (c *commits) commitOnce() {
 
 // runColumns are the columns a record's row is written with, in the order rowArgs gives
 // their values.
-const runColumns = `id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced`
+const runColumns = `id, file, pipeline, status, waiting_for, error_code, error_message, started, updated, cost, violations, search, record, tokens_in, tokens_out, unpriced, key`
 
 // nRunColumns is how many runColumns are.
-const nRunColumns = 16
+const nRunColumns = 17
 
 // upsertConflict writes a run's row whatever is there; startConflict writes the row of a
-// run that starts only if none of that id is there.
+// run that starts only if none of that id is there. A row is the one of its key and id
+// (runkey.go).
 const (
-	upsertConflict = ` ON CONFLICT (id) DO UPDATE SET file = excluded.file, pipeline = excluded.pipeline, status = excluded.status,
+	upsertConflict = ` ON CONFLICT (key, id) DO UPDATE SET file = excluded.file, pipeline = excluded.pipeline, status = excluded.status,
   waiting_for = excluded.waiting_for, error_code = excluded.error_code, error_message = excluded.error_message,
   started = excluded.started, updated = excluded.updated, cost = excluded.cost, violations = excluded.violations,
   search = excluded.search, record = excluded.record, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
   unpriced = excluded.unpriced`
-	startConflict = ` ON CONFLICT (id) DO NOTHING`
+	startConflict = ` ON CONFLICT (key, id) DO NOTHING`
 )
 
-// claimSQL takes a paused run's row while it is as the claim saw it (?17: when it was
+// claimSQL takes a paused run's row while it is as the claim saw it (?18: when it was
 // updated).
 const claimSQL = `UPDATE halo_runs SET status = ?4, waiting_for = ?5, error_code = ?6, error_message = ?7, updated = ?9,
   cost = ?10, violations = ?11, search = ?12, record = ?13, tokens_in = ?14, tokens_out = ?15, unpriced = ?16
-WHERE id = ?1 AND status = 'paused' AND updated = ?17`
+WHERE key = ?17 AND id = ?1 AND status = 'paused' AND updated = ?18`
 
 // A commit writes the rows of its saves, and of its runs that start, with statements of
 // many rows each: 1, 2, 4, ... 1<<maxRowsLog2 rows (the binary digits of how many there are),
@@ -517,7 +520,7 @@ WHERE id = ?1 AND status = 'paused' AND updated = ?17`
 // index: FTS5 writes what it has gathered to the database at each statement of a
 // transaction (each opens a savepoint), and then merges the segments. With a statement for
 // the whole batch, a commit makes one or a few.
-const maxRowsLog2 = 10 // 1,024 rows, 16,384 values (SQLite allows 32,766)
+const maxRowsLog2 = 10 // 1,024 rows, 17,408 values (SQLite allows 32,766)
 
 // rowsSQL is the statement that writes n rows of kind (putSave or putStart).
 func rowsSQL(kind putKind, n int) string { return insertSQL(kind, n, "VALUES ", "") }
@@ -556,7 +559,7 @@ func insertSQL(kind putKind, n int, head, tail string) string {
 func rowArgs(args []any, p *pending) []any {
 	k := &p.cols
 	return append(args, p.id, k.File, k.Pipeline, k.Status, k.Waiting, k.ErrCode, k.ErrMsg, k.Started.UnixNano(), k.Updated.UnixNano(),
-		k.Cost, k.Violations, k.Search, p.data, k.TokensIn, k.TokensOut, k.Unpriced)
+		k.Cost, k.Violations, k.Search, p.data, k.TokensIn, k.TokensOut, k.Unpriced, p.key)
 }
 
 // chunks returns the statement sizes (as log2 of their rows) that write n rows: the
@@ -746,7 +749,7 @@ func findTaken(tx interface {
 }, ps []*pending) error {
 	for _, p := range ps {
 		var rec []byte
-		if err := tx.QueryRow(`SELECT record FROM halo_runs WHERE id = ?`, p.id).Scan(&rec); err != nil {
+		if err := tx.QueryRow(`SELECT record FROM halo_runs WHERE key = ? AND id = ?`, p.key, p.id).Scan(&rec); err != nil {
 			return err
 		}
 		if !bytes.Equal(rec, p.data) {

@@ -42,7 +42,7 @@ func WriterExec(s *SQLite, q string) error {
 func CommitSaves(s *SQLite, recs []*runtime.Record) error {
 	batch := map[string]*pending{}
 	for _, rec := range recs {
-		batch[rec.RunID] = &pending{kind: putSave, id: rec.RunID, rec: rec}
+		batch[rec.RunID] = &pending{kind: putSave, id: rec.RunID, key: s.keys.of(rec.RunID), rec: rec}
 	}
 	s.commits.write(batch)
 	for _, p := range batch {

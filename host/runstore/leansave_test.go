@@ -227,8 +227,8 @@ func TestSQLiteMigratesLeanSaves(t *testing.T) {
 	}
 }
 
-// A word that begins a run id finds it whatever the case of either, past the letters the
-// store looks up in each case (idBegins) too, and only the ids it begins.
+// A word that begins a run id finds it whatever the case of either (halo_run_ids holds the
+// ids lowercased), however long the word, and only the ids it begins.
 func TestSQLiteIDBeginsIgnoringCase(t *testing.T) {
 	s := openGrouped(t, filepath.Join(t.TempDir(), ".halo", "runs"))
 	for _, id := range []string{"AbCdEfG1", "abcdefh2", "ABCDE", "9z-Q_x", "abc"} {

@@ -176,7 +176,7 @@ func (d Dialect) listSQL(q Query, time func(time.Time) any, plan listPlan) (stri
 	if drive >= 0 {
 		w := words[drive]
 		with = "WITH hits(r) AS MATERIALIZED (SELECT rowid FROM halo_runs_text WHERE search GLOB " + arg(globPattern(w)) +
-			" UNION " + d.idBegins(w, arg, "halo_runs.rowid") + ") "
+			" UNION " + d.idBegins(w, arg) + ") "
 		from = "hits CROSS JOIN halo_runs ON halo_runs.rowid = hits.r"
 	}
 	if q.Status != "" {
@@ -241,48 +241,12 @@ func globPattern(w string) string {
 	return "*" + strings.NewReplacer(`*`, `[*]`, `?`, `[?]`, `[`, `[[]`).Replace(w) + "*"
 }
 
-// idCaseLetters is how many letters of a word idBegins looks up in each case.
-const idCaseLetters = 4
-
-// idBegins is the embedded store's statement that selects cols of the runs whose id begins
-// with w ignoring ASCII case, from the index of the ids as they are (the primary key's:
-// since schema step 8 there is no second index of them ignoring case, which cost each save
-// 5 to 7 µs, BenchmarkSave). The beginning of w up to its fifth letter is looked up in each
-// of its spellings (at most 1 << idCaseLetters: ranges from each to it and a character
-// above every one an id may hold), and LIKE, which ignores ASCII case, keeps those that
-// begin with all of w.
-func (d Dialect) idBegins(w string, arg func(any) string, cols string) string {
-	end, letters := len(w), 0
-	for i := 0; i < len(w); i++ {
-		if c := w[i]; 'a' <= c && c <= 'z' {
-			if letters == idCaseLetters {
-				end = i
-				break
-			}
-			letters++
-		}
-	}
-	var ranges []string
-	for _, v := range spellings(w[:end]) {
-		ranges = append(ranges, "("+arg(v)+", "+arg(v+"\x7f")+")")
-	}
-	return "SELECT " + cols + " FROM (VALUES " + strings.Join(ranges, ", ") + ") AS idr CROSS JOIN halo_runs ON id >= idr.column1 AND id < idr.column2 WHERE id LIKE " +
-		arg(likeEscape(w)+"%") + ` ESCAPE '\'`
-}
-
-// spellings returns p with each of its ASCII lowercase letters in either case.
-func spellings(p string) []string {
-	out := []string{p}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; 'a' <= c && c <= 'z' {
-			for _, v := range out {
-				b := []byte(v)
-				b[i] = c - 'a' + 'A'
-				out = append(out, string(b))
-			}
-		}
-	}
-	return out
+// idBegins is the embedded store's statement that selects the rowids of the runs whose id
+// begins with w (lowercase) ignoring ASCII case: a range of halo_run_ids, the index of the
+// ids lowercased that is written behind the saves with the text index (schema step 9), and
+// that a text query brings up to date first (SQLite.listText). Ids are ASCII, below \x7f.
+func (d Dialect) idBegins(w string, arg func(any) string) string {
+	return "SELECT run FROM halo_run_ids WHERE lid >= " + arg(w) + " AND lid < " + arg(w+"\x7f")
 }
 
 // likeEscape escapes LIKE's wildcards in w.

@@ -25,7 +25,8 @@ var saveProfile = flag.String("save-cpuprofile", "", "BenchmarkSave writes a CPU
 
 // BenchmarkSave is what halo mcp (mcp: Save) and halo serve (serve: Start, then Save) ask
 // of the embedded store per run: from 16 callers, 4,000 runs a second, the completed record of
-// scripts/bench-mcp.sh's pipeline, a new random run id each, group commit on, into a store
+// scripts/bench-mcp.sh's pipeline, a new run id from the store each (as each server makes
+// them), group commit on, into a store
 // that holds 20,000 runs already. It reports the process's processor time per run
 // (cpu-µs/op, the commit goroutine's share included, which ns/op does not show), with
 // the time Sync takes to commit the last of them.
@@ -48,7 +49,14 @@ func benchSave(b *testing.B, start, floor bool) {
 	ctx := context.Background()
 	save := func(t time.Time) error {
 		rec := tmpl
-		rec.RunID = randomID()
+		switch {
+		case floor:
+			rec.RunID = randomID()
+		case start:
+			rec.RunID = s.NewLongRunID() // as halo serve makes them
+		default:
+			rec.RunID = s.NewRunID() // as halo mcp does
+		}
 		rec.Meta.RunID = rec.RunID
 		rec.Started, rec.Updated = t, t
 		if floor {
@@ -132,7 +140,7 @@ func BenchmarkTextIndex(b *testing.B) {
 	t0 := time.Now()
 	save := func(i int) {
 		rec := tmpl
-		rec.RunID = randomID()
+		rec.RunID = s.NewRunID()
 		rec.Meta.RunID = rec.RunID
 		rec.Started = t0.Add(time.Duration(i) * time.Millisecond)
 		rec.Updated = rec.Started

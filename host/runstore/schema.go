@@ -21,12 +21,15 @@ type Dialect struct {
 	IDCase string
 	// Lean replaces {lean}: what the embedded store's saves no longer write (schema step 8).
 	Lean string
+	// Keyed replaces {keyed}: the embedded store finds rows by key, not by an index of the
+	// ids (schema step 9; the keys themselves are written by SQLite.keyRows).
+	Keyed string
 }
 
 // The two dialects. SQLite keeps times as integer nanoseconds since 1970 (UTC), so that keyset
 // cursors compare exactly; PostgreSQL as timestamptz.
 var (
-	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge, Lean: sqliteLean}
+	SQLiteDialect   = Dialect{Name: "sqlite", Time: "integer", Bytes: "blob", Serial: "integer PRIMARY KEY", Now: "(CAST(unixepoch('subsec') * 1000000000 AS integer))", Usage: sqliteUsage, TextIndex: sqliteTextIndex, TextMerge: sqliteTextMerge, Lean: sqliteLean, Keyed: sqliteKeyed}
 	PostgresDialect = Dialect{Name: "postgres", Time: "timestamptz", Bytes: "bytea", Serial: "bigserial PRIMARY KEY", Now: "now()", Usage: postgresUsage, TextIndex: postgresTextIndex, IDCase: postgresIDCase}
 )
 
@@ -146,6 +149,9 @@ ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 	// 8: the embedded store's saves write less: the text index is written behind them, and
 	// the ids have one index (sqliteLean; nothing in PostgreSQL).
 	`{lean}`,
+	// 9: the embedded store finds a run's row by its key and id, not by an index of the ids
+	// (sqliteKeyed, runkey.go; nothing in PostgreSQL).
+	`{keyed}`,
 }
 
 // postgresIDCase indexes the lowercased ids for lower(id) LIKE 'word%' (the words of a
@@ -190,8 +196,9 @@ const sqliteTextMerge = `INSERT INTO halo_runs_text (halo_runs_text, rank) VALUE
 // A new row's rowid is one more than the largest there, so it is past upto as long as upto
 // never passes the largest rowid: a removal lowers upto to the largest left.
 //
-// It also drops step 5's index of the ids ignoring case: a word that begins a run id is
-// looked up in the primary key's index in each spelling of its beginning (idBegins).
+// It also drops step 5's index of the ids ignoring case: a word that begins a run id was
+// then looked up in the primary key's index in each spelling of its beginning (until step
+// 9, which took that index away and made halo_run_ids).
 const sqliteLean = `DROP INDEX halo_runs_id_nocase;
 DROP TRIGGER halo_runs_text_insert;
 DROP TRIGGER halo_runs_text_update;
@@ -201,6 +208,59 @@ INSERT INTO halo_text_state (upto) SELECT coalesce(max(rowid), 0) FROM halo_runs
 CREATE TRIGGER halo_runs_text_delete AFTER DELETE ON halo_runs BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) SELECT 'delete', old.rowid, old.search WHERE old.rowid <= (SELECT upto FROM halo_text_state); UPDATE halo_text_state SET upto = min(upto, coalesce((SELECT max(rowid) FROM halo_runs), 0)); END;
 CREATE TRIGGER halo_runs_text_update AFTER UPDATE OF search ON halo_runs WHEN old.search IS NOT new.search AND old.rowid <= (SELECT upto FROM halo_text_state) BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) VALUES ('delete', old.rowid, old.search); INSERT INTO halo_runs_text (rowid, search) VALUES (new.rowid, new.search); END`
 
+// keyedStep is the schema step that SQLite.beforeKeyed and afterKeyed surround.
+const keyedStep = 9
+
+// sqliteKeyed makes halo_runs again without its primary key of the ids, with a key column
+// (runkey.go), keeping every row's rowid (which halo_runs_text refers to) and its indexes
+// and triggers. The keys come from temp.halo_row_keys, which SQLite.beforeKeyed makes
+// (a row not there, of an id that keys as 0, gets 0), and afterKeyed indexes (key, id). The beginnings of
+// the ids, which a text query looks up in any case, move to halo_run_ids, written behind
+// the saves as the text index is (SQLite.indexText): lid is the id lowercased, run the
+// row's rowid. The rows there are in the text index go into it now.
+// halo_key_state.next is the first key no process has taken (SQLite.nextKey).
+const sqliteKeyed = `CREATE TABLE halo_runs_keyed (
+  id text NOT NULL,
+  pipeline text NOT NULL,
+  status text NOT NULL,
+  waiting_for text NOT NULL DEFAULT '',
+  error_code text NOT NULL DEFAULT '',
+  error_message text NOT NULL DEFAULT '',
+  started integer NOT NULL,
+  updated integer NOT NULL,
+  record text NOT NULL,
+  owner text,
+  lease_until integer,
+  cancel_requested boolean NOT NULL DEFAULT false,
+  cost double precision NOT NULL DEFAULT 0,
+  violations integer NOT NULL DEFAULT 0,
+  file text NOT NULL DEFAULT '',
+  search text NOT NULL DEFAULT '',
+  tokens_in bigint NOT NULL DEFAULT 0,
+  tokens_out bigint NOT NULL DEFAULT 0,
+  unpriced boolean NOT NULL DEFAULT false,
+  key integer NOT NULL DEFAULT 0
+);
+INSERT INTO halo_runs_keyed (rowid, id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner,
+  lease_until, cancel_requested, cost, violations, file, search, tokens_in, tokens_out, unpriced, key)
+SELECT r.rowid, id, pipeline, status, waiting_for, error_code, error_message, started, updated, record, owner,
+  lease_until, cancel_requested, cost, violations, file, search, tokens_in, tokens_out, unpriced, coalesce(k.key, 0)
+FROM halo_runs AS r LEFT JOIN temp.halo_row_keys AS k ON k.rid = r.rowid ORDER BY r.rowid;
+DROP TABLE halo_runs;
+ALTER TABLE halo_runs_keyed RENAME TO halo_runs;
+CREATE INDEX halo_runs_newest ON halo_runs (started DESC, id DESC);
+CREATE INDEX halo_runs_running ON halo_runs (lease_until) WHERE status = 'running';
+CREATE INDEX halo_runs_owner ON halo_runs (owner) WHERE owner IS NOT NULL;
+CREATE INDEX halo_runs_status ON halo_runs (status, started DESC, id DESC);
+CREATE INDEX halo_runs_pipeline ON halo_runs (pipeline, started DESC, id DESC);
+CREATE INDEX halo_runs_violations ON halo_runs (started DESC, id DESC) WHERE violations > 0;
+CREATE TABLE halo_run_ids (lid text NOT NULL, run integer NOT NULL, PRIMARY KEY (lid, run)) WITHOUT ROWID;
+INSERT INTO halo_run_ids (lid, run) SELECT lower(id), rowid FROM halo_runs WHERE rowid <= (SELECT upto FROM halo_text_state);
+CREATE TABLE halo_key_state (next integer NOT NULL);
+INSERT INTO halo_key_state (next) VALUES (1);
+CREATE TRIGGER halo_runs_text_delete AFTER DELETE ON halo_runs BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) SELECT 'delete', old.rowid, old.search WHERE old.rowid <= (SELECT upto FROM halo_text_state); DELETE FROM halo_run_ids WHERE lid = lower(old.id) AND run = old.rowid; UPDATE halo_text_state SET upto = min(upto, coalesce((SELECT max(rowid) FROM halo_runs), 0)); END;
+CREATE TRIGGER halo_runs_text_update AFTER UPDATE OF search ON halo_runs WHEN old.search IS NOT new.search AND old.rowid <= (SELECT upto FROM halo_text_state) BEGIN INSERT INTO halo_runs_text (halo_runs_text, rowid, search) VALUES ('delete', old.rowid, old.search); INSERT INTO halo_runs_text (rowid, search) VALUES (new.rowid, new.search); END`
+
 // SchemaVersion is the newest schema this halo knows.
 var SchemaVersion = len(migrations)
 
@@ -208,7 +268,7 @@ var SchemaVersion = len(migrations)
 // (a statement ends with ";" at the end of a line; a trigger's inner ones do not).
 func (d Dialect) Migration(v int) []string {
 	s := strings.NewReplacer("{time}", d.Time, "{bytes}", d.Bytes, "{serial}", d.Serial, "{now}", d.Now, "{usage}", d.Usage,
-		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase, "{lean}", d.Lean).Replace(migrations[v-1])
+		"{text_index}", d.TextIndex, "{text_merge}", d.TextMerge, "{id_case}", d.IDCase, "{lean}", d.Lean, "{keyed}", d.Keyed).Replace(migrations[v-1])
 	var out []string
 	for _, st := range strings.Split(s, ";\n") {
 		st = strings.TrimSuffix(strings.TrimSpace(st), ";")

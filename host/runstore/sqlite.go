@@ -69,6 +69,10 @@ type SQLite struct {
 	imp *Import
 	// text is how a text query is read (textsearch.go).
 	text textPlan
+	// keys turns run ids into the keys their rows are found by, keySrc hands out the keys
+	// of the runs this process starts (runkey.go).
+	keys   *runKeys
+	keySrc keySource
 }
 
 // SQLiteOptions are the optional parts of OpenSQLite.
@@ -237,9 +241,9 @@ func (s *SQLite) open() error {
 	}
 	s.w.SetMaxOpenConns(1)
 	s.w.SetConnMaxIdleTime(0)
-	ctx, cancel := context.WithTimeout(context.Background(), busyTimeout+5*time.Second)
-	defer cancel()
-	if err := s.migrate(ctx); err != nil {
+	// No deadline: a wait for another process is bounded by busyTimeout, and a schema step
+	// that copies every run (step 9) takes seconds for 100,000 of them.
+	if err := s.migrate(context.Background()); err != nil {
 		s.w.Close()
 		s.w = nil
 		return err
@@ -254,8 +258,8 @@ func (s *SQLite) open() error {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&s.loadQ, `SELECT status, record FROM halo_runs WHERE id = ?`},
-		{&s.summaryQ, `SELECT ` + SummaryColumns + ` FROM halo_runs WHERE id = ?`},
+		{&s.loadQ, `SELECT status, record FROM halo_runs WHERE key = ? AND id = ?`},
+		{&s.summaryQ, `SELECT ` + SummaryColumns + ` FROM halo_runs WHERE key = ? AND id = ?`},
 	} {
 		if *q.stmt, err = s.r.Prepare(q.sql); err != nil {
 			s.closeDBs()
@@ -328,13 +332,28 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		return Errorf(CodeStore, "the run store %s has schema version %d, made by a newer halo; this one knows up to %d: upgrade halo", s.path, have, SchemaVersion)
 	}
 	for v := have + 1; v <= SchemaVersion; v++ {
+		if v == keyedStep {
+			if err := s.beforeKeyed(ctx, tx); err != nil {
+				return s.dbErr(fmt.Sprintf("schema version %d", v), err)
+			}
+		}
 		for _, st := range SQLiteDialect.Migration(v) {
 			if _, err := tx.ExecContext(ctx, st); err != nil {
 				return s.dbErr(fmt.Sprintf("schema version %d", v), err)
 			}
 		}
+		if v == keyedStep {
+			if err := s.afterKeyed(ctx, tx); err != nil {
+				return s.dbErr(fmt.Sprintf("schema version %d", v), err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO halo_schema (version) VALUES (?)`, v); err != nil {
 			return s.dbErr("open", err)
+		}
+	}
+	if s.keys == nil {
+		if err := s.loadRunKeys(ctx, tx); err != nil {
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -403,7 +422,7 @@ func (s *SQLite) Load(id string) (*runtime.Record, error) {
 	}
 	var status string
 	var raw []byte
-	err := s.loadQ.QueryRow(id).Scan(&status, &raw)
+	err := s.loadQ.QueryRow(s.keys.of(id), id).Scan(&status, &raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &Error{Code: runtime.CodeRun, Message: fmt.Sprintf("no run %s in %s", id, s.dir), Err: ErrNotFound}
 	}
@@ -599,7 +618,7 @@ func (s *SQLite) Claim(ctx context.Context, rec *runtime.Record, sig Signal) err
 
 // summary reads run id's list row from the database.
 func (s *SQLite) summary(id string) (Summary, bool, error) {
-	rows, err := s.summaryQ.Query(id)
+	rows, err := s.summaryQ.Query(s.keys.of(id), id)
 	if err != nil {
 		return Summary{}, false, s.dbErr("run "+id, err)
 	}
@@ -699,7 +718,8 @@ func (s *SQLite) Delete(ctx context.Context, ids []string) ([]string, error) {
 	var gone []string
 	for _, id := range ids {
 		var status string
-		err := tx.QueryRowContext(ctx, `SELECT status FROM halo_runs WHERE id = ?`, id).Scan(&status)
+		key := s.keys.of(id)
+		err := tx.QueryRowContext(ctx, `SELECT status FROM halo_runs WHERE key = ? AND id = ?`, key, id).Scan(&status)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -712,8 +732,12 @@ func (s *SQLite) Delete(ctx context.Context, ids []string) ([]string, error) {
 		if status == string(runtime.Running) || held {
 			return nil, Errorf(CodeRunning, "run %s is running: it can be removed once it stops (nothing was removed)", id)
 		}
-		for _, st := range DeleteRun {
-			if _, err := tx.ExecContext(ctx, strings.ReplaceAll(st, "$1", "?1"), id); err != nil {
+		for i, st := range sqliteDeleteRun {
+			args := []any{id}
+			if i == 0 {
+				args = append(args, key)
+			}
+			if _, err := tx.ExecContext(ctx, st, args...); err != nil {
 				return nil, s.dbErr("remove runs", err)
 			}
 		}
@@ -731,6 +755,15 @@ var DeleteRun = []string{
 	`DELETE FROM halo_events WHERE run_id = $1`,
 	`DELETE FROM halo_signals WHERE run_id = $1`,
 	`DELETE FROM halo_links WHERE run_id = $1`,
+}
+
+// sqliteDeleteRun are DeleteRun in the embedded store, which finds the row of run ?1 by its
+// key, ?2 (of the first statement alone).
+var sqliteDeleteRun = []string{
+	`DELETE FROM halo_runs WHERE key = ?2 AND id = ?1`,
+	strings.ReplaceAll(DeleteRun[1], "$1", "?1"),
+	strings.ReplaceAll(DeleteRun[2], "$1", "?1"),
+	strings.ReplaceAll(DeleteRun[3], "$1", "?1"),
 }
 
 // Prune removes the finished runs p selects, once every record saved so far is committed.

@@ -36,12 +36,12 @@ func (p textPlan) values() (few, most int) {
 	return p.few, p.most
 }
 
-// indexText writes the rows past halo_text_state.upto (by rowid) into halo_runs_text, at
-// most most of them (0: all), in one transaction of the writer, and reports whether any are
-// left. A text query indexes them all first (List), and the commit goroutine too while
-// nothing waits for a commit (commits.idleIndex), both idleChunk rows a transaction, so that
-// the saves do not write
-// the index (schema step 8, sqliteLean). In one statement, FTS5 gathers the terms of all
+// indexText writes the rows past halo_text_state.upto (by rowid) into halo_runs_text, and
+// their ids into halo_run_ids, at most most of them (0: all), in one transaction of the
+// writer, and reports whether any are left. A text query indexes them all first (List), and
+// the commit goroutine too while nothing waits for a commit (commits.idleIndex), both
+// idleChunk rows a transaction, so that the saves write neither index (schema steps 8 and
+// 9). In one statement, FTS5 gathers the terms of all
 // the rows before it writes a segment: indexed so, a run costs less than a commit's
 // statements cost it (docs/cli.md, "Run records").
 func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
@@ -67,6 +67,9 @@ func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO halo_runs_text (rowid, search) SELECT rowid, search FROM halo_runs WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid`, upto, end); err != nil {
+		return false, s.dbErr("text index", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO halo_run_ids (lid, run) SELECT lower(id), rowid FROM halo_runs WHERE rowid > ?1 AND rowid <= ?2`, upto, end); err != nil {
 		return false, s.dbErr("text index", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE halo_text_state SET upto = ?`, end); err != nil {
@@ -159,7 +162,7 @@ func (s *SQLite) textDriver(ctx context.Context, words []string, few int) (int, 
 		var args []any
 		arg := func(v any) string { args = append(args, v); return SQLiteDialect.Param(len(args)) }
 		text := "SELECT (SELECT count(*) FROM (SELECT 1 FROM halo_runs_text WHERE search GLOB " + arg(globPattern(w)) + " LIMIT " + arg(few) + "))"
-		text += " + (SELECT count(*) FROM (" + SQLiteDialect.idBegins(w, arg, "1") + " LIMIT " + arg(few) + "))"
+		text += " + (SELECT count(*) FROM (" + SQLiteDialect.idBegins(w, arg) + " LIMIT " + arg(few) + "))"
 		var n int
 		err := s.r.QueryRowContext(ctx, text, args...).Scan(&n)
 		if err != nil {

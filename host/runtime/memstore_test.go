@@ -125,3 +125,37 @@ func (s *memStore) len() int {
 	defer s.mu.Unlock()
 	return len(s.recs)
 }
+
+// idStore is a memStore that makes the ids of its runs.
+type idStore struct {
+	*memStore
+	n int
+}
+
+func (s *idStore) NewRunID() string { s.n++; return fmt.Sprintf("store%d", s.n) }
+
+// A store that makes run ids (runtime.IDMaker) makes those of the runs it keeps, unless the
+// configuration names its own NewID.
+func TestStoreMakesRunIDs(t *testing.T) {
+	store := &idStore{memStore: newStore()}
+	cfg := runtime.Config{Tools: reportingRegistry(t), Store: store}
+	rt, err := runtime.Load("test.halo", progressSrc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"store1", "store2"} {
+		if res := run(t, rt, "Index", nil); res.RunID != want {
+			t.Errorf("run id %q, want the store's %q", res.RunID, want)
+		}
+		if _, err := store.Load(want); err != nil {
+			t.Errorf("the store has no run %s: %v", want, err)
+		}
+	}
+	cfg.NewID = func() string { return "mine" }
+	if rt, err = runtime.Load("test.halo", progressSrc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, rt, "Index", nil); res.RunID != "mine" {
+		t.Errorf("run id %q, want the configuration's", res.RunID)
+	}
+}

@@ -64,6 +64,13 @@ type RunStore interface {
 	SealKey() ([]byte, error)
 }
 
+// An IDMaker is a RunStore that makes the ids of the runs it keeps (the embedded store makes
+// ids it finds their rows by quickly). New uses it when Config.NewID is nil.
+type IDMaker interface {
+	// NewRunID returns the id of a run that starts: unique in the store, and hard to guess.
+	NewRunID() string
+}
+
 // Running is the status of a run that has started and not stopped yet. The runtime never
 // saves it itself: a Tracker's store does, so that others see the run while it runs.
 const Running Status = "running"

@@ -72,7 +72,8 @@ type Config struct {
 	OnInterrupt InterruptFunc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// NewID makes run ids; nil means 16 random hex digits.
+	// NewID makes run ids; nil means the Store's when it is an IDMaker, else 16 random hex
+	// digits.
 	NewID func() string
 	// Sleep waits between @retry attempts; nil means a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -160,6 +161,9 @@ func New(prog *lang.Program, cfg Config) (*Runtime, error) {
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = newID
+		if m, ok := cfg.Store.(IDMaker); ok {
+			cfg.NewID = m.NewRunID
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()

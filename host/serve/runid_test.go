@@ -1,10 +1,12 @@
 package serve_test
 
 import (
+	"regexp"
 	"testing"
 
 	"halolang.dev/halo/errcode"
 	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/internal/sqlitedb"
 )
 
 // A run id drawn twice (forced here by an id source that repeats itself) never replaces
@@ -38,5 +40,36 @@ func TestRepeatedRunID(t *testing.T) {
 	got := e.do("GET", "/api/runs/"+id, nil, 200)
 	if got["status"] != "completed" || got["output"] != 1.0 {
 		t.Errorf("the first run after others drew its id: %v", got)
+	}
+}
+
+// On the embedded store, the server's run ids are the store's (runstore.SQLite.NewLongRunID):
+// 32 hex digits whose first 16 turn back into the keys the store hands out, one after
+// another, so that each run's row is found without an index of the ids.
+func TestRunIDsFromTheStore(t *testing.T) {
+	e := newEnv(t, opts{})
+	var ids []string
+	for n := range 2 {
+		m := e.do("POST", "/api/runs?wait=30s", map[string]any{"pipeline": "Count", "inputs": map[string]any{"n": n, "flag": true}}, 200)
+		id, _ := m["runId"].(string)
+		if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(id) {
+			t.Fatalf("run id %q: not 32 hex digits", id)
+		}
+		ids = append(ids, id)
+	}
+	store := e.store.(*runstore.SQLite)
+	if err := store.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlitedb.Open(store.Path(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i, id := range ids {
+		var key int64
+		if err := db.QueryRow(`SELECT key FROM halo_runs WHERE id = ?`, id).Scan(&key); err != nil || key != int64(i+1) {
+			t.Errorf("run %s: key %d (%v), want %d", id, key, err, i+1)
+		}
 	}
 }

@@ -260,6 +260,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	rc.NewID = newRunID
+	if m, ok := cfg.Store.(longIDMaker); ok {
+		rc.NewID = m.NewLongRunID
+	}
 	if cfg.newID != nil { // a test's
 		rc.NewID = cfg.newID
 	}
@@ -302,6 +305,10 @@ func derive(key []byte, purpose string) []byte {
 	m.Write([]byte(purpose))
 	return m.Sum(nil)
 }
+
+// A longIDMaker is a store that makes the ids of the runs it keeps, as long as newRunID's
+// and as hard to guess (the embedded store: runstore.SQLite.NewLongRunID).
+type longIDMaker interface{ NewLongRunID() string }
 
 // newRunID makes an unguessable run id: 128 random bits.
 func newRunID() string {
