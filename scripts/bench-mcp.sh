@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Measures halo mcp's tools/call beside mcp-go's and the TypeScript SDK's servers
 # (BenchmarkToolsCall, docs/mcp.md "What a call costs"):
-#   ./scripts/bench-mcp.sh [calls] [runs] [filter]     (default 20000, 3, ToolsCall)
+#   ./scripts/bench-mcp.sh [calls] [runs] [filter]     (default 20000, 3, ToolsCall$)
+# BenchmarkToolsCallPaired, which measures halo mcp and halo serve beside mcp-go in alternating
+# batches (the figures the goals are judged by), is ./scripts/bench-mcp.sh 40000 1 ToolsCallPaired.
 # The run records are made in a temporary folder. When that is on ext4 without a journal (which
 # slows making a file for minutes after many were removed: docs/mcp.md says why) and this runs
 # as root, the benchmark runs on a throwaway ext4 filesystem with a journal, made in a file and
@@ -13,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-20000}
 runs=${2:-3}
-filter=${3:-ToolsCall}
+filter=${3:-ToolsCall$}
 if command -v npm >/dev/null; then
   ./scripts/npm-ci.sh cmd/halo/internal/mcp/testdata/npm .cache/npm/mcpserver @modelcontextprotocol/sdk/package.json
 fi

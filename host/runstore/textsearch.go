@@ -41,9 +41,9 @@ func (p textPlan) values() (few, most int) {
 // writer, and reports whether any are left. A text query indexes them all first (List), and
 // the commit goroutine too while nothing waits for a commit (commits.idleIndex), both
 // idleChunk rows a transaction, so that the saves write neither index (schema steps 8 and
-// 9). In one statement, FTS5 gathers the terms of all
-// the rows before it writes a segment: indexed so, a run costs less than a commit's
-// statements cost it (docs/cli.md, "Run records").
+// 9). In one statement, FTS5 gathers the terms of all the rows before it writes a segment:
+// indexed so, a run costs less than a commit's statements cost it (docs/cli.md, "Run
+// records").
 func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
