@@ -37,6 +37,7 @@ import (
 	"halolang.dev/halo/host/mcpserver"
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/sqlitedb"
 	"halolang.dev/halo/internal/usertest"
 	"halolang.dev/halo/registry"
 )
@@ -369,10 +370,24 @@ func TestProcess(t *testing.T) {
 			if text(res) != "hi" {
 				t.Errorf("Echo: %q", text(res))
 			}
+			echo := runID(res)
 			res = call(t, p, "Broken", nil)
 			if !res.IsError || !strings.Contains(text(res), "out of coffee [PIPELINE_FAILED]") || record(t, dir, runID(res), "failed")["status"] != "failed" {
 				t.Errorf("Broken: %q", text(res))
 			}
+			// The store made the runs' ids: their rows' keys follow one another.
+			record(t, dir, echo, "completed")
+			db, err := sqlitedb.Open(filepath.Join(dir, ".halo", "runs", runstore.DBName), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range []string{sum, echo, runID(res)} {
+				var key int64
+				if err := db.QueryRow(`SELECT key FROM halo_runs WHERE id = ?`, id).Scan(&key); err != nil || key != int64(i+1) {
+					t.Errorf("run %s: key %d (%v), want %d", id, key, err, i+1)
+				}
+			}
+			db.Close()
 			res = call(t, p, "Publish", map[string]any{"draft": "hello"})
 			id := runID(res)
 			want := "Continue it in " + dir + " with: halo resume flows " + id + " --payload <answer>"
