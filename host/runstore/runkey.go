@@ -20,14 +20,15 @@ import (
 // An index of the ids themselves put each new row's entry at a random place in it: with a
 // commit of 100 rows each dirtied a page of its own, which the commit wrote twice (to the
 // log, then the checkpoint's copy into the database), half of the bytes a save wrote
-// (BenchmarkCommitLayout). The ids the store makes (NewRunID, NewLongRunID) are E(T): T the
-// next number of a block this process took from halo_key_state, so that a commit's entries
-// land together at the end of the index; E a permutation of 64-bit numbers keyed by a
-// secret the store keeps in halo_secrets, so that the ids still look random (their first
-// letters tell runs apart, for completion and text queries) and one cannot be worked out
-// from another. E is a Feistel network whose round function is AES with that key.
+// (BenchmarkCommitLayout). The ids a store with GroupCommit makes (NewRunID, NewLongRunID:
+// halo mcp's and halo serve's) are E(T): T the next number of a block this process took from
+// halo_key_state, so that a commit's entries land together at the end of the index; E a
+// permutation of 64-bit numbers keyed by a secret the store keeps in halo_secrets, so that
+// the ids still look random (their first letters tell runs apart, for completion and text
+// queries) and one cannot be worked out from another. E is a Feistel network whose round
+// function is AES with that key.
 //
-// The key of an id is a function of the id alone (keyOf), whoever made it, so that (key,
+// The key of an id is a function of the id alone (runKeys.of), whoever made it, so that (key,
 // id) is unique exactly when the id is: ids of 16 or 32 hex digits (what halo made before
 // step 9 too, and what other stores hand over) key as E⁻¹ of their first 16, and land
 // wherever that says; any other id keys as 0. Neither needs the store to have made it.
