@@ -169,6 +169,9 @@ func (s *SQLite) nextKey() (uint64, error) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	if ks.next == ks.end {
+		if s.w == nil {
+			return 0, Errorf(CodeStore, "run keys: the run store is closed")
+		}
 		var first uint64
 		// One statement, its own transaction: the block is the process's once it commits,
 		// synced as every commit is, so no other process, nor this one after a crash, takes
