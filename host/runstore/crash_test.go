@@ -49,7 +49,7 @@ func bigRecord(id string, st runtime.Status, n int) *runtime.Record {
 	return rec
 }
 
-// saveUntilKilled saves records from 8 goroutines at once, forever, and prints "paused ID"
+// saveUntilKilled saves records of runs whose ids the store makes from 8 goroutines at once, forever, and prints "paused ID"
 // once the Save of each paused record has returned (the pause is reported), and "ready"
 // once 100 records were saved.
 func saveUntilKilled(mode, dir string) {
@@ -68,10 +68,13 @@ func saveUntilKilled(mode, dir string) {
 	var saved atomic.Int64
 	var ready sync.Once
 	var wg sync.WaitGroup
-	for g := range 8 {
+	for range 8 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
-				id := fmt.Sprintf("p%d-g%d-%d", os.Getpid(), g, i)
+				id := s.NewRunID() // as halo mcp and halo serve make them, from blocks of keys
+				if mode == "serve" {
+					id = s.NewLongRunID()
+				}
 				var err error
 				if mode == "serve" {
 					err = s.Start(ctx, bigRecord(id, runtime.Running, i))
@@ -187,6 +190,12 @@ func checkWhole(t *testing.T, dir string, paused map[string]bool, round int) {
 	var check string
 	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("round %d: integrity check: %q %v", round, check, err)
+	}
+	// No key a committed row has can be handed out again: the blocks were committed before
+	// their keys were used.
+	var top, next int64
+	if err := db.QueryRow(`SELECT coalesce(max(key), 0), (SELECT next FROM halo_key_state) FROM halo_runs`).Scan(&top, &next); err != nil || top >= next {
+		t.Errorf("round %d: a row has key %d, and the next block begins at %d (%v)", round, top, next, err)
 	}
 	db.Close()
 	s, err := runstore.OpenSQLite(dir, runstore.SQLiteOptions{Exclusive: true, GroupCommit: true})
