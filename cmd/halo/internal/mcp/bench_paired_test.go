@@ -21,7 +21,8 @@ const pairedBatch = 2000
 // servers' processor time over all batches (cpu-ratio), the least, median and greatest of
 // the rounds' ratios, and each server's time a call. The pairs are the goals' (issues 29
 // and 30): halo mcp over stdio, records on, beside mcp-go's stdio server with a constant
-// handler; halo serve's /mcp beside mcp-go's HTTP server in a process of its own. b.N is the
+// handler; halo serve's /mcp beside mcp-go's HTTP server in a process of its own; and each
+// of them with runs saved nowhere (-norecords), which tells the record's share. b.N is the
 // calls each server gets (ns/op is the time of a call of each). A batch's processor time is
 // read in Linux's ticks of 10 ms: a batch takes 100 to 300 ms of it.
 //
@@ -29,12 +30,15 @@ const pairedBatch = 2000
 //
 // Figures: docs/mcp.md, "What a call costs".
 func BenchmarkToolsCallPaired(b *testing.B) {
-	for _, pair := range []struct{ tr, halo, peer string }{
-		{"stdio", "halo", "mcpgo"},
-		{"http", "serve", "mcpgo-process"},
+	for _, pair := range []struct{ name, tr, halo, peer string }{
+		{"stdio", "stdio", "halo", "mcpgo"},
+		{"http", "http", "serve", "mcpgo-process"},
+		// The same with runs saved nowhere: what the record costs, measured alike.
+		{"stdio-norecords", "stdio", "halo-norecords", "mcpgo"},
+		{"http-norecords", "http", "serve-norecords", "mcpgo-process"},
 	} {
 		for _, n := range []int{1, 16} {
-			b.Run(fmt.Sprintf("%s/clients=%d", pair.tr, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/clients=%d", pair.name, n), func(b *testing.B) {
 				var calls [2][]func() error
 				var cpu [2]func() (time.Duration, bool)
 				for i, srv := range []string{pair.halo, pair.peer} {
