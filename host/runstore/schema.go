@@ -22,7 +22,7 @@ type Dialect struct {
 	// Lean replaces {lean}: what the embedded store's saves no longer write (schema step 8).
 	Lean string
 	// Keyed replaces {keyed}: the embedded store finds rows by key, not by an index of the
-	// ids (schema step 9; the keys themselves are written by SQLite.keyRows).
+	// ids (schema step 9; SQLite.beforeKeyed works out the keys).
 	Keyed string
 }
 
@@ -213,11 +213,11 @@ const keyedStep = 9
 
 // sqliteKeyed makes halo_runs again without its primary key of the ids, with a key column
 // (runkey.go), keeping every row's rowid (which halo_runs_text refers to) and its indexes
-// and triggers. The keys come from temp.halo_row_keys, which SQLite.beforeKeyed makes
-// (a row not there, of an id that keys as 0, gets 0), and afterKeyed indexes (key, id). The beginnings of
-// the ids, which a text query looks up in any case, move to halo_run_ids, written behind
-// the saves as the text index is (SQLite.indexText): lid is the id lowercased, run the
-// row's rowid. The rows there are in the text index go into it now.
+// and triggers. The keys come from temp.halo_row_keys, which SQLite.beforeKeyed makes (a
+// row not there, of an id that keys as 0, gets 0), and afterKeyed indexes (key, id). The
+// beginnings of the ids, which a text query looks up in any case, move to halo_run_ids,
+// written behind the saves as the text index is (SQLite.indexText): lid is the id
+// lowercased, run the row's rowid; the rows already in the text index go into it now.
 // halo_key_state.next is the first key no process has taken (SQLite.nextKey).
 const sqliteKeyed = `CREATE TABLE halo_runs_keyed (
   id text NOT NULL,
