@@ -12,6 +12,7 @@ import (
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runstore/runstoretest"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/usertest"
 )
 
 // The ids the store makes are unique across the processes that share it (each takes blocks
@@ -183,7 +184,8 @@ func TestSQLiteMigratesToKeys(t *testing.T) {
 
 // A store a repository ships with its key state tampered with is refused or does no harm: a
 // secret of the wrong size is refused with STORE, saying so; a block counter at the end of
-// its range, or missing, makes random ids (and a warning), and runs are saved all the same.
+// its range, or missing, makes random ids (and a warning), and runs are saved all the same;
+// as root and as halo-test.
 func TestSQLiteTamperedRunKeys(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".halo", "runs")
 	s := openGrouped(t, dir)
@@ -227,4 +229,5 @@ func TestSQLiteTamperedRunKeys(t *testing.T) {
 	if errcode.Code(err) != runstore.CodeStore || !strings.Contains(fmt.Sprint(err), "not 16 bytes") {
 		t.Errorf("a store whose run-keys secret is 3 bytes: %v, want %s saying so", err, runstore.CodeStore)
 	}
+	usertest.Rerun(t)
 }
