@@ -231,3 +231,54 @@ func TestSQLiteTamperedRunKeys(t *testing.T) {
 	}
 	usertest.Rerun(t)
 }
+
+// A store of schema version 9, its runs in the text index with the letters' positions,
+// keeps them when a newer halo opens it: the index is made again without them (step 10),
+// the runs are found by their words and their ids' beginnings, a word's letters found out
+// of order are not taken for the word, and a removal keeps the index in step.
+func TestSQLiteMigratesToLeanText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	path := filepath.Join(dir, runstore.DBName)
+	db := schemaDB(t, dir, 9)
+	// Ids that key as 0, as the rows oldRows writes do (an older halo gave the others theirs).
+	ids := []string{"run-5ed08", "Run-0123456789", "old-run_1"}
+	oldRows(t, db, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "abcxbcd"))
+	for _, q := range []string{
+		`INSERT INTO halo_runs_text (rowid, search) SELECT rowid, search FROM halo_runs`,
+		`INSERT INTO halo_run_ids (lid, run) SELECT lower(id), rowid FROM halo_runs`,
+		`UPDATE halo_text_state SET upto = (SELECT max(rowid) FROM halo_runs)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := openGrouped(t, dir)
+	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM sqlite_schema WHERE name = 'halo_runs_text' AND sql LIKE '%detail=none, columnsize=0%'`); err != nil || n != 1 {
+		t.Fatalf("halo_runs_text after step 10: %d tables of the lean form (%v)", n, err)
+	}
+	for _, tc := range []struct{ word, want string }{
+		{"ilberr", ids[0] + " "},
+		{"cloudberry", ids[1] + " "},
+		{"abcx", ids[2] + " "},
+		{"abcd", ""}, // its trigrams abc and bcd are all in abcxbcd, but not in a row
+		{"run-5ed", ids[0] + " "},
+		{"run-01234", ids[1] + " "},
+		{"OLD-R", ids[2] + " "},
+	} {
+		if got := found(t, s, tc.word); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.word, got, tc.want)
+		}
+	}
+	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM halo_run_ids`); err != nil || n != 3 {
+		t.Errorf("halo_run_ids holds %d ids (%v), want the 3 runs there are", n, err)
+	}
+	if gone, err := s.Delete(context.Background(), []string{ids[0]}); err != nil || len(gone) != 1 {
+		t.Fatalf("delete: %v %v", gone, err)
+	}
+	if got := found(t, s, "bilberry"); got != "" {
+		t.Errorf("bilberry, removed: %q", got)
+	}
+	ftsCheck(t, path)
+}
