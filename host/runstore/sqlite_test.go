@@ -498,6 +498,7 @@ func TestSQLiteTextPlans(t *testing.T) {
 			{runstore.Query{Text: "n07", Limit: 5}, "run07"},
 			{runstore.Query{Text: "run1", Limit: 5}, want(10, 19, "")},
 			{runstore.Query{Text: "run1 older", Limit: 5}, want(10, 19, "")},
+			{runstore.Query{Text: "un1", Limit: 5}, ""}, // in ids, but not at their beginning
 			{runstore.Query{Text: "n3", Limit: 5}, want(30, 39, "")},
 			{runstore.Query{Text: "n*7 n07", Limit: 5}, ""}, // no 3 letters between wildcards: read
 			{runstore.Query{Text: "r[*]n07", Limit: 5}, ""}, // nor here
