@@ -2,7 +2,6 @@ package lang
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -91,6 +90,8 @@ type scanner struct {
 	diags *Diagnostics
 	// names interns identifiers: a program repeats its names many times.
 	names interner
+	// strBuf is where a string with escapes is decoded (scanString).
+	strBuf []byte
 	// comment, when not nil, is told of each comment: where it starts, and its bytes
 	// src[start:end] (the formatter keeps them; the parser does not need them).
 	comment func(pos Pos, start, end int)
@@ -531,23 +532,27 @@ func (s *scanner) scanString() {
 		}
 		h = (h ^ uint32(c)) * fnvPrime
 	}
-	var b strings.Builder
+	// The slow way (escapes, other characters, no closing quote) decodes into the scanner's
+	// buffer, reused from string to string, and interns what it decoded: a program repeats
+	// its escaped strings (regexes) as it does the others, and a builder grown byte by byte
+	// for each made about two allocations a string.
+	b := s.strBuf[:0]
 	for {
 		if s.off >= len(s.src) || s.src[s.off] == '\n' || s.src[s.off] == '\r' {
 			s.errorf(pos, "string not terminated: a string ends with '\"' on the line it starts")
-			s.emit(tString, b.String(), int(pos.Line), int(pos.Col))
+			s.endString(b, pos)
 			return
 		}
 		c := s.src[s.off]
 		switch {
 		case c == '"':
 			s.advance(1)
-			s.emit(tString, b.String(), int(pos.Line), int(pos.Col))
+			s.endString(b, pos)
 			return
 		case c == '\\':
-			s.scanEscape(&b)
+			b = s.scanEscape(b)
 		case c < utf8.RuneSelf:
-			b.WriteByte(c)
+			b = append(b, c)
 			s.off++
 			s.col++
 		default:
@@ -555,11 +560,17 @@ func (s *scanner) scanString() {
 			if r == utf8.RuneError && size == 1 {
 				s.errorf(s.pos(), "invalid UTF-8 byte %#x in string", c)
 			}
-			b.WriteRune(r)
+			b = utf8.AppendRune(b, r)
 			s.off += size
 			s.col++
 		}
 	}
+}
+
+// endString emits the string decoded into b, which starts at pos, and keeps b for the next.
+func (s *scanner) endString(b []byte, pos Pos) {
+	s.strBuf = b[:0]
+	s.emit(tString, s.names.intern(b, fnv(b)), int(pos.Line), int(pos.Col))
 }
 
 // maxQuoted bounds a quoted name (MCP tool names are at most 128 characters).
@@ -601,24 +612,25 @@ func (s *scanner) scanQuoted() {
 	s.emit(tQuoted, string(s.src[start:s.off]), int(pos.Line), int(pos.Col))
 }
 
-func (s *scanner) scanEscape(b *strings.Builder) {
+// scanEscape appends the character the escape at s.off stands for to b.
+func (s *scanner) scanEscape(b []byte) []byte {
 	pos := s.pos()
 	e := s.peek(1)
 	switch e {
 	case '\\', '"', '/', '\'':
-		b.WriteByte(e)
+		b = append(b, e)
 	case 'n':
-		b.WriteByte('\n')
+		b = append(b, '\n')
 	case 't':
-		b.WriteByte('\t')
+		b = append(b, '\t')
 	case 'r':
-		b.WriteByte('\r')
+		b = append(b, '\r')
 	case 'b':
-		b.WriteByte('\b')
+		b = append(b, '\b')
 	case 'f':
-		b.WriteByte('\f')
+		b = append(b, '\f')
 	case '0':
-		b.WriteByte(0)
+		b = append(b, 0)
 	case 'u':
 		hex := ""
 		if s.off+6 <= len(s.src) {
@@ -628,7 +640,7 @@ func (s *scanner) scanEscape(b *strings.Builder) {
 		if len(hex) != 4 || err != nil {
 			s.errorf(pos, `bad \u escape: want four hex digits, as in \u00e9`)
 			s.advance(2)
-			return
+			return b
 		}
 		r := rune(v)
 		s.advance(6)
@@ -639,21 +651,22 @@ func (s *scanner) scanEscape(b *strings.Builder) {
 				s.advance(6)
 			}
 		}
-		b.WriteRune(r)
-		return
+		b = utf8.AppendRune(b, r)
+		return b
 	case 0, '\n', '\r':
 		s.errorf(pos, "string not terminated: a backslash ends the line")
 		s.advance(1)
-		return
+		return b
 	default:
 		// Keep the backslash and the character, so `"\d"` is still readable as a regex, but
 		// say how to write it: regexes double their backslashes.
 		s.errorf(pos, `unknown escape \%c: write a backslash as \\ (the regex \d is "\\d")`, rune(e))
-		b.WriteByte('\\')
+		b = append(b, '\\')
 		s.advance(1)
-		return
+		return b
 	}
 	s.advance(2)
+	return b
 }
 
 // puncts is the token of each byte that is one on its own ('(', ',', '@' ...), tEOF for
