@@ -1,5 +1,7 @@
 package lang
 
+import "strings"
+
 // An interner hands out one string for each distinct name: a program repeats its names many
 // times, and a name read again costs no allocation. It is an open-addressing table keyed by
 // a hash the scanner computes as it reads the name's bytes (FNV-1a), so a look-up neither
@@ -11,7 +13,16 @@ type interner struct {
 	// strs (0: empty), 8 bytes, so that the table of a large file stays in the cache.
 	slots []internSlot
 	strs  []string
+	// text holds the bytes of the strings handed out, carved from blocks of internBlock: a
+	// string of a builder stays as it was while later ones are written after it, so a name
+	// costs no allocation of its own (the 1 MB benchmark program has 8,600 distinct names
+	// and strings, 8 bytes long on average).
+	text strings.Builder
 }
+
+// internBlock is the size of a block of the interner's text; a longer string is allocated
+// on its own.
+const internBlock = 4096
 
 type internSlot struct {
 	hash uint32
@@ -55,7 +66,7 @@ func (in *interner) intern(b []byte, h uint32) string {
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := &in.slots[i]
 		if sl.idx == 0 {
-			s := string(b)
+			s := in.keep(b)
 			in.strs = append(in.strs, s)
 			sl.hash, sl.idx = h, uint32(len(in.strs))
 			if len(in.strs)*4 > 3*len(in.slots) {
@@ -67,6 +78,20 @@ func (in *interner) intern(b []byte, h uint32) string {
 			return in.strs[sl.idx-1]
 		}
 	}
+}
+
+// keep returns a string holding b's bytes.
+func (in *interner) keep(b []byte) string {
+	if len(b) > internBlock/8 {
+		return string(b)
+	}
+	if in.text.Cap()-in.text.Len() < len(b) {
+		in.text = strings.Builder{}
+		in.text.Grow(internBlock)
+	}
+	start := in.text.Len()
+	in.text.Write(b)
+	return in.text.String()[start:]
 }
 
 func (in *interner) grow() {
