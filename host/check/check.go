@@ -165,6 +165,9 @@ func (c *checker) checkDecls(decls []lang.Decl) {
 type checker struct {
 	cfg   Config
 	decls map[string]lang.Decl
+	// specs is the RuleSpecs list of the policy checkPolicy compiles, reused from policy to
+	// policy.
+	specs []policy.RuleSpec
 	// byKind lists the declared names of each kind, sorted, for suggestions; it is built
 	// when the first suggestion is looked for.
 	byKind map[string][]string

@@ -27,7 +27,8 @@ func keys(m map[string]bool) []string {
 // rules, their arguments and what the runtime ignores), then what only the program can say:
 // that the tools its patterns name are declared.
 func (c *checker) checkPolicy(d *lang.PolicyDecl) {
-	p, ruleDiags := policy.CompileRules(d.Name.Name, RuleSpecs(d))
+	c.specs = appendRuleSpecs(c.specs[:0], d)
+	p, ruleDiags := policy.CompileRules(d.Name.Name, c.specs)
 	if c.decls[d.Name.Name] == lang.Decl(d) {
 		c.compiledPolicy(d.Name.Name, p) // what the agents that require it are checked with
 	}
