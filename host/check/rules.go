@@ -45,7 +45,10 @@ func (c *checker) checkPolicy(d *lang.PolicyDecl) {
 		if named {
 			continue
 		}
-		diags := ruleDiags[i]
+		var diags []policy.Diagnostic
+		if ruleDiags != nil { // nil when no rule has a problem
+			diags = ruleDiags[i]
+		}
 		for _, pd := range diags {
 			pos := r.Pos
 			if pd.Arg > 0 && pd.Arg <= len(r.Args) {

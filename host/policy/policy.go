@@ -176,16 +176,22 @@ func Compile(name string, specs []RuleSpec) (*Policy, error) {
 // CompileRules is Compile, returning the problems of each rule (each rule's, warnings
 // included) beside the policy, which is nil when any rule has an error: halo validate
 // reports the problems and checks the policy against the agents' tools from one
-// compilation.
+// compilation. The problems are nil when no rule has any (most policies: halo validate
+// compiles every one, and made a list of empty lists for each).
 func CompileRules(name string, specs []RuleSpec) (*Policy, [][]Diagnostic) {
 	p := &Policy{Name: name, rules: make([]*rule, 0, len(specs))}
-	diags := make([][]Diagnostic, len(specs))
+	var diags [][]Diagnostic
 	block := make([]rule, len(specs))
 	failed := false
 	for i, s := range specs {
 		c := compiler{spec: s, slot: &block[i]}
 		r := c.rule()
-		diags[i] = c.diags
+		if len(c.diags) > 0 {
+			if diags == nil {
+				diags = make([][]Diagnostic, len(specs))
+			}
+			diags[i] = c.diags
+		}
 		bad := false
 		for _, d := range c.diags {
 			if d.Warning {
