@@ -194,11 +194,11 @@ func (c *checker) declare(decls []lang.Decl) {
 	for _, d := range decls {
 		id := d.DeclName()
 		if reserved[id.Name] {
-			c.errorf(id.Pos, CodeDuplicate, "%s is built in and cannot be declared", id.Name)
+			c.errorf(id.Pos(), CodeDuplicate, "%s is built in and cannot be declared", id.Name)
 			continue
 		}
 		if prev, ok := c.decls[id.Name]; ok {
-			c.errorf(id.Pos, CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos)
+			c.errorf(id.Pos(), CodeDuplicate, "%s is already declared as %s at %s", id.Name, article(prev.Kind()), prev.DeclName().Pos())
 			continue
 		}
 		c.decls[id.Name] = d
@@ -258,7 +258,7 @@ func (c *checker) checkTool(d *lang.ToolDecl) {
 				hint.help += " or use one of " + strings.Join(names, ", ")
 			}
 		}
-		c.errorf(d.Provider.Pos, CodeUnknownProvider, "unknown provider %s%s", p, hint)
+		c.errorf(d.Provider.Pos(), CodeUnknownProvider, "unknown provider %s%s", p, hint)
 	}
 	for _, a := range d.Args {
 		c.checkStatic(a.Value, "a tool declaration")
@@ -273,7 +273,7 @@ func (c *checker) checkTool(d *lang.ToolDecl) {
 func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 	args, named := d.StaticArgs()
 	for _, pr := range c.cfg.CheckDeclaration(d.Provider.Name, args, named) {
-		at := d.Provider.Pos
+		at := d.Provider.Pos()
 		if a := d.Named(pr.Option); a != nil {
 			at = a.Position()
 		} else if pos := d.Positional(); len(pos) > 0 && (pr.Option == "" || pr.Option == "command") {
@@ -291,7 +291,7 @@ func (c *checker) checkDeclaration(d *lang.ToolDecl) {
 func (c *checker) checkStatic(v lang.Expr, where string) {
 	switch x := v.(type) {
 	case *lang.Ident:
-		c.errorf(x.Pos, CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
+		c.errorf(x.Pos(), CodeUndeclared, "%s is not a value in %s; quote it if it is text", x.Name, where)
 	case *lang.Path:
 		c.errorf(x.Pos, CodeUndeclared, "%s is not a value in %s", x, where)
 	case *lang.ListLit:
@@ -349,21 +349,21 @@ func (c *checker) checkAgent(d *lang.AgentDecl) {
 	seen := map[string]bool{}
 	for _, id := range d.Equips {
 		if seen[id.Name] {
-			c.warn(id.Pos, CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
+			c.warn(id.Pos(), CodeDuplicate, "agent %s equips %s twice", d.Name.Name, id.Name)
 		}
 		seen[id.Name] = true
 		if c.kindOf(id.Name) != "tool" {
-			c.undeclared(id.Pos, "tool", id.Name)
+			c.undeclared(id.Pos(), "tool", id.Name)
 		}
 	}
 	seen = map[string]bool{}
 	for _, id := range d.Requires {
 		if seen[id.Name] {
-			c.warn(id.Pos, CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
+			c.warn(id.Pos(), CodeDuplicate, "agent %s requires %s twice", d.Name.Name, id.Name)
 		}
 		seen[id.Name] = true
 		if c.kindOf(id.Name) != "policy" {
-			c.undeclared(id.Pos, "policy", id.Name)
+			c.undeclared(id.Pos(), "policy", id.Name)
 		}
 	}
 }
@@ -393,14 +393,14 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 		switch v.Name {
 		case "auto":
 			if len(a.Equips) == 0 {
-				c.warn(v.Pos, CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
+				c.warn(v.Pos(), CodeToolConfig, "tools: auto, but agent %s equips no tools", a.Name.Name)
 			} else if c.equipsOnlyStores(a) {
-				c.warn(v.Pos, CodeToolConfig, "tools: auto offers agent %s nothing: it equips only stores, which add to its prompt; name one in tools: [%s] to offer its search", a.Name.Name, a.Equips[0].Name)
+				c.warn(v.Pos(), CodeToolConfig, "tools: auto offers agent %s nothing: it equips only stores, which add to its prompt; name one in tools: [%s] to offer its search", a.Name.Name, a.Equips[0].Name)
 			}
 		case "none":
 			wantsTools = false
 		default:
-			c.errorf(v.Pos, CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
+			c.errorf(v.Pos(), CodeToolConfig, "tools: is auto, none or a list such as [%s]", v.Name)
 			return
 		}
 	case *lang.ListLit:
@@ -412,7 +412,7 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 				continue
 			}
 			if c.kindOf(id.Name) != "tool" {
-				c.undeclared(id.Pos, "tool", id.Name)
+				c.undeclared(id.Pos(), "tool", id.Name)
 				continue
 			}
 			if !equips(a, id.Name) {
@@ -422,7 +422,7 @@ func (c *checker) checkToolsOption(a *lang.AgentDecl, s *lang.Arg) {
 					// [Docs]): that name's error is the one to fix, and this would cite it.
 					continue
 				}
-				c.errorf(id.Pos, CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, resolved, "add it to the agent's equips"))
+				c.errorf(id.Pos(), CodeToolConfig, "agent %s does not equip %s%s", a.Name.Name, id.Name, suggestOr2(id.Name, resolved, "add it to the agent's equips"))
 			}
 		}
 	default:
@@ -489,7 +489,7 @@ func (c *checker) checkSchema(d *lang.SchemaDecl) {
 	seen := map[string]bool{}
 	for _, f := range d.Fields {
 		if seen[f.Name.Name] {
-			c.errorf(f.Name.Pos, CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
+			c.errorf(f.Name.Pos(), CodeDuplicate, "schema %s has two fields named %s", d.Name.Name, f.Name.Name)
 		}
 		seen[f.Name.Name] = true
 		c.checkType(f.Type)

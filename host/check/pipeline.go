@@ -32,9 +32,9 @@ func (c *checker) checkPipeline(d *lang.PipelineDecl) {
 		name := p.Name.Name
 		switch {
 		case reserved[name]:
-			c.errorf(p.Name.Pos, CodeDuplicate, "parameter %s: %s is built in", name, name)
+			c.errorf(p.Name.Pos(), CodeDuplicate, "parameter %s: %s is built in", name, name)
 		case sc.names[name]:
-			c.errorf(p.Name.Pos, CodeDuplicate, "pipeline %s has two parameters named %s", d.Name.Name, name)
+			c.errorf(p.Name.Pos(), CodeDuplicate, "pipeline %s has two parameters named %s", d.Name.Name, name)
 		}
 		sc.names[name] = true
 		c.checkType(p.Type)
@@ -105,7 +105,7 @@ func (c *checker) checkStage(i int, st *lang.Stage, sc *scope) {
 	}
 	if st.As != nil {
 		if reserved[st.As.Name] {
-			c.errorf(st.As.Pos, CodeDuplicate, "as %s: %s is built in", st.As.Name, st.As.Name)
+			c.errorf(st.As.Pos(), CodeDuplicate, "as %s: %s is built in", st.As.Name, st.As.Name)
 		}
 		sc.names[st.As.Name] = true
 	}
@@ -118,9 +118,9 @@ func (c *checker) checkEach(st *lang.Stage, sc *scope) {
 	if st.Item != nil {
 		switch {
 		case reserved[name]:
-			c.errorf(st.Item.Pos, CodeDuplicate, "|* each %s: %s is built in; give the item another name", name, name)
+			c.errorf(st.Item.Pos(), CodeDuplicate, "|* each %s: %s is built in; give the item another name", name, name)
 		case sc.names[name]:
-			c.warn(st.Item.Pos, CodeDuplicate, "|* each %s: the item hides the earlier %s inside the call; give it another name", name, name)
+			c.warn(st.Item.Pos(), CodeDuplicate, "|* each %s: the item hides the earlier %s inside the call; give it another name", name, name)
 		}
 	} else if sc.names[name] {
 		c.warn(st.Call.Pos, CodeDuplicate, "inside |* each, %s is the item, which hides the earlier %s; name the item, as in |* each x: %s(...)", name, name, st.Call.Target())
@@ -193,9 +193,9 @@ func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 	if id, ok := pos[0].Value.(*lang.Ident); !ok {
 		c.errorf(pos[0].Position(), CodeArguments, "loop's first argument is the agent to go back to")
 	} else if c.kindOf(id.Name) != "agent" {
-		c.undeclared(id.Pos, "agent", id.Name)
+		c.undeclared(id.Pos(), "agent", id.Name)
 	} else if !sc.agents[id.Name] {
-		c.errorf(id.Pos, CodeStage, "loop goes back to agent %s's stage, but no stage before it calls %s", id.Name, id.Name)
+		c.errorf(id.Pos(), CodeStage, "loop goes back to agent %s's stage, but no stage before it calls %s", id.Name, id.Name)
 	}
 	if s, ok := pos[1].Value.(*lang.StringLit); !ok || strings.TrimSpace(s.Value) == "" {
 		c.errorf(pos[1].Position(), CodeArguments, "loop's condition is a string, such as \"context.data.result.exitCode != 0\"")
@@ -270,7 +270,7 @@ func (c *checker) checkYield(call *lang.Call, sc *scope) {
 func (c *checker) checkDirective(st *lang.Stage, d *lang.Directive) {
 	name := d.Name.Name
 	if !directives[name] {
-		c.errorf(d.Name.Pos, CodeUndeclared, "unknown directive @%s; directives are @retry, @timeout, @correct and @limit%s", name, suggest(name, keys(directives)))
+		c.errorf(d.Name.Pos(), CodeUndeclared, "unknown directive @%s; directives are @retry, @timeout, @correct and @limit%s", name, suggest(name, keys(directives)))
 		return
 	}
 	switch {
@@ -306,7 +306,7 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 	if call.Recv == nil {
 		name := call.Method.Name
 		if c.kindOf(name) != "pipeline" {
-			c.undeclared(call.Method.Pos, "pipeline", name)
+			c.undeclared(call.Method.Pos(), "pipeline", name)
 		}
 		for _, a := range call.Args {
 			c.checkValue(a.Value, sc)
@@ -316,7 +316,7 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 	recv := call.Recv.Name
 	if recv == "System" {
 		if !c.isSystem(call.Method.Name) {
-			c.errorf(call.Method.Pos, CodeUndeclared, "System has no method %s%s", call.Method.Name, suggestOr(call.Method.Name, []string{"Value", "Fail"}))
+			c.errorf(call.Method.Pos(), CodeUndeclared, "System has no method %s%s", call.Method.Name, suggestOr(call.Method.Name, []string{"Value", "Fail"}))
 		}
 		for _, a := range call.Args {
 			c.checkValue(a.Value, sc)
@@ -339,7 +339,7 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 				if id, ok := a.Value.(*lang.Ident); !ok {
 					c.errorf(a.Value.Position(), CodeToolConfig, "tool: names one declared tool")
 				} else if c.kindOf(id.Name) != "tool" {
-					c.undeclared(id.Pos, "tool", id.Name)
+					c.undeclared(id.Pos(), "tool", id.Name)
 				} else {
 					c.checkToolFirst(agent, id)
 				}
@@ -354,14 +354,14 @@ func (c *checker) checkCall(call *lang.Call, sc *scope) {
 		c.checkShellCommand(call)
 	case "":
 		names := append(c.namesOf("agent"), c.namesOf("tool")...)
-		c.errorf(call.Recv.Pos, CodeUndeclared, "undeclared agent or tool %s%s", recv, suggest(recv, append(names, "System")))
+		c.errorf(call.Recv.Pos(), CodeUndeclared, "undeclared agent or tool %s%s", recv, suggest(recv, append(names, "System")))
 		for _, a := range call.Args {
 			if a.Name == nil || a.Name.Name != "tools" && a.Name.Name != "tool" {
 				c.checkValue(a.Value, sc)
 			}
 		}
 	default:
-		c.errorf(call.Recv.Pos, CodeUndeclared, "%s is %s; only agents, tools and System have methods", recv, article(c.kindOf(recv)))
+		c.errorf(call.Recv.Pos(), CodeUndeclared, "%s is %s; only agents, tools and System have methods", recv, article(c.kindOf(recv)))
 	}
 }
 
@@ -371,7 +371,7 @@ func (c *checker) checkValue(v lang.Expr, sc *scope) {
 	switch x := v.(type) {
 	case *lang.Ident:
 		if !sc.names[x.Name] {
-			c.undeclaredValue(x.Pos, x.Name, sc)
+			c.undeclaredValue(x.Pos(), x.Name, sc)
 		}
 	case *lang.Path:
 		if !x.IsContext() && !sc.names[x.Parts[0].Name] {

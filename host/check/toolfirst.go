@@ -126,7 +126,7 @@ func (c *checker) checkToolFirst(a *lang.AgentDecl, id *lang.Ident) {
 		for i, m := range callable {
 			names[i] = m.Name
 		}
-		c.errorf(id.Pos, CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", id.Name, len(callable), strings.Join(names, ", "))
+		c.errorf(id.Pos(), CodeToolConfig, "tool: %s names a tool with %d methods (%s); call the method you mean as a stage before the agent", id.Name, len(callable), strings.Join(names, ", "))
 		return
 	}
 	m := callable[0]
@@ -138,5 +138,5 @@ func (c *checker) checkToolFirst(a *lang.AgentDecl, id *lang.Ident) {
 	// Offered hid it; Decide checks the same rules first and says which refused.
 	d := set.Decide(target, m.EffectOrDefault(), []byte(`{}`))
 	reason := fmt.Sprintf("policy %s: %s", d.Policy, d.Reason)
-	c.errorf(id.Pos, CodeToolConfig, "tool: %s calls %s, which agent %s's policies refuse (%s)", id.Name, target, a.Name.Name, reason)
+	c.errorf(id.Pos(), CodeToolConfig, "tool: %s calls %s, which agent %s's policies refuse (%s)", id.Name, target, a.Name.Name, reason)
 }

@@ -5,6 +5,9 @@ package lang
 // instead of one or more per node (BenchmarkParseValidate counts them). A block stays
 // alive as long as any node in it does: the nodes of one file live and die together.
 type arena struct {
+	// file is the name of the file the nodes are parsed from, which its Idents point to.
+	file *string
+
 	idents     slab[Ident]
 	args       slab[Arg]
 	strs       slab[StringLit]
@@ -115,8 +118,9 @@ func (a *arena) reset() {
 	a.dirList.stack = a.dirList.stack[:0]
 }
 
+// ident returns the Ident called name at pos, which is in the arena's file.
 func (a *arena) ident(pos Pos, name string) *Ident {
-	return alloc(&a.idents, Ident{Pos: pos, Name: name})
+	return alloc(&a.idents, Ident{Name: name, file: a.file, line: pos.Line, col: pos.Col})
 }
 
 func (a *arena) arg(name *Ident, v Expr) *Arg {

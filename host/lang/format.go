@@ -48,7 +48,10 @@ func sameProgram(a, b *File) bool {
 	return sameNode(reflect.ValueOf(a.Decls), reflect.ValueOf(b.Decls))
 }
 
-var posType = reflect.TypeOf(Pos{})
+var (
+	posType   = reflect.TypeOf(Pos{})
+	identType = reflect.TypeOf(Ident{})
+)
 
 // sameNode compares two values of the syntax tree, leaving out every Pos.
 func sameNode(a, b reflect.Value) bool {
@@ -72,8 +75,11 @@ func sameNode(a, b reflect.Value) bool {
 		}
 		return true
 	case reflect.Struct:
-		if a.Type() == posType {
+		switch a.Type() {
+		case posType:
 			return true
+		case identType: // its place is its file, line and column, which are not compared
+			return a.FieldByName("Name").String() == b.FieldByName("Name").String()
 		}
 		for i := 0; i < a.NumField(); i++ {
 			if !sameNode(a.Field(i), b.Field(i)) {

@@ -53,7 +53,7 @@ func parseChunk(filename string, src []byte, line int, each func([]token), comme
 	// large file's list is then not copied again and again as it grows, each copy left to a
 	// collector that halo validate keeps off.
 	decls := make([]Decl, 0, len(src)/128)
-	ar := &arena{}
+	ar := &arena{file: &filename}
 	p := &parser{} // one for every declaration: each starts it again
 	s := &scanner{file: filename, src: src, line: line, col: 1, bol: true, diags: diags, comment: comment}
 	s.flush = func(toks []token) {
@@ -448,7 +448,7 @@ func (p *parser) parsePolicy() *PolicyDecl {
 
 func (p *parser) parseRule() *Rule {
 	name := p.ident("a rule, such as Block(PII)")
-	r := alloc(&p.arena.rules, Rule{Pos: name.Pos, Name: name})
+	r := alloc(&p.arena.rules, Rule{Pos: name.Pos(), Name: name})
 	if p.tok().kind == tLParen {
 		r.Parens = true
 		r.Args = p.parseArgs(tLParen, tRParen, "rule arguments")
@@ -562,7 +562,7 @@ func (p *parser) parseSchema() *SchemaDecl {
 func (p *parser) parseType() *TypeRef {
 	name := p.ident("a type, such as String or Array<String>")
 	a := p.arena
-	t := alloc(&a.types, TypeRef{Pos: name.Pos, Name: name.Name})
+	t := alloc(&a.types, TypeRef{Pos: name.Pos(), Name: name.Name})
 	if p.got(tLess) {
 		p.enter(t.Pos)
 		m := a.typeList.mark()
@@ -600,7 +600,7 @@ func (p *parser) parsePipeline() *PipelineDecl {
 	}
 	p.expect(tColon, "before the pipeline body")
 	if p.tok().kind == tEOF {
-		p.failf(d.Name.Pos, "pipeline %s has no body: write its start value and stages on the indented lines below", d.Name.Name)
+		p.failf(d.Name.Pos(), "pipeline %s has no body: write its start value and stages on the indented lines below", d.Name.Name)
 	}
 	if p.tok().kind.isStageOp() {
 		p.failf(p.at(p.tok()), "pipeline %s needs a start value before its first stage, such as a parameter name", d.Name.Name)
@@ -746,7 +746,7 @@ func (p *parser) parseArms(st *Stage) {
 // parseCall parses `Recv.method(args)` or `name(args)`.
 func (p *parser) parseCall() *Call {
 	first := p.ident("a call, such as Agent.task(...)")
-	c := alloc(&p.arena.calls, Call{Pos: first.Pos, Method: first})
+	c := alloc(&p.arena.calls, Call{Pos: first.Pos(), Method: first})
 	if p.got(tDot) {
 		c.Recv = first
 		if t := p.tok(); t.kind == tQuoted {

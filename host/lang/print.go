@@ -53,20 +53,20 @@ func (d *dumper) decl(n int, decl Decl) {
 			d.line(n+1, x.System.Pos, "system %s", strconv.Quote(x.System.Value))
 		}
 		for _, id := range x.Equips {
-			d.line(n+1, id.Pos, "equips %s", id.Name)
+			d.line(n+1, id.Pos(), "equips %s", id.Name)
 		}
 		for _, id := range x.Requires {
-			d.line(n+1, id.Pos, "requires %s", id.Name)
+			d.line(n+1, id.Pos(), "requires %s", id.Name)
 		}
 	case *SchemaDecl:
 		d.line(n, x.Pos, "schema %s", x.Name.Name)
 		for _, f := range x.Fields {
-			d.line(n+1, f.Name.Pos, "field %s %s", f.Name.Name, f.Type)
+			d.line(n+1, f.Name.Pos(), "field %s %s", f.Name.Name, f.Type)
 		}
 	case *PipelineDecl:
 		d.line(n, x.Pos, "pipeline %s -> %s", x.Name.Name, x.Result)
 		for _, pa := range x.Params {
-			d.line(n+1, pa.Name.Pos, "param %s %s", pa.Name.Name, pa.Type)
+			d.line(n+1, pa.Name.Pos(), "param %s %s", pa.Name.Name, pa.Type)
 		}
 		d.line(n+1, x.Start.Position(), "start")
 		d.expr(n+2, x.Start)
@@ -128,7 +128,7 @@ func (d *dumper) expr(n int, e Expr) {
 	case *NullLit:
 		d.line(n, x.Pos, "null")
 	case *Ident:
-		d.line(n, x.Pos, "ident %s", x.Name)
+		d.line(n, x.Pos(), "ident %s", x.Name)
 	case *EnvRef:
 		d.line(n, x.Pos, "env %s", x.Name.Name)
 	case *Path:

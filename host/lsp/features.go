@@ -176,17 +176,17 @@ func (s *server) symbols(uri protocol.DocumentUri) []protocol.DocumentSymbol {
 			Detail:         strp(decl.Kind()),
 			Kind:           symbolKind(decl),
 			Range:          protocol.Range{Start: position(text, idx, start), End: position(text, idx, end)},
-			SelectionRange: spanRange(text, idx, name.Pos, len([]rune(name.Name))),
+			SelectionRange: spanRange(text, idx, name.Pos(), len([]rune(name.Name))),
 		}
 		switch x := decl.(type) {
 		case *lang.SchemaDecl:
 			for _, fld := range x.Fields {
-				r := spanRange(text, idx, fld.Name.Pos, len([]rune(fld.Name.Name)))
+				r := spanRange(text, idx, fld.Name.Pos(), len([]rune(fld.Name.Name)))
 				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: fld.Name.Name, Detail: strp(fld.Type.String()), Kind: protocol.SymbolKindField, Range: r, SelectionRange: r})
 			}
 		case *lang.PipelineDecl:
 			for _, p := range x.Params {
-				r := spanRange(text, idx, p.Name.Pos, len([]rune(p.Name.Name)))
+				r := spanRange(text, idx, p.Name.Pos(), len([]rune(p.Name.Name)))
 				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: p.Name.Name, Detail: strp(p.Type.String()), Kind: protocol.SymbolKindVariable, Range: r, SelectionRange: r})
 			}
 		}
@@ -504,7 +504,7 @@ func (v *view) describeLocal(o occ) string {
 	}
 	if pd, ok := v.x.decls[def.scope].(*lang.PipelineDecl); ok {
 		for _, p := range pd.Params {
-			if p.Name.Pos == def.pos {
+			if p.Name.Pos() == def.pos {
 				return fmt.Sprintf("parameter **%s**: `%s` of pipeline %s", p.Name.Name, p.Type, pd.Name.Name)
 			}
 		}

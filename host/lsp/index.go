@@ -94,10 +94,10 @@ func newIndex(prog *lang.Program) *index {
 }
 
 func (x *index) add(kind occKind, id *lang.Ident, o occ) {
-	if id == nil || !id.Pos.IsValid() {
+	if id == nil || !id.Pos().IsValid() {
 		return
 	}
-	o.kind, o.pos, o.name = kind, id.Pos, id.Name
+	o.kind, o.pos, o.name = kind, id.Pos(), id.Name
 	o.width += utf8.RuneCountInString(id.Name) // on the backquotes' 2 the caller may give
 	x.occs = append(x.occs, o)
 }
@@ -114,7 +114,7 @@ func (x *index) decl(d lang.Decl) {
 		x.add(occProvider, d.Provider, occ{})
 	case *lang.AgentDecl:
 		if d.Model != nil {
-			x.add(occModel, &lang.Ident{Pos: d.Model.Pos, Name: d.Model.String()}, occ{})
+			x.add(occModel, lang.NewIdent(d.Model.Pos, d.Model.String()), occ{})
 		}
 		for _, s := range d.Settings {
 			x.toolsValue(s)
@@ -175,7 +175,7 @@ func (x *index) patterns(r *lang.Rule) {
 		if err != nil || toolPart == "" || strings.Contains(toolPart, "*") {
 			continue
 		}
-		x.add(occRef, &lang.Ident{Pos: pos, Name: toolPart}, occ{})
+		x.add(occRef, lang.NewIdent(pos, toolPart), occ{})
 	}
 }
 
@@ -183,7 +183,7 @@ func (x *index) typ(t *lang.TypeRef) {
 	if t == nil {
 		return
 	}
-	x.add(occRef, &lang.Ident{Pos: t.Pos, Name: t.Name}, occ{})
+	x.add(occRef, lang.NewIdent(t.Pos, t.Name), occ{})
 	for _, a := range t.Args {
 		x.typ(a)
 	}

@@ -79,7 +79,7 @@ func (sc *scope) eval(e lang.Expr) (any, error) {
 	case *lang.Ident:
 		v, ok := sc.name(x.Name)
 		if !ok {
-			return nil, errorf(CodeInternal, "%s: %s is not a parameter or an earlier stage's `as` name", x.Pos, x.Name)
+			return nil, errorf(CodeInternal, "%s: %s is not a parameter or an earlier stage's `as` name", x.Pos(), x.Name)
 		}
 		return v, nil
 	case *lang.EnvRef:
