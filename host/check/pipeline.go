@@ -123,7 +123,7 @@ func (c *checker) checkEach(st *lang.Stage, sc *scope) {
 			c.warn(st.Item.Pos(), CodeDuplicate, "|* each %s: the item hides the earlier %s inside the call; give it another name", name, name)
 		}
 	} else if sc.names[name] {
-		c.warn(st.Call.Pos, CodeDuplicate, "inside |* each, %s is the item, which hides the earlier %s; name the item, as in |* each x: %s(...)", name, name, st.Call.Target())
+		c.warn(st.Call.Pos(), CodeDuplicate, "inside |* each, %s is the item, which hides the earlier %s; name the item, as in |* each x: %s(...)", name, name, st.Call.Target())
 	}
 	inner := sc.child()
 	inner.names[name] = true
@@ -156,17 +156,17 @@ func (c *checker) checkBranch(st *lang.Stage, sc *scope) {
 // the way host/runtime compiles it.
 func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
 	if strings.TrimSpace(s.Value) == "" {
-		c.errorf(s.Pos, CodeArguments, "a %s is an expression, such as \"context.data.result.exitCode != 0\"", what)
+		c.errorf(s.Pos(), CodeArguments, "a %s is an expression, such as \"context.data.result.exitCode != 0\"", what)
 		return
 	}
 	names, err := c.compileCondition(s.Value)
 	if err != nil {
-		c.errorf(s.Pos, CodeBadCondition, "%s %q is not a valid expression: %s", what, s.Value, firstLine(err.Error()))
+		c.errorf(s.Pos(), CodeBadCondition, "%s %q is not a valid expression: %s", what, s.Value, firstLine(err.Error()))
 		return
 	}
 	for _, n := range names {
 		if n != "context" && !sc.names[n] {
-			c.warn(s.Pos, CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()).textOnly())
+			c.warn(s.Pos(), CodeUndeclared, "%s %q reads %s, which is not a parameter or an earlier stage's `as` name, so it is always null%s", what, s.Value, n, suggest(n, sc.list()).textOnly())
 		}
 	}
 }
@@ -174,7 +174,7 @@ func (c *checker) checkCondition(s *lang.StringLit, what string, sc *scope) {
 // checkStageCall checks a |>, |? or fan-out call, which may not be loop or yield.
 func (c *checker) checkStageCall(call *lang.Call, sc *scope) {
 	if op := stageOnly[call.Method.Name]; call.Recv == nil && op != "" {
-		c.errorf(call.Pos, CodeStage, "%s(...) is written as its own stage: %s %s(...)", call.Method.Name, op, call.Method.Name)
+		c.errorf(call.Pos(), CodeStage, "%s(...) is written as its own stage: %s %s(...)", call.Method.Name, op, call.Method.Name)
 		return
 	}
 	c.checkCall(call, sc)
@@ -182,12 +182,12 @@ func (c *checker) checkStageCall(call *lang.Call, sc *scope) {
 
 func (c *checker) checkLoop(call *lang.Call, sc *scope) {
 	if call.Recv != nil || call.Method.Name != "loop" {
-		c.errorf(call.Pos, CodeStage, "a |<> stage is loop(Agent, \"condition\", max: n), not %s(...)", call.Target())
+		c.errorf(call.Pos(), CodeStage, "a |<> stage is loop(Agent, \"condition\", max: n), not %s(...)", call.Target())
 		return
 	}
 	pos := call.Positional()
 	if len(pos) != 2 {
-		c.errorf(call.Pos, CodeArguments, "loop takes an agent and a condition, as in loop(Fixer, \"context.data.result.exitCode != 0\", max: 3)")
+		c.errorf(call.Pos(), CodeArguments, "loop takes an agent and a condition, as in loop(Fixer, \"context.data.result.exitCode != 0\", max: 3)")
 		return
 	}
 	if id, ok := pos[0].Value.(*lang.Ident); !ok {
@@ -238,11 +238,11 @@ var channelPattern = sync.OnceValue(func() *regexp.Regexp {
 // checkListen checks `~> listen("channel")`: one channel name, written as a plain string.
 func (c *checker) checkListen(call *lang.Call) {
 	if call.Recv != nil || call.Method.Name != "listen" {
-		c.errorf(call.Pos, CodeStage, "a ~> stage is listen(\"channel\"), not %s(...)", call.Target())
+		c.errorf(call.Pos(), CodeStage, "a ~> stage is listen(\"channel\"), not %s(...)", call.Target())
 		return
 	}
 	if len(call.Args) != 1 || call.Args[0].Name != nil {
-		c.errorf(call.Pos, CodeArguments, "listen takes one argument, the channel's name, as in listen(\"orders\")")
+		c.errorf(call.Pos(), CodeArguments, "listen takes one argument, the channel's name, as in listen(\"orders\")")
 		return
 	}
 	s, ok := call.Args[0].Value.(*lang.StringLit)
@@ -251,17 +251,17 @@ func (c *checker) checkListen(call *lang.Call) {
 		return
 	}
 	if err := ListenChannel(s.Value); err != nil {
-		c.errorf(s.Pos, CodeArguments, "%v", err)
+		c.errorf(s.Pos(), CodeArguments, "%v", err)
 	}
 }
 
 func (c *checker) checkYield(call *lang.Call, sc *scope) {
 	if call.Recv != nil || call.Method.Name != "yield" {
-		c.errorf(call.Pos, CodeStage, "a |! stage is yield(\"question\"), not %s(...)", call.Target())
+		c.errorf(call.Pos(), CodeStage, "a |! stage is yield(\"question\"), not %s(...)", call.Target())
 		return
 	}
 	if len(call.Args) != 1 || call.Args[0].Name != nil {
-		c.errorf(call.Pos, CodeArguments, "yield takes one argument, the question for a person")
+		c.errorf(call.Pos(), CodeArguments, "yield takes one argument, the question for a person")
 		return
 	}
 	c.checkValue(call.Args[0].Value, sc)
@@ -381,7 +381,7 @@ func (c *checker) checkValue(v lang.Expr, sc *scope) {
 		for _, t := range x.Templates() {
 			root, _, _ := strings.Cut(t, ".")
 			if root != "context" && !sc.names[root] {
-				c.warn(x.Pos, CodeUndeclared, "template {{%s}} names no parameter or earlier stage result%s", t, suggest(root, sc.list()).textOnly())
+				c.warn(x.Pos(), CodeUndeclared, "template {{%s}} names no parameter or earlier stage result%s", t, suggest(root, sc.list()).textOnly())
 			}
 		}
 	case *lang.ListLit:

@@ -46,9 +46,9 @@ func (c *checker) checkShellCommand(call *lang.Call) {
 	for _, t := range shell.Parse(s.Value) {
 		switch {
 		case t.Raw:
-			c.warn(s.Pos, CodeShellTemplate, "{{raw %s}} puts %s into the shell command as written: a value holding ; or $(...) runs as shell; write {{%s}} to have it quoted as one word", t.Name, t.Name, t.Name)
+			c.warn(s.Pos(), CodeShellTemplate, "{{raw %s}} puts %s into the shell command as written: a value holding ; or $(...) runs as shell; write {{%s}} to have it quoted as one word", t.Name, t.Name, t.Name)
 		case t.Problem != "":
-			c.errorf(s.Pos, CodeShellTemplate, "{{%s}} stands %s: no quoting keeps its value one word there; move it, or write {{raw %s}} to put it in as written", t.Name, t.Problem, t.Name)
+			c.errorf(s.Pos(), CodeShellTemplate, "{{%s}} stands %s: no quoting keeps its value one word there; move it, or write {{raw %s}} to put it in as written", t.Name, t.Problem, t.Name)
 		}
 	}
 }

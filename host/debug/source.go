@@ -48,15 +48,15 @@ func newStageIndex(prog *lang.Program, source func(string) ([]byte, error)) *sta
 			}
 			ix.decls[pd.Name.Name] = pd.Pos
 			if c, ok := pd.Start.(*lang.Call); ok {
-				lines[int(c.Pos.Line)] = true
-				ix.targets[c.Pos.String()] = c.Target()
+				lines[int(c.Pos().Line)] = true
+				ix.targets[c.Pos().String()] = c.Target()
 			}
 			lang.WalkStages(pd.Stages, func(st *lang.Stage) bool {
 				lines[int(st.Pos.Line)] = true
 				ix.targets[st.Pos.String()] = st.Target()
 				for _, c := range st.Calls {
 					// A fan-out's calls make their requests and tool calls at their own place.
-					ix.targets[c.Pos.String()] = c.Target()
+					ix.targets[c.Pos().String()] = c.Target()
 				}
 				for _, arm := range st.Arms {
 					bounds[f.Name] = append(bounds[f.Name], int(arm.Pos.Line))

@@ -123,6 +123,11 @@ func (a *arena) ident(pos Pos, name string) *Ident {
 	return alloc(&a.idents, Ident{Name: name, file: a.file, line: pos.Line, col: pos.Col})
 }
 
+// str returns the StringLit of value at pos, which is in the arena's file.
+func (a *arena) str(pos Pos, value string) *StringLit {
+	return alloc(&a.strs, StringLit{Value: value, file: a.file, line: pos.Line, col: pos.Col})
+}
+
 func (a *arena) arg(name *Ident, v Expr) *Arg {
 	return alloc(&a.args, Arg{Name: name, Value: v})
 }

@@ -68,14 +68,14 @@ func declValue(e Expr, env DeclEnv, partial bool) (any, error) {
 		case partial && env.Fill == nil:
 			return nil, nil
 		case env.Fill == nil:
-			return nil, fmt.Errorf("%s: {{%s}} is %w", x.Pos, ts[0], ErrUnknown)
+			return nil, fmt.Errorf("%s: {{%s}} is %w", x.Pos(), ts[0], ErrUnknown)
 		}
 		s, err := env.Fill(x.Value)
 		if err != nil {
 			if partial {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("%s: %w", x.Pos, err)
+			return nil, fmt.Errorf("%s: %w", x.Pos(), err)
 		}
 		return s, nil
 	case *NumberLit:

@@ -48,10 +48,7 @@ func sameProgram(a, b *File) bool {
 	return sameNode(reflect.ValueOf(a.Decls), reflect.ValueOf(b.Decls))
 }
 
-var (
-	posType   = reflect.TypeOf(Pos{})
-	identType = reflect.TypeOf(Ident{})
-)
+var posType = reflect.TypeOf(Pos{})
 
 // sameNode compares two values of the syntax tree, leaving out every Pos.
 func sameNode(a, b reflect.Value) bool {
@@ -75,13 +72,15 @@ func sameNode(a, b reflect.Value) bool {
 		}
 		return true
 	case reflect.Struct:
-		switch a.Type() {
-		case posType:
+		if a.Type() == posType {
 			return true
-		case identType: // its place is its file, line and column, which are not compared
-			return a.FieldByName("Name").String() == b.FieldByName("Name").String()
 		}
 		for i := 0; i < a.NumField(); i++ {
+			// The unexported fields of the tree are places (an Ident's file, line and
+			// column), which are left out as a Pos is.
+			if !a.Type().Field(i).IsExported() {
+				continue
+			}
 			if !sameNode(a.Field(i), b.Field(i)) {
 				return false
 			}

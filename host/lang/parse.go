@@ -501,7 +501,7 @@ func (p *parser) parseAgent() *AgentDecl {
 				p.failf(p.at(kw), "agent %s has two system prompts; join them into one string (\\n starts a new line)", d.Name.Name)
 			}
 			t := p.expect(tString, "after system")
-			d.System = alloc(&a.strs, StringLit{Pos: p.at(t), Value: t.text})
+			d.System = a.str(p.at(t), t.text)
 		case p.isWord("equips"):
 			p.next()
 			if l := p.identList("a tool name"); d.Equips == nil {
@@ -711,7 +711,7 @@ func (p *parser) parseArms(st *Stage) {
 		arm := &Arm{Pos: p.at(k)}
 		switch {
 		case k.kind == tString:
-			arm.Cond = &StringLit{Pos: p.at(k), Value: k.text}
+			arm.Cond = p.arena.str(p.at(k), k.text)
 		case k.kind == tIdent && k.text == "else":
 		default:
 			p.failf(p.at(k), "unexpected %s in branch; expected a condition string, else, or '}' (opened at %d:%d)", describe(k), p.at(open).Line, p.at(open).Col)
@@ -746,7 +746,7 @@ func (p *parser) parseArms(st *Stage) {
 // parseCall parses `Recv.method(args)` or `name(args)`.
 func (p *parser) parseCall() *Call {
 	first := p.ident("a call, such as Agent.task(...)")
-	c := alloc(&p.arena.calls, Call{Pos: first.Pos(), Method: first})
+	c := alloc(&p.arena.calls, Call{Method: first})
 	if p.got(tDot) {
 		c.Recv = first
 		if t := p.tok(); t.kind == tQuoted {
@@ -832,7 +832,7 @@ func (p *parser) parseValue() Expr {
 	switch t.kind {
 	case tString:
 		p.next()
-		return alloc(&a.strs, StringLit{Pos: p.at(t), Value: t.text})
+		return a.str(p.at(t), t.text)
 	case tNumber:
 		p.next()
 		v, ok := smallInt(t.text)

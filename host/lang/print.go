@@ -50,7 +50,7 @@ func (d *dumper) decl(n int, decl Decl) {
 		d.line(n+1, x.Model.Pos, "model provider=%q name=%q", x.Model.Provider, x.Model.Name)
 		d.args(n+1, x.Settings)
 		if x.System != nil {
-			d.line(n+1, x.System.Pos, "system %s", strconv.Quote(x.System.Value))
+			d.line(n+1, x.System.Pos(), "system %s", strconv.Quote(x.System.Value))
 		}
 		for _, id := range x.Equips {
 			d.line(n+1, id.Pos(), "equips %s", id.Name)
@@ -120,7 +120,7 @@ func (d *dumper) args(n int, args []*Arg) {
 func (d *dumper) expr(n int, e Expr) {
 	switch x := e.(type) {
 	case *StringLit:
-		d.line(n, x.Pos, "string %s", strconv.Quote(x.Value))
+		d.line(n, x.Pos(), "string %s", strconv.Quote(x.Value))
 	case *NumberLit:
 		d.line(n, x.Pos, "number %s", x.Raw)
 	case *BoolLit:
@@ -149,7 +149,7 @@ func (d *dumper) expr(n int, e Expr) {
 		if x.Quoted {
 			target = x.Recv.Name + ".`" + x.Method.Name + "`"
 		}
-		d.line(n, x.Pos, "call %s", target)
+		d.line(n, x.Pos(), "call %s", target)
 		d.args(n+1, x.Args)
 	default:
 		d.line(n, Pos{}, "?%T", e)

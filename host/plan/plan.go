@@ -336,7 +336,7 @@ func (pl *planner) pipeline(pd *lang.PipelineDecl, times int64, stack []string) 
 	var stages []*Stage
 	var total Cost
 	if c, ok := pd.Start.(*lang.Call); ok {
-		st := &Stage{At: c.Pos.String(), Op: "start", Text: callText(c), Runs: times}
+		st := &Stage{At: c.Pos().String(), Op: "start", Text: callText(c), Runs: times}
 		pl.call(st, c, nil, times, 0, stack)
 		stages = append(stages, st)
 		total = total.Add(st.Cost)
@@ -346,7 +346,7 @@ func (pl *planner) pipeline(pd *lang.PipelineDecl, times int64, stack []string) 
 	for _, c := range lang.Calls(pd.Stages) {
 		if !pl.seen[c] {
 			total = total.Add(Cost{RequestsUnknown: true, TokensUnknown: true, USDUnknown: true,
-				Unknown: []string{fmt.Sprintf("halo plan cannot count the call %s at %s", c.Target(), c.Pos)}})
+				Unknown: []string{fmt.Sprintf("halo plan cannot count the call %s at %s", c.Target(), c.Pos())}})
 		}
 	}
 	return append(stages, more...), total
@@ -457,7 +457,7 @@ func (pl *planner) call(s *Stage, c *lang.Call, st *lang.Stage, n, fb int64, sta
 		return
 	}
 	if td := pl.prog.Tool(recv); td != nil {
-		tc := &ToolCall{At: c.Pos.String(), Target: c.Target(), Runs: satMul(n, int64(1+retry))}
+		tc := &ToolCall{At: c.Pos().String(), Target: c.Target(), Runs: satMul(n, int64(1+retry))}
 		if m, ok := pl.method(td, c.Method.Name); ok {
 			tc.Effect = string(m.EffectOrDefault())
 		}
@@ -471,7 +471,7 @@ func (pl *planner) callPipeline(s *Stage, c *lang.Call, n int64, stack []string)
 	if pd == nil {
 		return
 	}
-	called := &Called{Pipeline: pd.Name.Name, At: c.Pos.String()}
+	called := &Called{Pipeline: pd.Name.Name, At: c.Pos().String()}
 	for _, name := range stack {
 		if name == pd.Name.Name {
 			called.Recursive = true
@@ -543,7 +543,7 @@ func (pl *planner) agentCall(s *Stage, a *lang.AgentDecl, c *lang.Call, n, fb in
 	}
 	pl.agents[a.Name.Name] = true
 	ref := a.Model.String()
-	ac := &AgentCall{At: c.Pos.String(), Target: c.Target(), Agent: a.Name.Name, Model: ref, Calls: n,
+	ac := &AgentCall{At: c.Pos().String(), Target: c.Target(), Agent: a.Name.Name, Model: ref, Calls: n,
 		Retry: retry, Correct: correct}
 
 	// tool: T is a call the pipeline makes for the agent; the agent's policies check it.

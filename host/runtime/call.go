@@ -125,7 +125,7 @@ func (rn *run) call(ctx context.Context, c *lang.Call, value any, o callOpts) (a
 		}
 		return rn.toolCall(ctx, toolReq{td: td, method: c.Method.Name, pos: pos, implicit: implicit, named: named, input: value, at: o.at})
 	}
-	return nil, errorf(CodeInternal, "%s: %s is not an agent, a tool or System", c.Pos, recv)
+	return nil, errorf(CodeInternal, "%s: %s is not an agent, a tool or System", c.Pos(), recv)
 }
 
 // args evaluates a call's arguments.
@@ -231,7 +231,7 @@ func (rn *run) callPipeline(ctx context.Context, c *lang.Call, value any) (any, 
 	}
 	sub := rn.sub(pd, bound)
 	if rn.dbg != nil {
-		sub.frames = rn.nest(Frame{Pipeline: rn.pd.Name.Name, At: c.Pos.String(), Called: pd.Name.Name})
+		sub.frames = rn.nest(Frame{Pipeline: rn.pd.Name.Name, At: c.Pos().String(), Called: pd.Name.Name})
 	}
 	out, err := sub.body(ctx, 0, nil, false)
 	if err != nil {

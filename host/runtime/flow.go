@@ -74,7 +74,7 @@ func (rn *run) fanOut(ctx context.Context, st *lang.Stage, value any, names []st
 		c := st.Calls[k]
 		in := rn.inner(where, nil)
 		in.st.lane += "*" + strconv.Itoa(k)
-		opts := callOpts{at: c.Pos.String(), valueNames: names}
+		opts := callOpts{at: c.Pos().String(), valueNames: names}
 		if d := st.Directive("correct"); d != nil {
 			opts.correct = directiveInt(d)
 		}

@@ -237,7 +237,7 @@ func (rn *run) beforeStage(ctx context.Context, i int, st *lang.Stage, value any
 
 // beforeStart is beforeStage for a pipeline's start value that is a call.
 func (rn *run) beforeStart(ctx context.Context, c *lang.Call) error {
-	s, err := rn.reached(c.Pos.String())
+	s, err := rn.reached(c.Pos().String())
 	if s == nil || err != nil {
 		return err
 	}
