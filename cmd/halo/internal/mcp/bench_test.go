@@ -354,12 +354,16 @@ func httpServer(b testing.TB, dir, srv string) (string, int) {
 // measure makes b.N calls spread over the callers, all at once, and reports the latency of
 // one call (p50, p99), the calls per second, and the server's processor time per call
 // (server-cpu-µs) when cpu can tell: unlike the others, that does not change much with what
-// else the machine is doing.
+// else the machine is doing. The processor time counts what the server does once the calls
+// have stopped (settledCPU), as halo's text index is written.
 func measure(b *testing.B, calls []func() error, cpu func() (time.Duration, bool)) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, b.N)
 	cpu0, cpuOK := cpu()
+	if cpuOK {
+		cpu0 = settledCPU(cpu)
+	}
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -381,8 +385,11 @@ func measure(b *testing.B, calls []func() error, cpu func() (time.Duration, bool
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1, cpuOK1 := cpu()
 	b.StopTimer()
+	cpu1, cpuOK1 := cpu()
+	if cpuOK1 {
+		cpu1 = settledCPU(cpu)
+	}
 	if len(lat) == 0 {
 		return
 	}
