@@ -120,12 +120,12 @@ func (a *arena) reset() {
 
 // ident returns the Ident called name at pos, which is in the arena's file.
 func (a *arena) ident(pos Pos, name string) *Ident {
-	return alloc(&a.idents, Ident{Name: name, file: a.file, line: pos.Line, col: pos.Col})
+	return alloc(&a.idents, Ident{Name: name, place: placeOf(a.file, pos)})
 }
 
 // str returns the StringLit of value at pos, which is in the arena's file.
 func (a *arena) str(pos Pos, value string) *StringLit {
-	return alloc(&a.strs, StringLit{Value: value, file: a.file, line: pos.Line, col: pos.Col})
+	return alloc(&a.strs, StringLit{Value: value, place: placeOf(a.file, pos)})
 }
 
 func (a *arena) arg(name *Ident, v Expr) *Arg {
