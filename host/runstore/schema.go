@@ -270,10 +270,11 @@ CREATE TRIGGER halo_runs_text_update AFTER UPDATE OF search ON halo_runs WHEN ol
 // sqliteTextLean makes halo_runs_text again with detail=none and columnsize=0: it keeps
 // which rows hold each 3 letters, not where in them they are, nor how long each row's text
 // is. A text query's words are GLOB patterns, which SQLite tests against each row the index
-// finds (as it did with the positions), and nothing ranks by length. Indexed so, a run
-// costs about 40% less processor time (15.0 and 13.4 µs against 23.4 and 21.1 µs a run, in
-// chunks of 1,000 rows past 20,000, measured side by side on the 2-core development
-// machine), and a run's share of the index is a third of what it was. The rows are
+// finds (as it did with the positions), and nothing ranks by length. FTS5 alone then took
+// about 40% less processor time a row (15.0 and 13.4 µs against 23.4 and 21.1, in chunks of
+// 1,000 rows past 20,000, side by side on the 2-core development machine), and the store's
+// whole pass about a quarter less (BenchmarkTextIndex; docs/cli.md, "What the text index
+// keeps", has it and what a common word's list costs more). The rows are
 // indexed again behind the saves as new ones are (upto goes back to 0, and halo_run_ids,
 // written in the same pass, is emptied), so that the step itself takes no time: until the
 // commit goroutine's idle moments have caught up, the first text query writes what is left.

@@ -18,10 +18,10 @@ const pairedBatch = 2000
 // machine: on a shared 2-core machine the processor time of one server's call drifted by
 // half within a minute, more than BenchmarkToolsCall's rounds, which measure each server in
 // turn for seconds, could tell the servers apart by. It reports the ratio of the two
-// servers' processor time over all batches (cpu-ratio), the least, median and greatest of
-// the rounds' ratios, and each server's time a call. cpu-ratio and the times a call are read
-// over the whole span of the rounds, with the work a server does once its calls have
-// stopped (settledCPU); batch-cpu-ratio counts only the batches, as earlier figures did. The pairs are the goals' (issues 29
+// servers' processor time over the whole span of the rounds, with the work a server does
+// once its calls have stopped (cpu-ratio; settledCPU), the same over the batches alone
+// (batch-cpu-ratio, as figures before 3 December were), the least, median and greatest of
+// the rounds' ratios, and each server's time a call over the span. The pairs are the goals' (issues 29
 // and 30): halo mcp over stdio, records on, beside mcp-go's stdio server with a constant
 // handler; halo serve's /mcp beside mcp-go's HTTP server in a process of its own; and each
 // of them with runs saved nowhere (-norecords), which tells the record's share. b.N is the
