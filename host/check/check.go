@@ -120,18 +120,20 @@ func checkInParts(decls []lang.Decl, cfg Config, parts int) lang.Diagnostics {
 		c.checkDecls(decls)
 	} else {
 		runs := make([]*checker, parts)
-		var wg sync.WaitGroup
 		for i := range runs {
 			runs[i] = &checker{cfg: cfg, decls: c.decls}
-			run := decls[len(decls)*i/parts : len(decls)*(i+1)/parts]
-			if i > 0 {
-				wg.Go(func() { runs[i].checkDecls(run) })
-			} else {
-				defer wg.Wait() // should the first run panic
-				runs[0].checkDecls(run)
-			}
 		}
-		wg.Wait()
+		run := func(i int) { runs[i].checkDecls(decls[len(decls)*i/parts : len(decls)*(i+1)/parts]) }
+		// The other runs start before this goroutine takes the first: started after it,
+		// they began only once it had finished, and the runs took turns on one core.
+		var wg sync.WaitGroup
+		for i := 1; i < parts; i++ {
+			wg.Go(func() { run(i) })
+		}
+		func() {
+			defer wg.Wait() // should the first run panic
+			run(0)
+		}()
 		for _, r := range runs {
 			c.diags = append(c.diags, r.diags...)
 			for name, p := range r.compiled {

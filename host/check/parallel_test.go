@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/policy"
@@ -80,5 +81,34 @@ func TestCheckParallel(t *testing.T) {
 				t.Fatalf("program %d in %d parts:\n got %.3000s\nwant %.3000s", i, parts, g.String(), w.String())
 			}
 		}
+	}
+}
+
+// TestCheckPartsAtOnce: the parts of a program are checked at the same time, not one after
+// the other. Each of two parts declares a tool whose declaration check waits until the
+// other part's has begun: checked in turn, the first part would wait for ever (here, until
+// the test gives up on it).
+func TestCheckPartsAtOnce(t *testing.T) {
+	f, diags := lang.Parse("p.halo", []byte("tool A : Bash(cwd: \"a\")\ntool B : Bash(cwd: \"b\")\n"))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	decls := (&lang.Program{Files: []*lang.File{f}}).Decls()
+	begun := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+	other := map[string]string{"a": "b", "b": "a"}
+	cfg := builtinConfig()
+	cfg.ChecksDeclaration = nil
+	cfg.CheckDeclaration = func(_ string, _ []any, named map[string]any) []DeclProblem {
+		cwd, _ := named["cwd"].(string)
+		close(begun[cwd])
+		select {
+		case <-begun[other[cwd]]:
+			return nil
+		case <-time.After(10 * time.Second):
+			return []DeclProblem{{Option: "cwd", Message: "the other part was not being checked"}}
+		}
+	}
+	if got := checkInParts(decls, cfg, 2); len(got) > 0 {
+		t.Fatalf("checked in 2 parts: %v", got)
 	}
 }
