@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"halolang.dev/halo/host/lang"
 	"halolang.dev/halo/host/policy"
@@ -107,11 +108,16 @@ func Check(prog *lang.Program, cfg Config) lang.Diagnostics {
 // parallelDecls is the fewest declarations checked in parts on several cores.
 const parallelDecls = 512
 
-// checkInParts is Check, checking the declarations in up to parts contiguous runs at once,
-// one goroutine each. A declaration's checks read the others but write only the checker's
-// diagnostics and its caches of pure results, so each run gets a checker of its own over
-// the shared table of declarations; their diagnostics, taken in run order, are those one
-// checker would have written in the same order (TestCheckParallel compares).
+// chunksPerRun is how many chunks of the declarations each run at once has to take, on
+// average (checkInParts).
+const chunksPerRun = 8
+
+// checkInParts is Check, checking the declarations in up to parts runs at once, one
+// goroutine each, which take contiguous chunks of them in turn. A declaration's checks read
+// the others but write only the checker's diagnostics and its caches of pure results, so
+// each run gets a checker of its own over the shared table of declarations; the chunks'
+// diagnostics, taken in chunk order, are those one checker would have written in the same
+// order (TestCheckParallel compares).
 func checkInParts(decls []lang.Decl, cfg Config, parts int) lang.Diagnostics {
 	c := &checker{cfg: cfg, decls: make(map[string]lang.Decl, len(decls))}
 	c.declare(decls)
@@ -119,23 +125,39 @@ func checkInParts(decls []lang.Decl, cfg Config, parts int) lang.Diagnostics {
 	if parts == 1 {
 		c.checkDecls(decls)
 	} else {
+		// The declarations are cut into chunks, several a run, which each run takes in
+		// turn as it finishes the one before: a run that starts late, or goes slower on a
+		// core something else is using, takes fewer. Each chunk's diagnostics are kept in
+		// the chunk's place.
+		chunks := min(len(decls), parts*chunksPerRun)
+		found := make([]lang.Diagnostics, chunks)
+		var next atomic.Int64
+		work := func(r *checker) {
+			for i := int(next.Add(1) - 1); i < chunks; i = int(next.Add(1) - 1) {
+				r.diags = nil
+				r.checkDecls(decls[len(decls)*i/chunks : len(decls)*(i+1)/chunks])
+				found[i] = r.diags
+			}
+		}
 		runs := make([]*checker, parts)
 		for i := range runs {
 			runs[i] = &checker{cfg: cfg, decls: c.decls}
 		}
-		run := func(i int) { runs[i].checkDecls(decls[len(decls)*i/parts : len(decls)*(i+1)/parts]) }
-		// The other runs start before this goroutine takes the first: started after it,
-		// they began only once it had finished, and the runs took turns on one core.
+		// The other runs start before this goroutine takes its first chunk: started after
+		// the first run, they began only once it had finished, and the runs took turns on
+		// one core.
 		var wg sync.WaitGroup
 		for i := 1; i < parts; i++ {
-			wg.Go(func() { run(i) })
+			wg.Go(func() { work(runs[i]) })
 		}
 		func() {
 			defer wg.Wait() // should the first run panic
-			run(0)
+			work(runs[0])
 		}()
+		for _, d := range found {
+			c.diags = append(c.diags, d...)
+		}
 		for _, r := range runs {
-			c.diags = append(c.diags, r.diags...)
 			for name, p := range r.compiled {
 				c.compiledPolicy(name, p) // the same policy, whichever run compiled it
 			}
