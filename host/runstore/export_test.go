@@ -52,3 +52,26 @@ func CommitSaves(s *SQLite, recs []*runtime.Record) error {
 	}
 	return nil
 }
+
+// LatestPausedSQL is latestPausedSQL.
+const LatestPausedSQL = latestPausedSQL
+
+// QueryPlan returns what EXPLAIN QUERY PLAN says of q on a reader of the store, a line a
+// step.
+func QueryPlan(s *SQLite, q string, args ...any) (string, error) {
+	rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	out := ""
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		out += detail + "\n"
+	}
+	return out, rows.Err()
+}

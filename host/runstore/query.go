@@ -181,6 +181,9 @@ func (d Dialect) listSQL(q Query, time func(time.Time) any, plan listPlan) (stri
 	}
 	if q.Status != "" {
 		where = append(where, "status = "+arg(string(q.Status)))
+		if q.Status != runtime.Completed {
+			where = append(where, UnfinishedRuns) // so that halo_runs_status is read
+		}
 	}
 	if q.Pipeline != "" {
 		where = append(where, "pipeline = "+arg(q.Pipeline))

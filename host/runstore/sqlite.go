@@ -495,13 +495,16 @@ func (s *SQLite) Save(rec *runtime.Record) error {
 	return nil
 }
 
+// latestPausedSQL selects the most recently updated paused run, from halo_runs_status.
+const latestPausedSQL = `SELECT id FROM halo_runs WHERE status = 'paused' AND ` + UnfinishedRuns + ` ORDER BY updated DESC, id DESC LIMIT 1`
+
 // Latest returns the most recently updated paused run.
 func (s *SQLite) Latest() (string, error) {
 	if err := s.Sync(); err != nil {
 		return "", err
 	}
 	var id string
-	err := s.r.QueryRow(`SELECT id FROM halo_runs WHERE status = 'paused' ORDER BY updated DESC, id DESC LIMIT 1`).Scan(&id)
+	err := s.r.QueryRow(latestPausedSQL).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", Errorf(runtime.CodeRun, "no paused run in %s", s.dir)
 	}

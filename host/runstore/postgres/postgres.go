@@ -204,7 +204,7 @@ func (s *Store) Latest() (string, error) {
 	ctx, cancel := bg()
 	defer cancel()
 	var id string
-	err := s.pool.QueryRow(ctx, `SELECT id FROM halo_runs WHERE status = 'paused' ORDER BY updated DESC LIMIT 1`).Scan(&id)
+	err := s.pool.QueryRow(ctx, `SELECT id FROM halo_runs WHERE status = 'paused' AND `+runstore.UnfinishedRuns+` ORDER BY updated DESC LIMIT 1`).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", runstore.Errorf(runtime.CodeRun, "no paused run in the store")
 	}

@@ -1,0 +1,85 @@
+package runstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"halolang.dev/halo/host/runstore"
+	"halolang.dev/halo/host/runtime"
+)
+
+// TestSQLiteStatusIndex: since schema step 11, halo_runs_status holds the runs that are not
+// completed, and a list of one status, and the latest paused run, are read from an index,
+// never by reading every row; a store made at step 10 is migrated and lists the same runs.
+func TestSQLiteStatusIndex(t *testing.T) {
+	dir := t.TempDir() + "/.halo/runs"
+	db := schemaDB(t, dir, 10)
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	statuses := []runtime.Status{runtime.Completed, runtime.Failed, runtime.Paused, runtime.Running, runtime.Completed, runtime.Failed}
+	for i, st := range statuses {
+		rec := wordRecord("run-"+string(rune('a'+i)), "word")
+		rec.Status = st
+		rec.Started = t0.Add(time.Duration(i) * time.Second)
+		rec.Updated = rec.Started
+		raw, err := runstore.MarshalRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO halo_runs (id, pipeline, status, started, updated, record, search) VALUES (?, 'P', ?, ?, ?, ?, ?)`,
+			rec.RunID, string(st), rec.Started.UnixNano(), rec.Updated.UnixNano(), string(raw), runstore.SearchText(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := openGrouped(t, dir)
+	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM halo_runs INDEXED BY halo_runs_status WHERE `+runstore.UnfinishedRuns); err != nil || n != 4 {
+		t.Fatalf("halo_runs_status after step 11 holds %d runs (%v), want the 4 not completed", n, err)
+	}
+	want := map[runtime.Status]string{
+		runtime.Completed: "run-e run-a ",
+		runtime.Failed:    "run-f run-b ",
+		runtime.Paused:    "run-c ",
+		runtime.Running:   "run-d ",
+	}
+	for st, ids := range want {
+		p, err := s.List(context.Background(), runstore.Query{Status: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range p.Runs {
+			got += r.RunID + " "
+		}
+		if got != ids {
+			t.Errorf("the %s runs: %q, want %q", st, got, ids)
+		}
+		q, args, err := runstore.SQLiteDialect.ListSQL(runstore.Query{Status: st}, func(t time.Time) any { return t.UnixNano() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := runstore.QueryPlan(s, q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index := "halo_runs_status"
+		if st == runtime.Completed {
+			index = "halo_runs_newest"
+		}
+		if !strings.Contains(plan, "USING INDEX "+index) {
+			t.Errorf("a list of the %s runs is not read from %s:\n%s", st, index, plan)
+		}
+	}
+	plan, err := runstore.QueryPlan(s, runstore.LatestPausedSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "USING INDEX halo_runs_status") {
+		t.Errorf("the latest paused run is not read from halo_runs_status:\n%s", plan)
+	}
+	if id, err := s.Latest(); err != nil || id != "run-c" {
+		t.Errorf("latest paused run: %q %v, want run-c", id, err)
+	}
+}
