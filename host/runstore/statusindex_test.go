@@ -12,7 +12,8 @@ import (
 
 // TestSQLiteStatusIndex: since schema step 11, halo_runs_status holds the runs that are not
 // completed, and a list of one status, and the latest paused run, are read from an index,
-// never by reading every row; a store made at step 10 is migrated and lists the same runs.
+// never by reading every row, and the lists are read in the indexes' order (ascending, read
+// from the end), never sorted; a store made at step 10 is migrated and lists the same runs.
 func TestSQLiteStatusIndex(t *testing.T) {
 	dir := t.TempDir() + "/.halo/runs"
 	db := schemaDB(t, dir, 10)
@@ -70,6 +71,19 @@ func TestSQLiteStatusIndex(t *testing.T) {
 		}
 		if !strings.Contains(plan, "USING INDEX "+index) {
 			t.Errorf("a list of the %s runs is not read from %s:\n%s", st, index, plan)
+		}
+	}
+	for _, q := range []runstore.Query{{}, {Pipeline: "P"}, {Status: runtime.Failed, Cursor: runstore.Cursor{Started: t0.Add(5 * time.Second), RunID: "run-f"}.Encode()}} {
+		sq, args, err := runstore.SQLiteDialect.ListSQL(q, func(t time.Time) any { return t.UnixNano() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := runstore.QueryPlan(s, sq, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "USING INDEX") || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("a list of %+v is not read in an index's order:\n%s", q, plan)
 		}
 	}
 	plan, err := runstore.QueryPlan(s, runstore.LatestPausedSQL)
