@@ -299,6 +299,11 @@ func Float(b []byte, f float64, bits int) ([]byte, bool) {
 // Time appends t as its MarshalJSON writes it (RFC 3339 with nanoseconds); false where
 // MarshalJSON fails: a year outside 0-9999, a zone offset of 24 hours or more.
 func Time(b []byte, t time.Time) ([]byte, bool) {
+	if _, off := t.Zone(); off == 0 {
+		if y, mo, d := t.Date(); 0 <= y && y <= 9999 {
+			return appendUTC(b, t, y, mo, d), true
+		}
+	}
 	b = append(b, '"')
 	n0 := len(b)
 	b = t.AppendFormat(b, time.RFC3339Nano)
@@ -313,6 +318,34 @@ func Time(b []byte, t time.Time) ([]byte, bool) {
 		}
 	}
 	return append(b, '"'), true
+}
+
+// appendUTC appends t, a time of day d of month mo of year y (0 to 9999) in a zone 0
+// hours from UTC (UTC, or the local time of a machine set to it), quoted, as AppendFormat
+// with RFC3339Nano writes it: the fraction of a second without its trailing zeros (none
+// when it is 0), Z for the zone. A run record holds several times, and AppendFormat, which
+// reads its layout as it writes, took 3.4% of the instructions a committed run cost in
+// BenchmarkCommitLayout (67 million of 1,970 under callgrind; Time now 55 million in all).
+func appendUTC(b []byte, t time.Time, y int, mo time.Month, d int) []byte {
+	h, mi, sec := t.Clock()
+	b = append(b, '"',
+		byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := len(frac)
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, 'Z', '"')
 }
 
 // Raw appends raw JSON as encoding/json writes a json.RawMessage: null for nil, else

@@ -50,6 +50,56 @@ func TestValueIsMarshal(t *testing.T) {
 	}
 }
 
+// TestStringEveryByte: a string of plain letters with any one byte, or any two, at any place
+// is written as json.Marshal writes it.
+func TestStringEveryByte(t *testing.T) {
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte("abcdefghijklmnopq")
+			b[at] = byte(c)
+			same(t, string(b))
+			same(t, string(b[:at+1]))
+			b[16-at] = byte(255 - c)
+			same(t, string(b))
+		}
+	}
+}
+
+// TestTimeIsMarshal: a time is written as its MarshalJSON writes it, in UTC and other zones
+// 0 hours from it (written without AppendFormat) and in other zones, with every length of fraction, at the ends of
+// the years JSON allows, and past them (where both fail).
+func TestTimeIsMarshal(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+30*60)
+	zero := time.FixedZone("zero", 0)
+	far := time.FixedZone("far", 25*3600)
+	ns := []int{0, 1, 10, 120, 123456789, 100000000, 999999999, 500, 7000}
+	var times []time.Time
+	for _, y := range []int{0, 1, 9, 99, 999, 1970, 2026, 9999, -1, 10000} {
+		for i, n := range ns {
+			times = append(times, time.Date(y, time.Month(1+i%12), 1+i*3, i, 59-i, i*7%60, n, time.UTC))
+		}
+	}
+	for i := range 2000 {
+		times = append(times, time.Unix(int64(i)*7919*86400+int64(i)*13, int64(i)*4999999%1e9).UTC())
+	}
+	var more []time.Time
+	for _, tm := range times {
+		more = append(more, tm, tm.In(east), tm.In(zero), tm.In(far), tm.Local())
+	}
+	for _, tm := range more {
+		want, err := tm.MarshalJSON()
+		got, ok := Time([]byte("prefix"), tm)
+		switch {
+		case err != nil && ok:
+			t.Errorf("Time(%v) = %s, but MarshalJSON fails: %v", tm, got, err)
+		case err == nil && !ok:
+			t.Errorf("Time(%v) failed; MarshalJSON gives %s", tm, want)
+		case err == nil && !bytes.Equal(got, append([]byte("prefix"), want...)):
+			t.Errorf("Time(%v)\n got %s\nwant prefix%s", tm, got, want)
+		}
+	}
+}
+
 // FuzzValue: any JSON value, decoded as encoding/json decodes it (and with numbers kept as
 // json.Number), is written as json.Marshal writes it.
 func FuzzValue(f *testing.F) {
