@@ -689,8 +689,8 @@ func TestSQLiteBatchesKeepTheTextIndex(t *testing.T) {
 }
 
 // A store of schema version 5 (the text index with FTS5's merge settings) gets the index's
-// crisismerge of 4 when a newer halo opens it, as a new store has it, and its runs are
-// found as before.
+// crisismerge a new store has when a newer halo opens it (4 from step 6, FTS5's 16 again
+// from step 12), and its runs are found as before.
 func TestSQLiteMigratesTextMerge(t *testing.T) {
 	crisis := func(t *testing.T, path string) int {
 		t.Helper()
@@ -719,8 +719,9 @@ func TestSQLiteMigratesTextMerge(t *testing.T) {
 		t.Errorf("the run of schema 5 by a word of it: %+v %v", p, err)
 	}
 	s.Close()
-	if n := crisis(t, path); n != 4 {
-		t.Errorf("crisismerge once migrated: %d, want 4", n)
+	// Step 6 made it 4; step 12 (sqliteTextFewerMerges) made it FTS5's default again.
+	if n := crisis(t, path); n != 16 {
+		t.Errorf("crisismerge once migrated: %d, want 16", n)
 	}
 	fresh := filepath.Join(t.TempDir(), ".halo", "runs")
 	s, err = runstore.OpenSQLite(fresh, runstore.SQLiteOptions{})
@@ -728,8 +729,8 @@ func TestSQLiteMigratesTextMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if n := crisis(t, filepath.Join(fresh, runstore.DBName)); n != 4 {
-		t.Errorf("a new store's crisismerge: %d, want 4", n)
+	if n := crisis(t, filepath.Join(fresh, runstore.DBName)); n != 16 {
+		t.Errorf("a new store's crisismerge: %d, want 16", n)
 	}
 }
 

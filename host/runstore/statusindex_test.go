@@ -97,3 +97,21 @@ func TestSQLiteStatusIndex(t *testing.T) {
 		t.Errorf("latest paused run: %q %v, want run-c", id, err)
 	}
 }
+
+// TestSQLiteTextMerges: since schema step 12 the text index merges its segments 8 at a time,
+// and at once only at 16 a level, in a new store and in one made at step 11 (whose index
+// step 10 had set to merge at 4).
+func TestSQLiteTextMerges(t *testing.T) {
+	for _, from := range []int{0, 11} {
+		dir := t.TempDir() + "/.halo/runs"
+		if from > 0 {
+			schemaDB(t, dir, from).Close()
+		}
+		s := openGrouped(t, dir)
+		for k, want := range map[string]int64{"automerge": 8, "crisismerge": 16} {
+			if n, err := runstore.QueryInt(s, false, `SELECT v FROM halo_runs_text_config WHERE k = '`+k+`'`); err != nil || n != want {
+				t.Errorf("from step %d: the text index's %s is %d (%v), want %d", from, k, n, err, want)
+			}
+		}
+	}
+}
