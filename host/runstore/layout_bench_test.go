@@ -82,7 +82,7 @@ func benchLayout(b *testing.B, tmpl runtime.Record, id func(*SQLite) string, key
 				b.Fatal(err)
 			}
 		}
-		row := "(?" + strings.Repeat(", ?", nRunColumns) + ")"
+		row := "(?, " + rowValues[1:] // the rowid, then the values as the store writes them
 		st, err := s.w.Prepare("INSERT INTO halo_keyed (rowid, " + runColumns + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", layoutRows), ", "))
 		if err != nil {
 			b.Fatal(err)
