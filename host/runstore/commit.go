@@ -564,7 +564,7 @@ func insertSQL(kind putKind, n int, head, tail string) string {
 // text is an allocation in SQLite's memory and a copy: BenchmarkCommitLayout's store made
 // 103,000 and 104,200 instructions a row rather than 106,200 and 109,300 (callgrind,
 // GOMAXPROCS=1).
-var rowValues = "(?, ?, ?, ?, coalesce(?, ''), coalesce(?, ''), coalesce(?, '')" + strings.Repeat(", ?", nRunColumns-7) + ")"
+const rowValues = "(?, ?, ?, ?, coalesce(?, ''), coalesce(?, ''), coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // rowArgs appends p's row's values, in runColumns' order.
 func rowArgs(args []any, p *pending) []any {

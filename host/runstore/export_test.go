@@ -75,3 +75,9 @@ func QueryPlan(s *SQLite, q string, args ...any) (string, error) {
 	}
 	return out, rows.Err()
 }
+
+// RowValues is rowValues.
+const RowValues = rowValues
+
+// NRunColumns is nRunColumns.
+const NRunColumns = nRunColumns

@@ -115,3 +115,10 @@ func TestSQLiteTextMerges(t *testing.T) {
 		}
 	}
 }
+
+// TestRowValues: a row of a commit's statement has a value for each of its columns.
+func TestRowValues(t *testing.T) {
+	if n := strings.Count(runstore.RowValues, "?"); n != runstore.NRunColumns {
+		t.Errorf("a row has %d values for %d columns: %s", n, runstore.NRunColumns, runstore.RowValues)
+	}
+}
