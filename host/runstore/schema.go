@@ -173,13 +173,13 @@ ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 // sqliteTextFewerMerges makes FTS5 merge halo_runs_text's segments 8 at a time rather than 4
 // (automerge), and at once only when a level has 16 (crisismerge, FTS5's default; step 6 made
 // it 4 when each commit wrote the index). Since the index is written behind the saves, 5,000
-// runs a transaction (commits.go's idleChunk), it has few segments, and merging them 4 at a
+// runs a transaction (commit.go's idleChunk), it has few segments, and merging them 4 at a
 // time was 15% of what indexing a run cost (callgrind). BenchmarkTextIndex, three runs each,
 // alternated on the 2-core development machine: 6.4, 6.9 and 7.2 µs of processor time a run
-// where step 11's store took 7.7, 8.1 and 10.2; BenchmarkList over 100,000 runs took about as long as
-// before (a common word 2.0 ms against 1.7, a rare one 2.2 against 2.0, a run id's beginning
-// 0.29 against 0.47). Merging none (automerge 0, crisismerge 64) cost about as little a run
-// but made text queries two to four times slower.
+// where step 11's store took 7.7, 8.1 and 10.2; BenchmarkList over 100,000 runs took about
+// as long as before (a common word 2.0 ms against 1.7, a rare one 2.2 against 2.0, a run
+// id's beginning 0.29 against 0.47). Merging none (automerge 0, crisismerge 64) cost about
+// as little a run but made text queries two to four times slower.
 const sqliteTextFewerMerges = `INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('automerge', 8);
 INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('crisismerge', 16)`
 
@@ -202,12 +202,11 @@ CREATE INDEX halo_runs_pipeline ON halo_runs (pipeline, started, id)`
 
 // UnfinishedRuns is the condition of halo_runs_status, the index of each status's newest
 // runs (schema step 11): every run but the completed ones, which are most of a store, and
-// whose newest the index of all the newest runs finds as fast by itself. A completed run
-// then writes three index entries rather than four: in BenchmarkCommitLayout (commits of 100
-// saves of scripts/bench-mcp.sh's record, callgrind, GOMAXPROCS=1) a row took 124,000 to
-// 128,000 instructions rather than 141,600 to 147,100 (with descending indexes). The planners of SQLite and PostgreSQL use the index for
-// a query that writes this condition itself (status = $1 does not say it, whatever $1 is):
-// the statements of a status other than completed add it.
+// whose newest the index of all the newest runs finds as fast by itself: a completed run
+// then writes three index entries rather than four (newestLast has what that saved). The
+// planners of SQLite and PostgreSQL use the index only for a query that writes this
+// condition itself (status = $1 does not say it, whatever $1 is): the statements of a
+// status other than completed add it.
 const UnfinishedRuns = "status <> 'completed'"
 
 // postgresIDCase indexes the lowercased ids for lower(id) LIKE 'word%' (the words of a
@@ -240,7 +239,8 @@ CREATE INDEX halo_runs_id_nocase ON halo_runs (id COLLATE NOCASE)`
 // segments and a word one run holds took 1.0 to 1.2 ms to list (BenchmarkList text-rare);
 // with 4, 6 segments and 0.8 ms, for about 10 µs more processor time a save
 // (BenchmarkSave). Kept in the index's own configuration, which every halo that opens the
-// store then uses.
+// store then uses. Step 12 (sqliteTextFewerMerges) set it back once the saves no longer
+// wrote the index.
 const sqliteTextMerge = `INSERT INTO halo_runs_text (halo_runs_text, rank) VALUES ('crisismerge', 4)`
 
 // sqliteLean stops the insert of a run's row from writing halo_runs_text: the rows
