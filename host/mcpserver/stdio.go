@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -35,50 +36,168 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	var wg sync.WaitGroup
 	wg.Go(func() { ss.forwardNotifications(ctx) })
 	pool := newWorkers()
-
-	// The reader reads and dispatches each message itself (no hand-off: a call's latency is
-	// mostly goroutine switches). It is its own goroutine so that a cancelled ctx ends
-	// ServeStdio even while the client sends nothing; it ends when in does (the caller owns
-	// in and closes it, or the process exits), and dispatches nothing once ServeStdio ends.
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		br := bufio.NewReaderSize(in, 64<<10)
-		for {
-			r := readMessage(br, s.cfg.MaxRequestBytes)
-			if r.tooLong > 0 {
-				ss.write(errorMessage(guessID(r.head, r.tail), mcp.INVALID_REQUEST,
-					fmt.Sprintf("the message is %d bytes, over the limit of %d [%s]", r.tooLong, s.cfg.MaxRequestBytes, CodeTooLarge)))
-			} else if len(bytes.TrimSpace(r.line)) > 0 {
-				if !ss.serve(func() { s.dispatch(ctx, ss, pool, r.line) }) {
-					return
-				}
-			}
-			if r.err != nil {
-				if !errors.Is(r.err, io.EOF) {
-					s.log.Debug("stdio input ended", "error", r.err)
-				}
-				return
-			}
-		}
-	}()
+	rd := &stdioReader{s: s, ss: ss, pool: pool, ctx: ctx, br: bufio.NewReaderSize(in, 64<<10), done: make(chan struct{})}
+	ss.reader = rd
+	go rd.read(&readerTurn{})
 	select {
-	case <-readerDone:
+	case <-rd.done:
 	case <-ctx.Done():
 	}
 	cancel()
 	ss.close()
 	pool.stop()
+	rd.stopWatch()
 	wg.Wait()
 	return nil
 }
 
+// handOffAfter is how long a request runs on the stdio reader's goroutine, at least, before
+// another goroutine takes over the reading; at most twice as long.
+const handOffAfter = time.Millisecond
+
+// A stdioReader reads ServeStdio's input and dispatches each message. A request runs on the
+// reader's own goroutine when no more input is waiting: handing it to a worker woke a
+// second thread for every call, and a call of a short pipeline from one client then cost
+// about a fifth more processor time (docs/mcp.md, "What a call costs"). So that the input is
+// still read while such a request runs (a cancellation, the client's answer to a request of
+// the server's, more requests), a request still running after handOffAfter, or one that
+// waits for the client (stdioSession.call), hands the reading to a new goroutine; the old
+// one ends with its request. One timer watches the requests run so: arming a timer for each
+// woke a thread for each (the runtime's poller, to wait for the new deadline).
+//
+// The reader goroutines are not waited for: one reads at a time, and it ends when in does
+// (the caller owns in and closes it, or the process exits); once ServeStdio has ended it
+// dispatches nothing. The requests they run are counted in the pool, which ServeStdio waits for.
+type stdioReader struct {
+	s    *Server
+	ss   *stdioSession
+	pool *workers
+	ctx  context.Context
+	br   *bufio.Reader
+	// done is closed by the reader that meets the end of the input.
+	done chan struct{}
+	// turn is the turn of the goroutine that reads now, or last read.
+	turn atomic.Pointer[readerTurn]
+	// jobs counts the requests run on a reader's goroutine; the watch timer is armed while
+	// one may run, and seen is the count when it was last armed.
+	jobs        atomic.Uint64
+	watchTimer  *time.Timer
+	armed       atomic.Bool
+	seen        atomic.Uint64
+	startTimers sync.Once
+}
+
+// A readerTurn is one goroutine's turn at reading: its state says whether it reads, runs a
+// request, or has handed the reading on (then it never reads again).
+type readerTurn struct{ state atomic.Int32 }
+
+const (
+	turnReading int32 = iota
+	turnRunning
+	turnHandedOff
+)
+
+// read reads and dispatches messages until the input ends or the turn is handed off.
+func (rd *stdioReader) read(t *readerTurn) {
+	rd.turn.Store(t)
+	for {
+		r := readMessage(rd.br, rd.s.cfg.MaxRequestBytes)
+		var job func()
+		if r.tooLong > 0 {
+			rd.ss.write(errorMessage(guessID(r.head, r.tail), mcp.INVALID_REQUEST,
+				fmt.Sprintf("the message is %d bytes, over the limit of %d [%s]", r.tooLong, rd.s.cfg.MaxRequestBytes, CodeTooLarge)))
+		} else if len(bytes.TrimSpace(r.line)) > 0 {
+			if !rd.ss.serve(func() { job = rd.s.dispatch(rd.ctx, rd.ss, r.line) }) {
+				close(rd.done)
+				return
+			}
+		}
+		if job != nil && r.err != nil {
+			rd.pool.run(job) // the input ends with it: nothing more to read
+		} else if job != nil && !rd.runHere(t, job) {
+			return // another goroutine reads now
+		}
+		if r.err != nil {
+			if !errors.Is(r.err, io.EOF) {
+				rd.s.log.Debug("stdio input ended", "error", r.err)
+			}
+			close(rd.done)
+			return
+		}
+	}
+}
+
+// runHere runs job on the reader's goroutine, or on a worker when more input waits (or the
+// pool has stopped), and reports whether this goroutine still reads.
+func (rd *stdioReader) runHere(t *readerTurn, job func()) bool {
+	if rd.br.Buffered() > 0 || !rd.pool.hold() {
+		rd.pool.run(job)
+		return true
+	}
+	n := rd.jobs.Add(1)
+	t.state.Store(turnRunning)
+	if rd.armed.CompareAndSwap(false, true) {
+		rd.arm(n)
+	}
+	job()
+	rd.pool.release()
+	return t.state.CompareAndSwap(turnRunning, turnReading)
+}
+
+// arm sets the watch timer off, for the request numbered n or a later one.
+func (rd *stdioReader) arm(n uint64) {
+	rd.seen.Store(n)
+	rd.startTimers.Do(func() { rd.watchTimer = time.AfterFunc(handOffAfter, rd.watch) })
+	rd.watchTimer.Reset(handOffAfter)
+}
+
+// watch hands the reading on when the request that ran when the timer was armed still runs,
+// and otherwise arms the timer again while one runs.
+func (rd *stdioReader) watch() {
+	t := rd.turn.Load()
+	if t.state.Load() == turnRunning {
+		n := rd.jobs.Load()
+		if n != rd.seen.Load() {
+			rd.arm(n) // a later request: its time starts now
+			return
+		}
+		rd.handOff(t)
+	}
+	rd.armed.Store(false)
+	// A request that began since the state was read found the timer armed: watch it.
+	if t := rd.turn.Load(); t.state.Load() == turnRunning && rd.armed.CompareAndSwap(false, true) {
+		rd.arm(rd.jobs.Load())
+	}
+}
+
+// stopWatch stops the watch timer, once no request runs on a reader's goroutine.
+func (rd *stdioReader) stopWatch() {
+	rd.startTimers.Do(func() {})
+	if rd.watchTimer != nil {
+		rd.watchTimer.Stop()
+	}
+}
+
+// handOff starts a new reader if turn t is running a request.
+func (rd *stdioReader) handOff(t *readerTurn) {
+	if t.state.CompareAndSwap(turnRunning, turnHandedOff) {
+		go rd.read(&readerTurn{})
+	}
+}
+
+// yield hands the reading on at once if the reader's goroutine runs a request: one that waits
+// for the client.
+func (rd *stdioReader) yield() {
+	if t := rd.turn.Load(); t != nil {
+		rd.handOff(t)
+	}
+}
+
 // dispatch handles one message: a response to a request the server sent, a notification
-// (at once, in order), or a request (on a worker of its own).
-func (s *Server) dispatch(ctx context.Context, ss *stdioSession, pool *workers, line []byte) {
+// (at once, in order), or a request, whose serving it returns (nil for the others).
+func (s *Server) dispatch(ctx context.Context, ss *stdioSession, line []byte) func() {
 	if fc, ok := s.parseFastCall(line); ok && !ss.canElicit() {
-		s.request(ctx, ss, pool, fc.rawID, func(rctx context.Context) any { return s.serveFast(rctx, fc) })
-		return
+		return s.request(ctx, ss, fc.rawID, func(rctx context.Context) any { return s.serveFast(rctx, fc) })
 	}
 	var head struct {
 		ID     json.RawMessage `json:"id"`
@@ -89,10 +208,10 @@ func (s *Server) dispatch(ctx context.Context, ss *stdioSession, pool *workers, 
 	if err := json.Unmarshal(line, &head); err != nil {
 		if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
 			ss.write(errorMessage(nil, mcp.INVALID_REQUEST, "batches are not supported over stdio: send one message per line"))
-			return
+			return nil
 		}
 		ss.write(errorMessage(nil, mcp.PARSE_ERROR, "the message is not JSON: "+err.Error()))
-		return
+		return nil
 	}
 	id := idKey(head.ID)
 	switch {
@@ -113,25 +232,27 @@ func (s *Server) dispatch(ctx context.Context, ss *stdioSession, pool *workers, 
 		}
 		s.mcp.HandleMessage(ctx, line)
 	default:
-		s.request(ctx, ss, pool, head.ID, func(rctx context.Context) any { return s.mcp.HandleMessage(rctx, line) })
+		return s.request(ctx, ss, head.ID, func(rctx context.Context) any { return s.mcp.HandleMessage(rctx, line) })
 	}
+	return nil
 }
 
-// request serves a request on a worker of its own: serve answers it (nil for no answer),
-// unless the client cancels it meanwhile.
-func (s *Server) request(ctx context.Context, ss *stdioSession, pool *workers, rawID json.RawMessage, serve func(context.Context) any) {
+// request returns the serving of a request: serve answers it (nil for no answer), unless
+// the client cancels it meanwhile. It returns nil, having answered, when MaxCalls are being
+// served.
+func (s *Server) request(ctx context.Context, ss *stdioSession, rawID json.RawMessage, serve func(context.Context) any) func() {
 	id := idKey(rawID)
 	rctx, ok := ss.start(ctx, id)
 	if !ok {
 		ss.write(errorMessage(rawID, mcp.INTERNAL_ERROR, fmt.Sprintf("%d requests are being served, the most at once; try again when one ends [%s]", s.cfg.MaxCalls, CodeBusy)))
-		return
+		return nil
 	}
-	pool.run(func() {
+	return func() {
 		resp := serve(rctx)
 		if ss.finish(id) && resp != nil {
 			ss.write(resp)
 		}
-	})
+	}
 }
 
 // idKey is a JSON-RPC id as a map key: its JSON text; "" for none or null.
@@ -232,6 +353,8 @@ func guessID(head, tail []byte) json.RawMessage {
 // A stdioSession is the one client of a stdio connection, as mcp-go's server sees it.
 type stdioSession struct {
 	s *Server
+	// reader reads the connection's input.
+	reader *stdioReader
 	// serving guards closed: once ServeStdio ends, the reader dispatches nothing more.
 	serving sync.Mutex
 	closed  bool
@@ -375,6 +498,9 @@ func (ss *stdioSession) call(ctx context.Context, method string, params any) (js
 	}()
 	if err := ss.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
 		return nil, err
+	}
+	if ss.reader != nil {
+		ss.reader.yield() // the answer is read by the reader, which may be this goroutine
 	}
 	select {
 	case raw := <-ch:

@@ -67,6 +67,21 @@ func (w *workers) work(job func()) {
 	}
 }
 
+// hold counts a job its caller runs on its own goroutine as one of the pool's, which stop
+// waits for, until release; false once stop was called (the job is then given to run).
+func (w *workers) hold() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return false
+	}
+	w.wg.Add(1)
+	return true
+}
+
+// release ends what hold began.
+func (w *workers) release() { w.wg.Done() }
+
 // stop returns once every job given to run has finished, and the workers have ended.
 func (w *workers) stop() {
 	w.mu.Lock()
