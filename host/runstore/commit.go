@@ -77,7 +77,7 @@ type pending struct {
 	id   string
 	// key is the run's key (runKeys.of), which with id finds its row.
 	key int64
-	// once encodes rec into data and cols (a run that starts is encoded only if a commit,
+	// once encodes rec into data (packed, as the database keeps it) and cols (a run that starts is encoded only if a commit,
 	// or a reader, needs it: most stop first).
 	once sync.Once
 	rec  *runtime.Record
@@ -104,12 +104,13 @@ func (p *pending) encode(size *atomic.Int64) {
 		if p.data != nil {
 			return
 		}
-		p.data, p.err = appendRecord(make([]byte, 0, size.Load()), p.rec)
-		if p.err != nil {
-			p.err = fmt.Errorf("run %s: encode record: %w", p.id, p.err)
+		raw, err := appendRecord(make([]byte, 0, size.Load()), p.rec)
+		if err != nil {
+			p.err = fmt.Errorf("run %s: encode record: %w", p.id, err)
 			return
 		}
-		size.Store(int64(min(len(p.data)+len(p.data)/8, maxRecordGuess)))
+		size.Store(int64(min(len(raw)+len(raw)/8, maxRecordGuess)))
+		p.data = packRecord(raw)
 		p.cols = ColumnsOf(p.rec)
 		p.rec = nil
 	})

@@ -150,7 +150,7 @@ func (s *SQLite) importFolder(root *os.Root) error {
 			imp.Skipped = append(imp.Skipped, rec.RunID)
 			continue
 		}
-		p := &pending{id: rec.RunID, key: s.keys.of(rec.RunID), data: data, cols: ColumnsOf(rec)}
+		p := &pending{id: rec.RunID, key: s.keys.of(rec.RunID), data: packRecord(data), cols: ColumnsOf(rec)}
 		if _, err := tx.ExecContext(ctx, startSQL, rowArgs(nil, p)...); err != nil {
 			return s.dbErr("import old records", err)
 		}

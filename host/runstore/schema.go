@@ -82,7 +82,9 @@ func itoa(n int) string {
 // migrations are the run stores' one schema, a step a version, written once for both
 // dialects ({time}, {bytes}, {serial}, {now} differ). Never change what a step does once it
 // has shipped; add one. Records and events are JSON text: PostgreSQL's jsonb refuses the
-// \u0000 escape a model's answer may hold.
+// \u0000 escape a model's answer may hold. From step 13 the embedded store packs the
+// records it writes (recordpack.go): a later step that reads halo_runs.record in SQL
+// (json_extract, as step 4 does) finds JSON only in the rows written before it.
 var migrations = []string{
 	`CREATE TABLE halo_runs (
   id text PRIMARY KEY,
@@ -168,6 +170,10 @@ ALTER TABLE halo_runs ADD COLUMN unpriced boolean NOT NULL DEFAULT false;
 	// 12: the embedded store's text index merges its segments less often
 	// (sqliteTextFewerMerges; nothing in PostgreSQL).
 	`{text_fewer_merges}`,
+	// 13: the embedded store's new records are packed (recordpack.go), which a halo of an
+	// earlier step cannot read: it refuses the store as newer than it knows instead. No
+	// statement: rows written before stay JSON, and are read as they are.
+	``,
 }
 
 // sqliteTextFewerMerges makes FTS5 merge halo_runs_text's segments 8 at a time rather than 4

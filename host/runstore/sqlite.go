@@ -432,8 +432,12 @@ func (s *SQLite) Load(id string) (*runtime.Record, error) {
 	return decodeRecord(id, raw)
 }
 
-// decodeRecord reads run id's record from raw.
-func decodeRecord(id string, raw []byte) (*runtime.Record, error) {
+// decodeRecord reads run id's record from what the database holds (recordpack.go).
+func decodeRecord(id string, stored []byte) (*runtime.Record, error) {
+	raw, err := unpackRecord(stored)
+	if err != nil {
+		return nil, &Error{Code: runtime.CodeRun, Message: fmt.Sprintf("run %s: unreadable record: %v", id, err), Err: err}
+	}
 	var rec runtime.Record
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return nil, &Error{Code: runtime.CodeRun, Message: fmt.Sprintf("run %s: unreadable record: %v", id, err), Err: err}
