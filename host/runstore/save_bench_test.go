@@ -126,13 +126,15 @@ func benchSave(b *testing.B, start, floor bool) {
 	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
+var textIndexRuns = flag.Int("textindex-runs", 20_000, "the runs BenchmarkTextIndex's store holds, indexed, before it measures")
+
 // BenchmarkTextIndex is what the text index costs a run since the saves leave it behind them
 // (schema step 8): b.N runs of scripts/bench-mcp.sh's record are saved, unmeasured, into a
-// store of 20,000 runs whose index is written, and the first text query after, which
+// store of 20,000 runs (-textindex-runs) whose index is written, and the first text query after, which
 // writes the index of all of them in one statement, is measured: processor time per run
 // indexed (cpu-µs/op), and the query's time (ms).
 //
-//	go test -run '^$' -bench TextIndex -benchtime 20000x ./host/runstore
+//	go test -run '^$' -bench TextIndex -benchtime 20000x ./host/runstore [-args -textindex-runs N]
 func BenchmarkTextIndex(b *testing.B) {
 	tmpl, s := openBenchStore(b)
 	defer s.Close()
@@ -148,14 +150,14 @@ func BenchmarkTextIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for i := range 20_000 {
+	for i := range *textIndexRuns {
 		save(i)
 	}
 	if _, err := s.List(ctx, runstore.Query{Text: "greeter"}); err != nil {
 		b.Fatal(err)
 	}
 	for i := range b.N {
-		save(20_000 + i)
+		save(*textIndexRuns + i)
 	}
 	if err := s.Sync(); err != nil {
 		b.Fatal(err)
