@@ -93,7 +93,7 @@ func benchLayout(b *testing.B, tmpl runtime.Record, id func(*SQLite) string, key
 		insert = func(ps []*pending) error {
 			args = args[:0]
 			for _, p := range ps {
-				p.encode(&s.commits.size)
+				p.encode(&s.commits.bufs)
 				key++
 				args = rowArgs(append(args, key), p)
 			}

@@ -34,11 +34,23 @@ var packDict = sync.OnceValue(func() *s2.Dict { return s2.MakeDict(recordDict1, 
 
 // packRecord returns the packed form of a record's JSON.
 func packRecord(raw []byte) []byte {
-	d := packDict()
-	out := make([]byte, 1, 1+s2.MaxEncodedLen(len(raw)))
-	out[0] = packedV1
-	enc := d.Encode(out[1:cap(out)], raw)
-	return out[:1+len(enc)]
+	packed, _ := packRecordInto(nil, raw)
+	return packed
+}
+
+// packRecordInto returns the packed form of a record's JSON in memory of its own, its
+// length exactly, and the scratch buffer S2 wrote it into first (scratch, or a larger one
+// when that is too small): S2 needs room for more than the JSON's length, and the packed
+// form is a fraction of it.
+func packRecordInto(scratch, raw []byte) (packed, grown []byte) {
+	if n := s2.MaxEncodedLen(len(raw)); cap(scratch) < n {
+		scratch = make([]byte, n)
+	}
+	enc := packDict().Encode(scratch[:cap(scratch)], raw)
+	packed = make([]byte, 1+len(enc))
+	packed[0] = packedV1
+	copy(packed[1:], enc)
+	return packed, scratch
 }
 
 // maxUnpacked bounds what one packed record may unpack to: a few bytes of a planted store
