@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -86,6 +88,37 @@ func BenchmarkUnpackRecord(b *testing.B) {
 	for range b.N {
 		if _, err := unpackRecord(packed); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The buffers a record is encoded and packed in go on to the next record: what a record
+// keeps is its own, not part of them, whatever the sizes of the records after it.
+func TestEncodedRecordsOwnTheirBytes(t *testing.T) {
+	var bufs sync.Pool
+	var ps []*pending
+	var want [][]byte
+	for i, out := range []string{"short", strings.Repeat("a much longer answer ", 400), "x", strings.Repeat("z", 9000)} {
+		rec := oneStage()
+		rec.RunID = fmt.Sprintf("run-%d", i)
+		rec.Output = out
+		raw, err := appendRecord(nil, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &pending{id: rec.RunID, rec: rec}
+		p.encode(&bufs)
+		if p.err != nil {
+			t.Fatal(p.err)
+		}
+		ps, want = append(ps, p), append(want, raw)
+	}
+	for i, p := range ps {
+		if back, err := unpackRecord(p.data); err != nil || !bytes.Equal(back, want[i]) {
+			t.Errorf("record %d after the others were encoded: %d bytes back of %d (%v)", i, len(back), len(want[i]), err)
+		}
+		if cap(p.data) != len(p.data) {
+			t.Errorf("record %d keeps %d bytes for %d", i, cap(p.data), len(p.data))
 		}
 	}
 }

@@ -130,9 +130,9 @@ var textIndexRuns = flag.Int("textindex-runs", 20_000, "the runs BenchmarkTextIn
 
 // BenchmarkTextIndex is what the text index costs a run since the saves leave it behind them
 // (schema step 8): b.N runs of scripts/bench-mcp.sh's record are saved, unmeasured, into a
-// store of 20,000 runs (-textindex-runs) whose index is written, and the first text query after, which
-// writes the index of all of them in one statement, is measured: processor time per run
-// indexed (cpu-µs/op), and the query's time (ms).
+// store of 20,000 runs (-textindex-runs N) whose index is written, and the first text
+// query after, which writes the index of all of them (idleChunk runs a transaction), is
+// measured: processor time per run indexed (cpu-µs/op), and the query's time (ms).
 //
 //	go test -run '^$' -bench TextIndex -benchtime 20000x ./host/runstore [-args -textindex-runs N]
 func BenchmarkTextIndex(b *testing.B) {
