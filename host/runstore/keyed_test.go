@@ -243,16 +243,7 @@ func TestSQLiteMigratesToLeanText(t *testing.T) {
 	// Ids that key as 0, as the rows oldRows writes do (an older halo gave the others theirs).
 	ids := []string{"run-5ed08", "Run-0123456789", "old-run_1"}
 	oldRows(t, db, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "abcxbcd"))
-	for _, q := range []string{
-		`INSERT INTO halo_runs_text (rowid, search) SELECT rowid, search FROM halo_runs`,
-		`INSERT INTO halo_run_ids (lid, run) SELECT lower(id), rowid FROM halo_runs`,
-		`UPDATE halo_text_state SET upto = (SELECT max(rowid) FROM halo_runs)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	indexAsOf9(t, db)
 
 	s := openGrouped(t, dir)
 	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM sqlite_schema WHERE name = 'halo_runs_text' AND sql LIKE '%detail=none, columnsize=0%'`); err != nil || n != 1 {

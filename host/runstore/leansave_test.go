@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,6 +198,22 @@ func oldRows(t *testing.T, db *sql.DB, recs ...*runtime.Record) {
 	}
 }
 
+// indexAsOf9 writes the text index and halo_run_ids of every run in db, a store of schema
+// step 9 to 13, as those halos did, and closes db.
+func indexAsOf9(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		`INSERT INTO halo_runs_text (rowid, search) SELECT rowid, search FROM halo_runs`,
+		`INSERT INTO halo_run_ids (lid, run) SELECT lower(id), rowid FROM halo_runs`,
+		`UPDATE halo_text_state SET upto = (SELECT max(rowid) FROM halo_runs)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+}
+
 // A store of schema version 7 (the text index written by each insert, a second index of
 // the ids) keeps its runs when a newer halo opens it: they are found by their words and
 // their ids' beginnings as before, as are the runs saved after; removing one keeps the
@@ -236,10 +253,11 @@ func TestSQLiteMigratesLeanSaves(t *testing.T) {
 }
 
 // A word that begins a run id finds it whatever the case of either (halo_run_ids holds the
-// ids lowercased), however long the word, and only the ids it begins.
+// ids' first letters lowercased), however long the word, and only the ids it begins: ids
+// that share their first 8 letters (all halo_run_ids keeps) are told apart by the rest.
 func TestSQLiteIDBeginsIgnoringCase(t *testing.T) {
 	s := openGrouped(t, filepath.Join(t.TempDir(), ".halo", "runs"))
-	for _, id := range []string{"AbCdEfG1", "abcdefh2", "ABCDE", "9z-Q_x", "abc"} {
+	for _, id := range []string{"AbCdEfG1", "abcdefh2", "ABCDE", "9z-Q_x", "abc", "Nightly-2026-12-01", "nightly-2026-12-02", "nightly_x"} {
 		if err := s.Save(wordRecord(id, "plain")); err != nil {
 			t.Fatal(err)
 		}
@@ -252,9 +270,60 @@ func TestSQLiteIDBeginsIgnoringCase(t *testing.T) {
 		{"abcdx", ""},
 		{"9Z-q_X", "9z-Q_x "},
 		{"9z-q%", ""},
+		{"nightly-2026-12-01", "Nightly-2026-12-01 "},
+		{"NIGHTLY-2026-12-0", "nightly-2026-12-02 Nightly-2026-12-01 "},
+		{"nightly-", "nightly-2026-12-02 Nightly-2026-12-01 "},
+		{"nightly", "nightly_x nightly-2026-12-02 Nightly-2026-12-01 "},
+		{"nightly-2026-12-03", ""},
+		{"nightly-2026-12-0?", ""}, // ? is a letter of the word, not a wildcard
 	} {
 		if got := found(t, s, tc.word); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.word, got, tc.want)
 		}
 	}
+}
+
+// A store of schema version 13 (halo_run_ids holding the whole ids) keeps its runs when a
+// newer halo opens it: the index keeps the ids' first 8 letters (step 14), the runs are
+// found by their ids' beginnings, short words and long ones, as are runs saved after, and a
+// removal takes the run's entry out.
+func TestSQLiteMigratesToShortIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".halo", "runs")
+	path := filepath.Join(dir, runstore.DBName)
+	db := schemaDB(t, dir, 13)
+	ids := []string{"run-5ed08-aaaa", "Run-5ed08-bbbb", "0123456789abcdeffedcba9876543210"}
+	oldRows(t, db, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "gooseberry"))
+	indexAsOf9(t, db)
+
+	s := openGrouped(t, dir)
+	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM halo_run_ids WHERE length(lid) = 8`); err != nil || n != 3 {
+		t.Errorf("halo_run_ids after step 14: %d entries of 8 letters (%v), want the 3 runs'", n, err)
+	}
+	fresh := s.NewRunID()
+	if err := s.Save(wordRecord(fresh, "elderberry")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ word, want string }{
+		{"run-5ed08-aaaa", ids[0] + " "},
+		{"RUN-5ED08-B", ids[1] + " "},
+		{"run-5ed", ids[1] + " " + ids[0] + " "},
+		{"0123456789abcdeffedcba98", ids[2] + " "},
+		{"0123456789abcdeffedcba99", ""},
+		{fresh, fresh + " "},
+		{strings.ToUpper(fresh[:5]), fresh + " "},
+	} {
+		if got := found(t, s, tc.word); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.word, got, tc.want)
+		}
+	}
+	if gone, err := s.Delete(context.Background(), []string{ids[0]}); err != nil || len(gone) != 1 {
+		t.Fatalf("delete: %v %v", gone, err)
+	}
+	if got := found(t, s, "run-5ed08"); got != ids[1]+" " {
+		t.Errorf("run-5ed08 after removing %s: %q", ids[0], got)
+	}
+	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM halo_run_ids`); err != nil || n != 3 {
+		t.Errorf("halo_run_ids holds %d entries (%v), want the 3 runs there are", n, err)
+	}
+	ftsCheck(t, path)
 }

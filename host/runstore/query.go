@@ -245,11 +245,17 @@ func globPattern(w string) string {
 }
 
 // idBegins is the embedded store's statement that selects the rowids of the runs whose id
-// begins with w (lowercase) ignoring ASCII case: a range of halo_run_ids, the index of the
-// ids lowercased that is written behind the saves with the text index (schema step 9), and
-// that a text query brings up to date first (SQLite.listText). Ids are ASCII, below \x7f.
+// begins with w (lowercase) ignoring ASCII case, from halo_run_ids, the index of the ids'
+// first idPrefixLen letters lowercased that is written behind the saves with the text index
+// (schema steps 9 and 14), and that a text query brings up to date first (SQLite.listText):
+// a range of it for a word no longer than that, else the entries of the word's first
+// idPrefixLen letters whose runs' ids begin with the whole word. Ids are ASCII, below \x7f.
 func (d Dialect) idBegins(w string, arg func(any) string) string {
-	return "SELECT run FROM halo_run_ids WHERE lid >= " + arg(w) + " AND lid < " + arg(w+"\x7f")
+	if len(w) <= idPrefixLen {
+		return "SELECT run FROM halo_run_ids WHERE lid >= " + arg(w) + " AND lid < " + arg(w+"\x7f")
+	}
+	return "SELECT run FROM halo_run_ids CROSS JOIN halo_runs ON halo_runs.rowid = run WHERE lid = " + arg(w[:idPrefixLen]) +
+		" AND lower(halo_runs.id) GLOB " + arg(strings.TrimPrefix(globPattern(w), "*"))
 }
 
 // likeEscape escapes LIKE's wildcards in w.

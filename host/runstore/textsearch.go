@@ -69,7 +69,7 @@ func (s *SQLite) indexText(ctx context.Context, most int) (bool, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO halo_runs_text (rowid, search) SELECT rowid, search FROM halo_runs WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid`, upto, end); err != nil {
 		return false, s.dbErr("text index", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO halo_run_ids (lid, run) SELECT lower(id), rowid FROM halo_runs WHERE rowid > ?1 AND rowid <= ?2`, upto, end); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO halo_run_ids (lid, run) SELECT substr(lower(id), 1, `+itoa(idPrefixLen)+`), rowid FROM halo_runs WHERE rowid > ?1 AND rowid <= ?2`, upto, end); err != nil {
 		return false, s.dbErr("text index", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE halo_text_state SET upto = ?`, end); err != nil {
