@@ -237,13 +237,9 @@ func TestSQLiteTamperedRunKeys(t *testing.T) {
 // the runs are found by their words and their ids' beginnings, a word's letters found out
 // of order are not taken for the word, and a removal keeps the index in step.
 func TestSQLiteMigratesToLeanText(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".halo", "runs")
-	path := filepath.Join(dir, runstore.DBName)
-	db := schemaDB(t, dir, 9)
 	// Ids that key as 0, as the rows oldRows writes do (an older halo gave the others theirs).
 	ids := []string{"run-5ed08", "Run-0123456789", "old-run_1"}
-	oldRows(t, db, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "abcxbcd"))
-	indexAsOf9(t, db)
+	dir, path := indexedStoreOf(t, 9, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "abcxbcd"))
 
 	s := openGrouped(t, dir)
 	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM sqlite_schema WHERE name = 'halo_runs_text' AND sql LIKE '%detail=none, columnsize=0%'`); err != nil || n != 1 {

@@ -198,6 +198,18 @@ func oldRows(t *testing.T, db *sql.DB, recs ...*runtime.Record) {
 	}
 }
 
+// indexedStoreOf makes a store of schema step v (9 to 13) in a new folder, with recs as
+// those halos saved them, all in the text index and halo_run_ids, and returns the store's
+// folder and its database file.
+func indexedStoreOf(t *testing.T, v int, recs ...*runtime.Record) (dir, path string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), ".halo", "runs")
+	db := schemaDB(t, dir, v)
+	oldRows(t, db, recs...)
+	indexAsOf9(t, db)
+	return dir, filepath.Join(dir, runstore.DBName)
+}
+
 // indexAsOf9 writes the text index and halo_run_ids of every run in db, a store of schema
 // step 9 to 13, as those halos did, and closes db.
 func indexAsOf9(t *testing.T, db *sql.DB) {
@@ -288,12 +300,8 @@ func TestSQLiteIDBeginsIgnoringCase(t *testing.T) {
 // found by their ids' beginnings, short words and long ones, as are runs saved after, and a
 // removal takes the run's entry out.
 func TestSQLiteMigratesToShortIDs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".halo", "runs")
-	path := filepath.Join(dir, runstore.DBName)
-	db := schemaDB(t, dir, 13)
 	ids := []string{"run-5ed08-aaaa", "Run-5ed08-bbbb", "0123456789abcdeffedcba9876543210"}
-	oldRows(t, db, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "gooseberry"))
-	indexAsOf9(t, db)
+	dir, path := indexedStoreOf(t, 13, wordRecord(ids[0], "bilberry"), wordRecord(ids[1], "cloudberry"), wordRecord(ids[2], "gooseberry"))
 
 	s := openGrouped(t, dir)
 	if n, err := runstore.QueryInt(s, false, `SELECT count(*) FROM halo_run_ids WHERE length(lid) = 8`); err != nil || n != 3 {
