@@ -10,13 +10,24 @@ import (
 	"halolang.dev/halo/internal/bigprog"
 )
 
-// sameParallel parses src serially and in n parts at once, and fails t when the parts
-// parse reports it did and its tree or its diagnostics differ from the serial ones. It
-// reports whether the parts parse went ahead.
+// sameParallel parses src serially and in n parts, by two goroutines and by n, and fails t
+// when the parts parse reports it did and its tree or its diagnostics differ from the
+// serial ones. It reports whether the parts parse went ahead.
 func sameParallel(t *testing.T, name string, src []byte, n int) bool {
 	t.Helper()
 	want, wantDiags := parseSerial(name, src, nil, nil)
-	got, diags, ok := parseParallel(name, src, n, 0)
+	for _, procs := range []int{2, n} {
+		if !sameParts(t, name, src, procs, n, want, wantDiags) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameParts is sameParallel for one number of goroutines.
+func sameParts(t *testing.T, name string, src []byte, procs, n int, want *File, wantDiags Diagnostics) bool {
+	t.Helper()
+	got, diags, ok := parseParallel(name, src, procs, n, 0)
 	if !ok {
 		return false
 	}
@@ -57,7 +68,7 @@ func TestParseParallel(t *testing.T) {
 	if !atComment {
 		t.Fatal("no part of the doc-comment program starts at its comments")
 	}
-	f, _, _ := parseParallel("doc.halo", doc, 5, 0)
+	f, _, _ := parseParallel("doc.halo", doc, 2, 5, 0)
 	if pd, ok := f.Decls[1].(*PipelineDecl); !ok || pd.Doc != "Fix does\nthe fix." {
 		t.Fatalf("doc comment lost: %#v", f.Decls[1])
 	}
