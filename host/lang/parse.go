@@ -86,8 +86,9 @@ const parallelMin = 256 << 10
 // part did: in a fresh halo validate process the second goroutine often began 1.3 to 1.7 ms
 // after the first (the runtime's trace: its thread was woken that late), and the two parts
 // of the 1 MB benchmark program took 3.7 to 5.7 ms each. Four a goroutine: halo validate of
-// that program 6% less wall time (farm-bench, 100 pairs), processor time the same; eight
-// gained no more and each part's arena, half-filled blocks included, costs 150 KB.
+// that program 6% less wall time (farm-bench, 100 pairs in each order), processor time the
+// same, in a fast half hour of the 2-core machine; nothing the pairs tell in a slow one.
+// Eight gained no more, and each part's arena, half-filled blocks included, costs 150 KB.
 const partsPerProc = 4
 
 // parseParallel parses src in up to parts parts, procs goroutines at once taking them in
