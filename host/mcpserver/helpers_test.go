@@ -119,7 +119,17 @@ func (f *fixture) stdio(t testing.TB, version string, opts ...client.ClientOptio
 
 func (f *fixture) stdioConn(t testing.TB, version string, opts ...client.ClientOption) (*client.Client, *pipeConn) {
 	t.Helper()
-	srvIn, toServer := io.Pipe()
+	return f.stdioConnWith(t, version, nil, opts...)
+}
+
+// stdioConnWith is stdioConn with the server reading wrap(its input) when wrap is not nil.
+func (f *fixture) stdioConnWith(t testing.TB, version string, wrap func(io.Reader) io.Reader, opts ...client.ClientOption) (*client.Client, *pipeConn) {
+	t.Helper()
+	pipeIn, toServer := io.Pipe()
+	var srvIn io.Reader = pipeIn
+	if wrap != nil {
+		srvIn = wrap(pipeIn)
+	}
 	fromSrv, srvOut := io.Pipe()
 	pc := &pipeConn{done: make(chan struct{}), toServer: toServer, fromSrv: fromSrv, clientOut: srvOut}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"io"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -104,4 +105,68 @@ func callWait(t *testing.T, c *client.Client, n int) chan *mcp.CallToolResult {
 		answer <- res
 	}()
 	return answer
+}
+
+// blockRecorder is a server input that records what ServeStdio asks of it (ReadBlocker).
+type blockRecorder struct {
+	io.Reader
+	mu   sync.Mutex
+	asks []bool
+}
+
+func (b *blockRecorder) BlockReads(block bool) {
+	b.mu.Lock()
+	b.asks = append(b.asks, block)
+	b.mu.Unlock()
+}
+
+// last returns the newest ask, and whether there is one.
+func (b *blockRecorder) last() (block, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.asks) == 0 {
+		return false, false
+	}
+	return b.asks[len(b.asks)-1], true
+}
+
+// waitLast waits until the newest ask is want.
+func (b *blockRecorder) waitLast(t *testing.T, want bool, when string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if got, ok := b.last(); ok && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			got, ok := b.last()
+			t.Fatalf("%s: the reader last asked for blocking reads %v (asked: %v), want %v", when, got, ok, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestStdioBlocksReadsWhenIdle: an input that can wait in read(2) or in the poller
+// (ReadBlocker) is asked for read(2) while no request runs, and for the poller while one
+// runs (a call that holds its goroutine, whose reading was handed on).
+func TestStdioBlocksReadsWhenIdle(t *testing.T) {
+	slow := newSlow()
+	f := newFixtureTools(t, slowFlow, nil, slow.registry(t))
+	rec := &blockRecorder{}
+	c, _ := f.stdioConnWith(t, "2025-06-18", func(in io.Reader) io.Reader { rec.Reader = in; return rec })
+	rec.waitLast(t, true, "after initialize")
+	first := callWait(t, c, 1)
+	waitStarted(t, slow, 1)
+	rec.waitLast(t, false, "while a call runs")
+	close(slow.release)
+	if res := <-first; res == nil || res.IsError {
+		t.Fatalf("first call: %+v", res)
+	}
+	// The reader parked while the first ran sees the next request, runs it, and waits for
+	// the one after in read(2).
+	if res := <-callWait(t, c, 2); res == nil || res.IsError {
+		t.Fatalf("second call: %+v", res)
+	}
+	waitStarted(t, slow, 1)
+	rec.waitLast(t, true, "once no call runs")
 }

@@ -37,6 +37,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	wg.Go(func() { ss.forwardNotifications(ctx) })
 	pool := newWorkers()
 	rd := &stdioReader{s: s, ss: ss, pool: pool, ctx: ctx, br: bufio.NewReaderSize(in, 64<<10), done: make(chan struct{})}
+	rd.blocker, _ = in.(ReadBlocker)
 	ss.reader = rd
 	go rd.read(&readerTurn{})
 	select {
@@ -49,6 +50,19 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	rd.stopWatch()
 	wg.Wait()
 	return nil
+}
+
+// A ReadBlocker is an input that can wait for its next bytes either in a blocking read(2)
+// or in Go's network poller (halo mcp's piped stdin). ServeStdio asks for the blocking read
+// while no request runs and for the poller while one does. A wait in the poller is a read
+// that finds nothing, the poller's wait and the read again, three system calls where
+// read(2) makes one, for each call of a client that waits for each answer; a thread blocked
+// in read(2) holds its processor until Go's system monitor hands it on, which costs a
+// switch of threads whenever another goroutine wants to run meanwhile (a request on a
+// worker).
+type ReadBlocker interface {
+	// BlockReads makes the reads from now on wait in read(2) (true) or in the poller.
+	BlockReads(block bool)
 }
 
 // handOffAfter is how long a request runs on the stdio reader's goroutine, at least, before
@@ -85,6 +99,10 @@ type stdioReader struct {
 	armed       atomic.Bool
 	seen        atomic.Uint64
 	startTimers sync.Once
+	// blocker is the input's, when it can block its reads; running counts the requests
+	// running, on the reader's goroutine or a worker.
+	blocker ReadBlocker
+	running atomic.Int32
 }
 
 // A readerTurn is one goroutine's turn at reading: its state says whether it reads, runs a
@@ -101,6 +119,9 @@ const (
 func (rd *stdioReader) read(t *readerTurn) {
 	rd.turn.Store(t)
 	for {
+		if rd.blocker != nil && rd.br.Buffered() == 0 {
+			rd.blocker.BlockReads(rd.running.Load() == 0)
+		}
 		r := readMessage(rd.br, rd.s.cfg.MaxRequestBytes)
 		var job func()
 		if r.tooLong > 0 {
@@ -113,7 +134,7 @@ func (rd *stdioReader) read(t *readerTurn) {
 			}
 		}
 		if job != nil && r.err != nil {
-			rd.pool.run(job) // the input ends with it: nothing more to read
+			rd.pool.run(rd.counted(job)) // the input ends with it: nothing more to read
 		} else if job != nil && !rd.runHere(t, job) {
 			return // another goroutine reads now
 		}
@@ -131,7 +152,7 @@ func (rd *stdioReader) read(t *readerTurn) {
 // pool has stopped), and reports whether this goroutine still reads.
 func (rd *stdioReader) runHere(t *readerTurn, job func()) bool {
 	if rd.br.Buffered() > 0 || !rd.pool.hold() {
-		rd.pool.run(job)
+		rd.pool.run(rd.counted(job))
 		return true
 	}
 	n := rd.jobs.Add(1)
@@ -139,9 +160,20 @@ func (rd *stdioReader) runHere(t *readerTurn, job func()) bool {
 	if rd.armed.CompareAndSwap(false, true) {
 		rd.arm(n)
 	}
+	rd.running.Add(1)
 	job()
+	rd.running.Add(-1)
 	rd.pool.release()
 	return t.state.CompareAndSwap(turnRunning, turnReading)
+}
+
+// counted returns job counted in running while it runs.
+func (rd *stdioReader) counted(job func()) func() {
+	rd.running.Add(1)
+	return func() {
+		defer rd.running.Add(-1)
+		job()
+	}
 }
 
 // arm sets the watch timer off, for the request numbered n or a later one.
