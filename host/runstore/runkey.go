@@ -57,29 +57,35 @@ func newRunKeys(secret []byte) (*runKeys, error) {
 	return &runKeys{block: b}, nil
 }
 
-// round is E's round function: AES of the round and the half.
-func (k *runKeys) round(i int, half uint32) uint32 {
-	var in, out [aes.BlockSize]byte
-	in[0] = byte(i)
-	binary.BigEndian.PutUint32(in[1:], half)
-	k.block.Encrypt(out[:], in[:])
-	return binary.BigEndian.Uint32(out[:])
+// round is E's round function: AES of the round and the half. The block it encrypts goes
+// to cipher.Block's method, so escapes: the caller hands in one for all of its rounds (a
+// pair of arrays of each round's own were two allocations a round, 12 a key).
+func (k *runKeys) round(buf *roundBuf, i int, half uint32) uint32 {
+	buf.in[0] = byte(i)
+	binary.BigEndian.PutUint32(buf.in[1:], half)
+	k.block.Encrypt(buf.out[:], buf.in[:])
+	return binary.BigEndian.Uint32(buf.out[:])
 }
+
+// A roundBuf is what round encrypts, and into.
+type roundBuf struct{ in, out [aes.BlockSize]byte }
 
 // encrypt is E.
 func (k *runKeys) encrypt(v uint64) uint64 {
+	buf := new(roundBuf)
 	l, r := uint32(v>>32), uint32(v)
 	for i := range feistelRounds {
-		l, r = r, l^k.round(i, r)
+		l, r = r, l^k.round(buf, i, r)
 	}
 	return uint64(l)<<32 | uint64(r)
 }
 
 // decrypt is E⁻¹.
 func (k *runKeys) decrypt(v uint64) uint64 {
+	buf := new(roundBuf)
 	l, r := uint32(v>>32), uint32(v)
 	for i := feistelRounds - 1; i >= 0; i-- {
-		l, r = r^k.round(i, l), l
+		l, r = r^k.round(buf, i, l), l
 	}
 	return uint64(l)<<32 | uint64(r)
 }

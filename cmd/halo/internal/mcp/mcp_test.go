@@ -118,7 +118,8 @@ func TestMain(m *testing.M) {
 }
 
 // profiled runs main, with a CPU profile written to $HALO_BENCH_CPUPROFILE.PID when that is
-// set (each server process of the benchmarks: where the time of a call goes).
+// set (each server process of the benchmarks: where the time of a call goes), and the
+// profile of what it allocated to $HALO_BENCH_CPUPROFILE.PID.allocs.
 func profiled(main func() int) int {
 	path := os.Getenv("HALO_BENCH_CPUPROFILE")
 	if path == "" {
@@ -135,6 +136,12 @@ func profiled(main func() int) int {
 		return 1
 	}
 	defer pprof.StopCPUProfile()
+	defer func() {
+		if af, err := os.Create(f.Name() + ".allocs"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(af, 0)
+			af.Close()
+		}
+	}()
 	return main()
 }
 
