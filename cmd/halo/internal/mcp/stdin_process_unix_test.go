@@ -15,18 +15,9 @@ import (
 	"testing"
 	"time"
 
+	mcpcmd "halolang.dev/halo/cmd/halo/internal/mcp"
 	"halolang.dev/halo/host/runstore"
 )
-
-// pipeNonblocking reports whether fd's open file is non-blocking.
-func pipeNonblocking(t *testing.T, fd int) bool {
-	t.Helper()
-	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
-	if errno != 0 {
-		t.Fatal(errno)
-	}
-	return flags&syscall.O_NONBLOCK != 0
-}
 
 // storedRuns counts the runs in dir's store.
 func storedRuns(t *testing.T, dir string) int {
@@ -120,10 +111,10 @@ func TestSigtermWhileWaitingInRead(t *testing.T) {
 		}
 		calls++
 		deadline := time.Now().Add(200 * time.Millisecond)
-		for pipeNonblocking(t, shared) && time.Now().Before(deadline) {
+		for mcpcmd.Nonblocking(t, uintptr(shared)) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		if !pipeNonblocking(t, shared) {
+		if !mcpcmd.Nonblocking(t, uintptr(shared)) {
 			break
 		}
 		if calls == 50 {
@@ -139,7 +130,7 @@ func TestSigtermWhileWaitingInRead(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("halo mcp did not exit on SIGTERM while waiting in read(2); stderr:\n%s", stderr.String())
 	}
-	if pipeNonblocking(t, shared) {
+	if mcpcmd.Nonblocking(t, uintptr(shared)) {
 		t.Error("halo mcp left the pipe non-blocking")
 	}
 	if n := storedRuns(t, dir); n != calls {

@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// Nonblocking reports whether fd's open file is non-blocking (for the package's external
+// tests too).
+func Nonblocking(t *testing.T, fd uintptr) bool { return nonblocking(t, fd) }
+
 func nonblocking(t *testing.T, fd uintptr) bool {
 	t.Helper()
 	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
