@@ -650,12 +650,12 @@ func (c *commits) write(batch map[string]*pending) {
 	// Statements are prepared before the transaction, which holds the one connection. The
 	// text of one is made only when it is not prepared yet: one of 128 rows is 13 KB, and
 	// making it for every commit was most of the bytes a commit allocated.
-	prepare := func(st **sql.Stmt, sqlOf func(putKind, int) string, kind putKind, n int) bool {
+	prepare := func(st **sql.Stmt, sqlOf func() string) bool {
 		if *st != nil {
 			return true
 		}
 		var err error
-		if *st, err = s.w.Prepare(sqlOf(kind, n)); err != nil {
+		if *st, err = s.w.Prepare(sqlOf()); err != nil {
 			fail(s.dbErr("save records", err))
 			return false
 		}
@@ -674,12 +674,12 @@ func (c *commits) write(batch map[string]*pending) {
 	}
 	for kind, ps := range rows {
 		for _, l := range chunks(len(ps)) {
-			if !prepare(&c.rowStmts[kind][l], rowsSQL, putKind(kind), 1<<l) {
+			if !prepare(&c.rowStmts[kind][l], func() string { return rowsSQL(putKind(kind), 1<<l) }) {
 				return
 			}
 		}
 	}
-	if len(claims) > 0 && !prepare(&c.claimStmt, func(putKind, int) string { return claimSQL }, putClaim, 1) {
+	if len(claims) > 0 && !prepare(&c.claimStmt, func() string { return claimSQL }) {
 		return
 	}
 	tx, err := s.w.Begin()
@@ -748,7 +748,7 @@ func oneKind(rows [putClaim][]*pending, claims []*pending) int {
 // writeOne writes ps, rows of one kind (putSave or putStart), with a statement of up to
 // 1<<maxRowsLog2 rows outside a transaction each (oneSQL), and sets each record's err: a
 // failing statement fails its rows and those after it, and writes nothing of them.
-func (c *commits) writeOne(kind putKind, ps []*pending, prepare func(**sql.Stmt, func(putKind, int) string, putKind, int) bool) {
+func (c *commits) writeOne(kind putKind, ps []*pending, prepare func(**sql.Stmt, func() string) bool) {
 	s := c.s
 	fail := func(ps []*pending, err error) {
 		for _, p := range ps {
@@ -764,7 +764,7 @@ func (c *commits) writeOne(kind putKind, ps []*pending, prepare func(**sql.Stmt,
 		for 1<<l < len(part) {
 			l++
 		}
-		if !prepare(&c.oneStmts[kind][l], oneSQL, kind, 1<<l) {
+		if !prepare(&c.oneStmts[kind][l], func() string { return oneSQL(kind, 1<<l) }) {
 			return // the batch has failed
 		}
 		args = args[:0]

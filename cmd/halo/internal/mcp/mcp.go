@@ -141,7 +141,8 @@ type Server struct {
 }
 
 // ServeStdio serves MCP on in and out until in ends or ctx is cancelled. A pipe or socket
-// in is read through Go's poller (pollable says why).
+// in waits for input in read(2) while no request runs and in Go's poller while one does
+// (pollable says why).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	in, restore := pollable(in)
 	defer restore()
