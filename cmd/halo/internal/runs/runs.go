@@ -113,7 +113,7 @@ run where it resumes and its seal.`,
 		Use:   "rm RUNID...",
 		Short: "Remove runs",
 		Long: `Remove the records of the runs named. A run that is running (under a halo serve) is
-refused (RUN_RUNNING), and then nothing is removed; an unknown id is a RUN_RECORD error.
+refused (RUN_RUNNING), and then nothing is removed; so is an unknown id (RUN_RECORD).
 A paused run that is removed can no longer be resumed.`,
 		Example: `  halo runs rm 3f9c0a7be41d2268 9e76b0c2a4d1f380`,
 		Args:    cobra.MinimumNArgs(1),
