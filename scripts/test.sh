@@ -23,6 +23,10 @@ modules=(. sdk proto)
 
 step "go vet"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
+# Releases are built for macOS too (README.md, "Platforms"): its code and its tests must
+# compile there, though they run on Linux alone.
+step "go vet for macOS (GOOS=darwin)"
+for m in "${modules[@]}"; do (cd "$m" && GOOS=darwin go vet ./...); done
 
 step "go test -race"
 for m in "${modules[@]}"; do (cd "$m" && go test -race -count=1 -timeout 20m ./...); done

@@ -82,7 +82,7 @@ func everythingHTTP(t *testing.T) *Provider {
 	l.Close()
 	cmd := exec.Command(node, entry, "streamableHttp")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), fmt.Sprintf("PORT=%d", port)}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr() // a process group of its own, killed with the test on Linux
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
