@@ -128,6 +128,21 @@ pipeline P(dir: String, n: Number) -> Result:
 	}
 }
 
+// A template of a name that means nothing is left as written (a typo shows in the text); a
+// field its value does not have, or one of null, is empty, as in Mustache or Jinja; a
+// value that is not a string goes in as JSON.
+func TestTemplatesOfMissingNamesAndFields(t *testing.T) {
+	rt := load(t, `
+pipeline P(t: Object) -> String:
+  t |> System.Value("[{{nope}}] [{{t.id}}] [{{t.a.b}}] [{{t.n}}] [{{t.z}}] [{{t.o}}]")
+`, runtime.Config{})
+	res := run(t, rt, "P", map[string]any{"t": map[string]any{"n": 1.0, "z": nil, "o": map[string]any{"k": "v"}}})
+	wantCompleted(t, res)
+	if want := `[{{nope}}] [] [] [1] [] [{"k":"v"}]`; res.Output != want {
+		t.Errorf("output %q, want %q", res.Output, want)
+	}
+}
+
 func TestLoopGoesBackWithFeedback(t *testing.T) {
 	exit := []float64{1, 1, 0}
 	var calls int
