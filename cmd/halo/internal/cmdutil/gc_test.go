@@ -1,7 +1,11 @@
 package cmdutil
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"testing"
 )
 
@@ -49,5 +53,22 @@ func TestOneShotGC(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != OneShotMemoryLimit {
 		t.Fatalf("the memory limit is %d, want %d", got, OneShotMemoryLimit)
+	}
+}
+
+// host/serve's TestLoad runs its server at halo serve's collector target, which it cannot
+// import from here: the two constants must agree, or the load test measures a server nobody
+// runs.
+func TestLoadTestRunsAtServerGC(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "host", "serve", "load_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^const loadGCPercent = (\d+)$`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("host/serve/load_test.go declares no loadGCPercent")
+	}
+	if got, _ := strconv.Atoi(string(m[1])); got != ServerGCPercent {
+		t.Errorf("host/serve's TestLoad runs at GOGC %d, halo serve at %d", got, ServerGCPercent)
 	}
 }
