@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -793,5 +794,63 @@ func TestSQLiteUntrustedDefensive(t *testing.T) {
 	runstore.WriterExec(s, `PRAGMA writable_schema = ON`)
 	if err := runstore.WriterExec(s, `UPDATE sqlite_schema SET sql = sql WHERE name = 'halo_runs'`); err == nil {
 		t.Errorf("the schema table was written: the connection is not defensive")
+	}
+}
+
+// A run is named by its whole id, "last", or the beginning of exactly one run's id
+// (halo runs show, rm, resume and replay).
+func TestSQLiteResolveID(t *testing.T) {
+	s := openSQLite(t).(*runstore.SQLite)
+	defer s.Close()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	ids := []string{"3f9c0a7be41d2268", "3f9c0a7be41d9999", "3f02aaaaaaaaaaaa", "abc", "abcdef", "Mixed-Case_1"}
+	for i := range 6 {
+		ids = append(ids, fmt.Sprintf("77%d", i))
+	}
+	for i, id := range ids {
+		rec := runstoretest.NewRecord(id, runtime.Completed)
+		rec.Started, rec.Updated = t0.Add(time.Duration(i)*time.Minute), t0.Add(time.Duration(i)*time.Minute)
+		if err := s.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for word, want := range map[string]string{
+		"last":             "775",
+		"3f02":             "3f02aaaaaaaaaaaa",
+		"3F02":             "3f02aaaaaaaaaaaa", // ignoring case
+		"3f9c0a7be41d2268": "3f9c0a7be41d2268", // a whole id
+		"3f9c0a7be41d22":   "3f9c0a7be41d2268", // longer than the index's 8 letters
+		"abc":              "abc",              // a whole id, though it begins another
+		"abcd":             "abcdef",
+		"mixed":            "Mixed-Case_1",
+	} {
+		got, err := s.ResolveID(ctx, word)
+		if err != nil || got != want {
+			t.Errorf("ResolveID(%q) = %q, %v; want %q", word, got, err, want)
+		}
+	}
+	for word, want := range map[string]string{
+		"3f9c0a7be41d": "3f9c0a7be41d begins the ids of several runs (3f9c0a7be41d2268, 3f9c0a7be41d9999): give more of the id",
+		"3f":           "3f begins the ids of several runs (3f02aaaaaaaaaaaa, 3f9c0a7be41d2268, 3f9c0a7be41d9999)",
+		"77":           "(770, 771, 772, 773, 774 and more)",
+		"zz":           "no run zz in ",
+		"../x":         `"../x" is not a run id`,
+	} {
+		_, err := s.ResolveID(ctx, word)
+		if errcode.Code(err) != runtime.CodeRun || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("ResolveID(%q): %v (%s); want RUN_RECORD saying %q", word, err, errcode.Code(err), want)
+		}
+	}
+	if _, err := s.ResolveID(ctx, "zz"); !errors.Is(err, runstore.ErrNotFound) {
+		t.Errorf("an id nobody has: %v, want ErrNotFound", err)
+	}
+	// A run saved a moment ago is found by its beginning at once.
+	rec := runstoretest.NewRecord("fresh0123456789a", runtime.Paused)
+	if err := s.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ResolveID(ctx, "fresh"); err != nil || got != rec.RunID {
+		t.Errorf("ResolveID(fresh) = %q, %v", got, err)
 	}
 }

@@ -44,9 +44,10 @@ runs and no server starts, so no key is needed: a changed policy or prompt can b
 against a run that happened. The first call the record cannot answer (a tool call with
 other arguments, a call the run never made, a model request past the recorded ones, an
 approval no one was asked) stops the replay with REPLAY_DIVERGED, saying what differed.
-RUNID "last" is the run saved most recently. The replay is not saved, and the record is
-left as it was; a run that cannot be replayed (unknown, unreadable, saved without a
-recording, of a pipeline FILE no longer declares) is a RUN_RECORD error.
+RUNID "last" is the run saved most recently; the beginning of one run's id will do. The
+replay is not saved, and the record is left as it was; a run that cannot be replayed
+(unknown, unreadable, saved without a recording, of a pipeline FILE no longer declares,
+or a beginning several runs' ids have) is a RUN_RECORD error.
 
 Prints the output as halo run does (--json: { status, output, runId, meta }).
 Exit status: 0 completed, 1 failed (REPLAY_DIVERGED included) or not replayable, 2 bad
@@ -74,11 +75,9 @@ func replayRun(ctx context.Context, opts *Options) error {
 	}
 	defer s.Close()
 	store := s.Store
-	id := opts.RunID
-	if id == "last" {
-		if id, err = store.Newest(); err != nil {
-			return resume.Refused(opts.F, opts.RunID, opts.JSON, err)
-		}
+	id, err := store.ResolveID(ctx, opts.RunID)
+	if err != nil {
+		return resume.Refused(opts.F, opts.RunID, opts.JSON, err)
 	}
 	rec, err := store.Load(id)
 	if err != nil {

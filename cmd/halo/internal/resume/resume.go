@@ -55,7 +55,7 @@ waiting for approval, from where it stopped: the payload becomes the stage's val
 answers the approval (approve, y, yes, ok, true, {"approved": true} approve; anything else
 declines, and text other than a bare no is the reason the agent's model reads). An
 approved call runs and the agent's conversation goes on where it stopped. RUNID "last"
-means the run that paused most recently. With --channel, the run must be waiting on that
+means the run that paused most recently; the beginning of one run's id will do. With --channel, the run must be waiting on that
 channel ("yield" for a yield, "approval", or the listen's channel name): a signal for
 another channel is refused. A payload that parses as JSON is used as JSON; anything else
 is text. The run record is read from and written back to .halo/runs; a run that cannot
@@ -107,6 +107,15 @@ func resumeRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer s.Close()
+	// "last" is the paused run updated most recently, which the runtime finds itself; any
+	// other RUNID may be the beginning of one run's id.
+	if opts.RunID != "last" && s.Store != nil {
+		id, err := s.Store.ResolveID(ctx, opts.RunID)
+		if err != nil {
+			return Refused(opts.F, opts.RunID, opts.JSON, err)
+		}
+		opts.RunID = id
+	}
 	var res *runtime.Result
 	if opts.Channel != "" {
 		res, err = s.Runtime.Signal(ctx, opts.RunID, opts.Channel, Payload(opts.Payload))

@@ -96,12 +96,13 @@ next page.`,
 	show := &cobra.Command{
 		Use:   "show RUNID",
 		Short: "Show a run's record",
-		Long: `Show the record of run RUNID ("last": the run saved most recently): its file and
-pipeline, status, times, cost, calls, violations, inputs, output, error, and for a paused
-run what it waits for. --json prints the whole record as the store keeps it: inputs,
+		Long: `Show the record of run RUNID ("last": the run saved most recently; the beginning of
+one run's id will do): its file and pipeline, status, times, cost, calls, violations,
+inputs, output, error, and for a paused run what it waits for. --json prints the whole record as the store keeps it: inputs,
 output, error, meta, data, events, the recording halo replay answers from, and for a paused
 run where it resumes and its seal.`,
 		Example: `  halo runs show 3f9c0a7be41d2268
+  halo runs show 3f9c
   halo runs show last --json | jq .meta.calls`,
 		Args: cobra.ExactArgs(1),
 		RunE: do("show", so),
@@ -112,9 +113,10 @@ run where it resumes and its seal.`,
 	rm := &cobra.Command{
 		Use:   "rm RUNID...",
 		Short: "Remove runs",
-		Long: `Remove the records of the runs named. A run that is running (under a halo serve) is
-refused (RUN_RUNNING), and then nothing is removed; so is an unknown id (RUN_RECORD).
-A paused run that is removed can no longer be resumed.`,
+		Long: `Remove the records of the runs named (each by its id or the beginning of one run's
+id). A run that is running (under a halo serve) is refused (RUN_RUNNING), and then nothing
+is removed; so is an unknown id or a beginning several runs' ids have (RUN_RECORD). A
+paused run that is removed can no longer be resumed.`,
 		Example: `  halo runs rm 3f9c0a7be41d2268 9e76b0c2a4d1f380`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE:    do("rm", ro),
@@ -284,11 +286,9 @@ func showRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer s.Close()
-	id := opts.IDs[0]
-	if id == "last" {
-		if id, err = s.Newest(); err != nil {
-			return err
-		}
+	id, err := s.ResolveID(ctx, opts.IDs[0])
+	if err != nil {
+		return err
 	}
 	rec, err := s.Load(id)
 	if err != nil {
@@ -339,12 +339,19 @@ func rmRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer s.Close()
-	for _, id := range opts.IDs {
+	// Every id is found before any run is removed: one unknown or ambiguous removes none.
+	ids := make([]string, 0, len(opts.IDs))
+	for _, word := range opts.IDs {
+		id, err := s.ResolveID(ctx, word)
+		if err != nil {
+			return err
+		}
 		if _, err := s.Load(id); err != nil {
 			return err
 		}
+		ids = append(ids, id)
 	}
-	gone, err := s.Delete(ctx, opts.IDs)
+	gone, err := s.Delete(ctx, ids)
 	if err != nil {
 		return err
 	}
