@@ -22,14 +22,9 @@ import (
 // text prints as lines); any other is escaped, since it would let text overwrite its own
 // line. Bytes that are not UTF-8 become U+FFFD.
 func String(s string) string {
-	i := 0
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
-			break
-		}
-	}
+	i := firstUnsafe(s)
 	if i == len(s) {
-		return s // plain ASCII: the common case, unchanged
+		return s // nothing to escape: the common case, unchanged
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
@@ -54,6 +49,29 @@ func String(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// firstUnsafe returns where in s the first character String changes is, or len(s). Text
+// beyond ASCII that is safe (the µ of a duration, é, 日本語) is passed over, not rebuilt: a
+// halo serve access log line holding a duration in µs took 1.7 µs to clean where a plain
+// one takes a scan.
+func firstUnsafe(s string) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unsafe(r) {
+			return i
+		}
+		i += size
+	}
+	return len(s)
 }
 
 // unsafe reports whether a terminal would act on r rather than show it.

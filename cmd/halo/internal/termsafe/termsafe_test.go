@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	gounsafe "unsafe"
 )
 
 // Payloads a hostile MCP server, package or tool would send to take over a terminal.
@@ -88,3 +89,25 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// Text with nothing to escape is returned as it is, whatever its letters, not rebuilt.
+func TestStringSafeTextUnchanged(t *testing.T) {
+	for _, s := range []string{"", "took=85.2µs status=200", "Indented\t, é, 日本語, 🙂\n", "plain"} {
+		if got := String(s); got != s || unsafeData(got) != unsafeData(s) {
+			t.Errorf("String(%q) = %q, a copy; want the same string back", s, got)
+		}
+	}
+	// One control character after safe non-ASCII text is still escaped.
+	if got, want := String("µs\x1b[2J"), `µs\u001b[2J`; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+}
+
+func BenchmarkString(b *testing.B) {
+	line := "2026-12-07T18:42:24.123Z [INFO]  request: method=POST path=/mcp status=200 took=85.2µs bytes=312\n"
+	for b.Loop() {
+		_ = String(line)
+	}
+}
+
+func unsafeData(s string) *byte { return gounsafe.StringData(s) }
