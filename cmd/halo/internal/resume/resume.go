@@ -55,9 +55,9 @@ waiting for approval, from where it stopped: the payload becomes the stage's val
 answers the approval (approve, y, yes, ok, true, {"approved": true} approve; anything else
 declines, and text other than a bare no is the reason the agent's model reads). An
 approved call runs and the agent's conversation goes on where it stopped. RUNID "last"
-means the run that paused most recently; the beginning of one run's id will do. With --channel, the run must be waiting on that
-channel ("yield" for a yield, "approval", or the listen's channel name): a signal for
-another channel is refused. A payload that parses as JSON is used as JSON; anything else
+means the run that paused most recently; the beginning of one run's id will do. With
+--channel, the run must be waiting on that channel ("yield" for a yield, "approval", or
+the listen's channel name): a signal for another channel is refused. A payload that parses as JSON is used as JSON; anything else
 is text. The run record is read from and written back to .halo/runs; a run that cannot
 be resumed (unknown, unreadable, finished, waiting on another channel) is a RUN_RECORD
 error and its record is left as it was. While a halo serve keeps this folder's runs,

@@ -98,9 +98,9 @@ next page.`,
 		Short: "Show a run's record",
 		Long: `Show the record of run RUNID ("last": the run saved most recently; the beginning of
 one run's id will do): its file and pipeline, status, times, cost, calls, violations,
-inputs, output, error, and for a paused run what it waits for. --json prints the whole record as the store keeps it: inputs,
-output, error, meta, data, events, the recording halo replay answers from, and for a paused
-run where it resumes and its seal.`,
+inputs, output, error, and for a paused run what it waits for. --json prints the whole
+record as the store keeps it: inputs, output, error, meta, data, events, the recording
+halo replay answers from, and for a paused run where it resumes and its seal.`,
 		Example: `  halo runs show 3f9c0a7be41d2268
   halo runs show 3f9c
   halo runs show last --json | jq .meta.calls`,
