@@ -36,12 +36,9 @@ func (s *SQLite) ResolveID(ctx context.Context, word string) (string, error) {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", s.dbErr("find run "+word, err)
 	}
-	// The index of the ids' beginnings is written behind the saves (textsearch.go): bring it
-	// up to date first, a chunk a transaction, as a text query does.
-	for left := true; left; {
-		if left, err = s.indexText(ctx, idleChunk); err != nil {
-			return "", err
-		}
+	// The index of the ids' beginnings is written behind the saves (textsearch.go).
+	if err := s.textIndexUpToDate(ctx); err != nil {
+		return "", err
 	}
 	var args []any
 	arg := func(v any) string { args = append(args, v); return SQLiteDialect.Param(len(args)) }

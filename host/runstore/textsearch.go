@@ -92,18 +92,22 @@ func (s *SQLite) textIndexBehind(ctx context.Context) (bool, error) {
 	return behind, nil
 }
 
+// textIndexUpToDate writes the rows the text index and halo_run_ids do not hold yet, a chunk
+// a transaction so that a commit waits for one at most, before a query reads them (a text
+// query, a run id's beginning).
+func (s *SQLite) textIndexUpToDate(ctx context.Context) error {
+	behind, err := s.textIndexBehind(ctx)
+	for left := behind; err == nil && left; {
+		left, err = s.indexText(ctx, idleChunk)
+	}
+	return err
+}
+
 // listText lists a text query q, whose plain statement (reading the runs newest first) is
 // query.
 func (s *SQLite) listText(ctx context.Context, q Query, query string, args []any) (Page, error) {
-	if behind, err := s.textIndexBehind(ctx); err != nil {
+	if err := s.textIndexUpToDate(ctx); err != nil {
 		return Page{}, err
-	} else if behind {
-		// A chunk a transaction, so that a commit waits for one at most.
-		for left := true; left; {
-			if left, err = s.indexText(ctx, idleChunk); err != nil {
-				return Page{}, err
-			}
-		}
 	}
 	few, most := s.text.values()
 	drive, fewest, err := s.textDriver(ctx, q.Words(), few)
