@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -92,33 +91,53 @@ func BenchmarkUnpackRecord(b *testing.B) {
 	}
 }
 
-// The buffers a record is encoded and packed in go on to the next record: what a record
-// keeps is its own, not part of them, whatever the sizes of the records after it.
+// The buffers a record is encoded and packed in go on to the next record (the request's
+// pool, the commit's room to pack): what a record keeps once its commit has packed it is its
+// own, not part of them, whatever the sizes of the records after it; until then its JSON is
+// in a buffer of its own.
 func TestEncodedRecordsOwnTheirBytes(t *testing.T) {
-	var bufs sync.Pool
-	var ps []*pending
+	c := &commits{}
 	var want [][]byte
-	for i, out := range []string{"short", strings.Repeat("a much longer answer ", 400), "x", strings.Repeat("z", 9000)} {
-		rec := oneStage()
-		rec.RunID = fmt.Sprintf("run-%d", i)
-		rec.Output = out
-		raw, err := appendRecord(nil, rec)
-		if err != nil {
-			t.Fatal(err)
+	var all []*pending
+	for round, outs := range [][]string{{"short", strings.Repeat("a much longer answer ", 400)}, {"x", strings.Repeat("z", 9000)}} {
+		batch := map[string]*pending{}
+		for i, out := range outs {
+			rec := oneStage()
+			rec.RunID = fmt.Sprintf("run-%d-%d", round, i)
+			rec.Output = out
+			raw, err := appendRecord(nil, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &pending{id: rec.RunID, rec: rec}
+			p.encode(&c.bufs)
+			if p.err != nil || !p.encoded {
+				t.Fatal(p.err)
+			}
+			if !bytes.Equal(p.raw, raw) {
+				t.Errorf("record %s's JSON before its commit: %d bytes of %d", p.id, len(p.raw), len(raw))
+			}
+			batch[p.id] = p
+			all, want = append(all, p), append(want, raw)
 		}
-		p := &pending{id: rec.RunID, rec: rec}
-		p.encode(&bufs)
-		if p.err != nil {
-			t.Fatal(p.err)
+		for _, p := range all[len(all)-len(outs):] {
+			for _, q := range all[len(all)-len(outs):] {
+				if p != q && p.buf == q.buf {
+					t.Fatalf("records %s and %s share a buffer before their commit", p.id, q.id)
+				}
+			}
 		}
-		ps, want = append(ps, p), append(want, raw)
+		c.packAll(batch)
 	}
-	for i, p := range ps {
+	for i, p := range all {
+		if p.raw != nil || p.buf != nil {
+			t.Errorf("record %s kept its JSON's buffer after it was packed", p.id)
+		}
 		if back, err := unpackRecord(p.data); err != nil || !bytes.Equal(back, want[i]) {
-			t.Errorf("record %d after the others were encoded: %d bytes back of %d (%v)", i, len(back), len(want[i]), err)
+			t.Errorf("record %s after the others were encoded: %d bytes back of %d (%v)", p.id, len(back), len(want[i]), err)
 		}
 		if cap(p.data) != len(p.data) {
-			t.Errorf("record %d keeps %d bytes for %d", i, cap(p.data), len(p.data))
+			t.Errorf("record %s keeps %d bytes for %d", p.id, cap(p.data), len(p.data))
 		}
 	}
 }
