@@ -53,10 +53,11 @@ const maxKeptBuffer = 64 << 10
 
 // recordBuffers is the buffer a record's JSON is encoded into on the request path, reused
 // from one record to the next: the pending record holds it until its commit has packed the
-// JSON (pending.pack), then gives it back. A copy of each record's JSON instead was 1.3 KB
-// of new memory a call, which made halo serve collect garbage more often: with 16 clients,
-// the processor time of its allocations went from 0.41 to 0.68 s in 60,000 calls, as much
-// as packing off the request path saved.
+// JSON (pending.pack), then gives it back. With a copy of each record's JSON kept instead
+// (1.3 KB of new memory a call), eight rounds of BenchmarkToolsCallPaired with 16 clients
+// under halo serve, alternated with packing on the request path, told no difference
+// (medians 1.366 and 1.367 of mcp-go's processor time); with the buffers reused, 1.285
+// against 1.333 in twenty (docs/mcp.md, "Records packed by their commit").
 type recordBuffers struct{ raw []byte }
 
 // buffersFrom returns recordBuffers from pool, or new ones.
@@ -149,12 +150,12 @@ func (p *pending) encode(bufs *sync.Pool) {
 }
 
 // pack makes data from raw, in the commit, with scratch as S2's room to pack into; it
-// returns the scratch to pack the next record with. Packing the
-// records of a commit one after the other, rather than each on its request's goroutine,
-// finds S2's tables in the cache and its stack grown: on halo serve's request path a record
-// took 5.7 µs to pack (the 64 KiB table S2 clears on the stack, its dictionary's table
-// read cold, the goroutine's stack grown for them again after each collection shrank it)
-// against 1.3 µs in BenchmarkPackRecord.
+// returns the scratch to pack the next record with. Packing the records of a commit one
+// after the other, rather than each on its request's goroutine, finds S2's tables in the
+// cache and its stack grown: on halo serve's request path (16 clients) a record took 5.7 µs
+// to pack (the 64 KiB table S2 clears on the stack, its dictionary's table read cold, the
+// goroutine's stack grown for them again after each collection shrank it), on the commit
+// goroutine 1.7, and 1.3 in BenchmarkPackRecord.
 func (p *pending) pack(scratch []byte) []byte {
 	if p.data == nil && p.raw != nil {
 		p.data, scratch = packRecordInto(scratch, p.raw)
