@@ -97,6 +97,8 @@ func benchLayout(b *testing.B, tmpl runtime.Record, id func(*SQLite) string, key
 			for _, p := range ps {
 				p.encode(&s.commits.bufs)
 				scratch = p.pack(scratch)
+				p.buf.release(&s.commits.bufs) // as the commit gives it back
+				p.raw, p.buf = nil, nil
 				key++
 				args = rowArgs(append(args, key), p)
 			}
