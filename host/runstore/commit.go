@@ -29,7 +29,7 @@ import (
 const commitEvery = 20 * time.Millisecond
 
 // maxPending and maxPendingBytes bound the records waiting for a commit, in number and in
-// bytes: a save past either waits for the commit under way.
+// the bytes of their JSON's buffers: a save past either waits for the commit under way.
 const (
 	maxPending      = 4096
 	maxPendingBytes = 64 << 20
@@ -115,7 +115,8 @@ type pending struct {
 	cols    Columns
 	// was is, for a claim, when the paused record it takes was updated.
 	was time.Time
-	// counted is what the record added to dirtyBytes as it was queued, its JSON's length (a
+	// counted is what the record added to dirtyBytes as it was queued: the room of the buffer
+	// its JSON holds until its commit, which an earlier, larger record may have grown (a
 	// start's is encoded later, by a commit or a reader that does not hold the lock).
 	counted int
 	// fresh says no commit has written the run's row yet since it started here: its row is
@@ -280,7 +281,7 @@ func (c *commits) put(rec *runtime.Record, kind putKind) (*pending, error) {
 		old.next = p
 	}
 	c.dirty[p.id] = p
-	p.counted = len(p.raw)
+	p.counted = cap(p.raw)
 	c.dirtyBytes += p.counted
 	c.cond.Broadcast()
 	c.signalSaved()
