@@ -90,15 +90,15 @@ func benchLayout(b *testing.B, tmpl runtime.Record, id func(*SQLite) string, key
 		}
 		defer st.Close()
 		var key int64
-		var scratch []byte
 		args := make([]any, 0, (nRunColumns+1)*layoutRows)
 		insert = func(ps []*pending) error {
+			batch := make(map[string]*pending, len(ps))
+			for _, p := range ps {
+				batch[p.id] = p
+			}
+			s.commits.packAll(batch) // as the store's commit does, from here as store's write is
 			args = args[:0]
 			for _, p := range ps {
-				p.encode(&s.commits.bufs)
-				scratch = p.pack(scratch)
-				p.buf.release(&s.commits.bufs) // as the commit gives it back
-				p.raw, p.buf = nil, nil
 				key++
 				args = rowArgs(append(args, key), p)
 			}
