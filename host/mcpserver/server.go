@@ -243,9 +243,15 @@ func (s *Server) finish(c *call, res *runtime.Result, err error) *mcp.CallToolRe
 		return errorResult(code, err.Error(), "")
 	}
 	if err != nil {
-		// The run ended, but its record was not saved.
+		// The run ended, but its record was not saved: the call fails with the store's code
+		// (STORE: the disk is full), as halo run does, so that no client takes for kept a
+		// run nobody can read again.
 		s.log.Error("run record not saved", "run", res.RunID, "error", err)
-		return errorResult(runtime.CodeRun, fmt.Sprintf("the run ended %s, but its record could not be saved: %v", res.Status, err), res.RunID)
+		code := errcode.Code(err)
+		if code == "" {
+			code = runtime.CodeRun
+		}
+		return errorResult(code, fmt.Sprintf("the run ended %s, but its record could not be saved: %v", res.Status, err), res.RunID)
 	}
 	switch res.Status {
 	case runtime.Completed:

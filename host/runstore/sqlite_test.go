@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runstore/runstoretest"
 	"halolang.dev/halo/host/runtime"
+	"halolang.dev/halo/internal/smallfs"
 	"halolang.dev/halo/internal/usertest"
 )
 
@@ -227,16 +227,9 @@ func TestSQLiteFileIsPrivate(t *testing.T) {
 // (halo run) or not (halo mcp, halo serve: once a commit failed, saves wait for theirs, so
 // the run is reported failed). Needs root, for a small filesystem of its own.
 func TestSQLiteFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs to fill needs root (CI runs as root)")
-	}
 	for _, group := range []bool{false, true} {
 		t.Run(fmt.Sprintf("group=%v", group), func(t *testing.T) {
-			mnt := t.TempDir()
-			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", mnt).CombinedOutput(); err != nil {
-				t.Fatalf("mount: %v %s", err, out)
-			}
-			t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+			mnt := smallfs.Mount(t, 512<<10)
 			s, err := runstore.OpenSQLite(filepath.Join(mnt, "runs"), runstore.SQLiteOptions{GroupCommit: group})
 			if err != nil {
 				t.Fatal(err)

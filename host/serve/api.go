@@ -415,6 +415,9 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, wait time.Durati
 			return nil
 		}
 	}
+	if o != nil && o.res != nil && o.err != nil {
+		return unsaved(o.res, o.err)
+	}
 	if o != nil && o.res != nil && wait > 0 {
 		return s.writeResult(w, o.res)
 	}
@@ -427,6 +430,14 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, wait time.Durati
 	}
 	writeJSON(w, http.StatusAccepted, result{RunID: id, Status: status})
 	return nil
+}
+
+// unsaved is the answer for a run that ended but whose record the store could not save (a
+// full disk): the store's error (STORE, 503), not the run's result, so that no client takes
+// for kept a run nobody can read again. The server's log has it too (tracker.Save).
+func unsaved(res *runtime.Result, err error) error {
+	e := errorOf(err)
+	return &apiError{e.status, e.code, fmt.Sprintf("run %s ended %s, but its record could not be saved: %v", res.RunID, res.Status, err)}
 }
 
 // writeResult answers with a stopped run's result (200).

@@ -144,6 +144,9 @@ func (f *Factory) Abs(p string) string {
 type ExitError struct {
 	Status int
 	Err    error
+	// AfterStop says the command failed after a signal stopped it as it is meant to stop
+	// (a server): the exit status is Status, not ExitCancel, since nothing was interrupted.
+	AfterStop bool
 }
 
 func (e *ExitError) Error() string {
@@ -171,6 +174,22 @@ func UsageError(err error) error {
 		return nil
 	}
 	return &ExitError{Status: ExitUsage, Err: err}
+}
+
+// FailedAfterStop marks err, a failure of a server that a signal stopped, as exiting with
+// ExitFailed (1) rather than ExitCancel: the signal is how a server is meant to stop.
+func FailedAfterStop(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Status: ExitFailed, Err: err, AfterStop: true}
+}
+
+// Interrupted says whether a command that failed while the process was being stopped by a
+// signal exits with ExitCancel: every failure does but one marked FailedAfterStop.
+func Interrupted(err error) bool {
+	var ee *ExitError
+	return err != nil && !(errors.As(err, &ee) && ee.AfterStop)
 }
 
 // StatusOf maps an error returned by a command to an exit status.

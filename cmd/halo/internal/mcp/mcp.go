@@ -84,7 +84,8 @@ ask its user (elicitation), the question is asked through the client and the run
 with the answer. Otherwise the result says the run is paused and how to continue it with
 halo resume.
 
-Exit status: 0 when the client closed stdin, 1 when the files have errors.`,
+Exit status: 0 when the client closed stdin, 1 when the files have errors or run records
+could not be saved (a full disk).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			if runF != nil {

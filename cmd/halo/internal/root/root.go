@@ -87,7 +87,7 @@ func Main(args []string, f *cmdutil.Factory) int {
 		}
 	}
 	status := cmdutil.StatusOf(err)
-	if ctx.Err() != nil && status != cmdutil.ExitOK {
+	if ctx.Err() != nil && status != cmdutil.ExitOK && cmdutil.Interrupted(err) {
 		return cmdutil.ExitCancel
 	}
 	return status

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"halolang.dev/halo/cmd/halo/internal/projconf"
@@ -298,7 +299,20 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return withCode(err)
 	}
-	defer store.Close()
+	// The store is closed once the server has stopped, and its error returned: closing it
+	// commits the records saved since the last commit, and a run whose record it cannot
+	// write (a full disk) must not end in an exit status of 0 (halo mcp does the same).
+	closeStore := sync.OnceValue(store.Close)
+	defer closeStore()
+	stopped := func(err error) error {
+		if cerr := closeStore(); cerr != nil {
+			log.Error("saving run records", "error", cerr)
+			if err == nil {
+				err = withCode(cerr)
+			}
+		}
+		return err
+	}
 	if opts.NoRecords {
 		store = noSaves{store}
 	}
@@ -349,13 +363,14 @@ func Run(ctx context.Context, opts *Options) error {
 		if err := pl.Close(); err != nil {
 			log.Warn("stopping the tools' processes", "error", err)
 		}
+		err := stopped(nil)
 		log.Info("stopped")
-		return nil
+		return cmdutil.FailedAfterStop(err)
 	}
 	srv.Close(opts.Grace)
 	pl.Close()
 	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+		err = nil
 	}
-	return err
+	return stopped(err)
 }

@@ -25,6 +25,7 @@ import (
 	"halolang.dev/halo/host/runstore"
 	"halolang.dev/halo/host/runtime"
 	"halolang.dev/halo/internal/pgtest"
+	"halolang.dev/halo/internal/smallfs"
 )
 
 // TestMain lets the tests run this test binary as `halo` (and the built-in plugins, which
@@ -512,5 +513,61 @@ func TestPausedBesideServe(t *testing.T) {
 		if out, err := command("resume", "flows.halo", id, "--payload", "yes", "--mocks", "mocks.json", "--json"); err != nil || !strings.Contains(out, `"status": "completed"`) {
 			t.Errorf("halo resume %s once the server stopped: %v\n%s", id, err, out)
 		}
+	}
+}
+
+// On a full disk, halo serve answers the runs it cannot save with 503 STORE (the first
+// commit's runs may be answered before it fails: within the commit window docs/cli.md
+// states), keeps the runs saved before, and once stopped says that records could not be
+// saved and exits 1, not 0. Needs root, for a small filesystem of its own (CI runs as root;
+// host/serve's TestRunNotSavedIsReported says the same of the answers as any user).
+func TestServeFullDisk(t *testing.T) {
+	dir := smallfs.Mount(t, 640<<10)
+	for name, text := range map[string]string{"flows.halo": flows, "mocks.json": mocks} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startServe(t, dir, nil)
+	big := strings.Repeat("x", 3000)
+	var first map[string]any
+	var refused map[string]any
+	for i := 0; i < 2000 && refused == nil; i++ {
+		status, m := p.do("POST", "/api/runs?wait=20s", fmt.Sprintf(`{"pipeline": "Three", "inputs": {"x": "%s%d"}}`, big, i))
+		switch {
+		case status == 200 && m["status"] == "completed":
+			if first == nil {
+				first = m
+			}
+		case status == 503:
+			refused = m
+		default:
+			t.Fatalf("run %d: %d %v", i, status, m)
+		}
+	}
+	if first == nil || refused == nil {
+		t.Fatalf("runs on a full disk: first %v, refused %v\n%s", first, refused, p.stderr())
+	}
+	e, _ := refused["error"].(map[string]any)
+	if e["code"] != "STORE" || !strings.Contains(fmt.Sprint(e["message"]), "ended completed, but its record could not be saved") ||
+		!strings.Contains(fmt.Sprint(e["message"]), "the disk is full") {
+		t.Errorf("a run whose record could not be saved: %v", refused)
+	}
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(p.stderr(), "the disk is full") || !strings.Contains(p.stderr(), "[STORE]") {
+		t.Errorf("halo serve stopped with records it could not save: exit status %d, want 1 saying so\n%s", code, p.stderr())
+	}
+	store, err := runstore.OpenSQLite(filepath.Join(dir, ".halo", "runs"), runstore.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if rec, err := store.Load(first["runId"].(string)); err != nil || rec.Status != runtime.Completed {
+		t.Errorf("the first run: %+v %v, want it saved completed", rec, err)
 	}
 }
