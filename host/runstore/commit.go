@@ -179,6 +179,10 @@ type commits struct {
 	taken map[string]bool
 	// seq counts saves; done is the seq of the last save a finished commit took.
 	seq, done uint64
+	// started and ended count commits; retry asks for one with nothing new to commit, for the
+	// records whose commit failed (settle), which otherwise wait for the next save.
+	started, ended uint64
+	retry          bool
 	// urgent counts those waiting for a commit, whom pace does not keep waiting; wake ends
 	// pace's wait; last is when the last commit began.
 	urgent int
@@ -401,6 +405,21 @@ func (c *commits) settle() error {
 		c.cond.Wait()
 		c.urgent--
 	}
+	if len(c.failed) > 0 && !c.closed { // once closed, no commit comes
+		// Records whose commit failed wait for the next commit, which only a save would
+		// start: one is started for them now (there may be room again), so that Sync and
+		// close write them or say they could not.
+		want := c.started + 1
+		c.retry = true
+		c.cond.Broadcast()
+		c.signalSaved()
+		for c.ended < want {
+			c.urgent++
+			c.hurry()
+			c.cond.Wait()
+			c.urgent--
+		}
+	}
 	err := c.err
 	c.err = nil
 	return err
@@ -420,14 +439,14 @@ func (c *commits) run() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
-		for len(c.dirty) == 0 && !c.closed {
+		for len(c.dirty) == 0 && !c.retry && !c.closed {
 			if c.textBehind {
 				c.idleIndex()
 				continue
 			}
 			c.cond.Wait()
 		}
-		if len(c.dirty) == 0 {
+		if len(c.dirty) == 0 && !c.retry {
 			return
 		}
 		c.pace()
@@ -495,6 +514,8 @@ func (c *commits) pace() {
 // commitOnce commits the records queued so far, c.mu held (and let go while it writes).
 func (c *commits) commitOnce() {
 	c.last = time.Now()
+	c.started++
+	c.retry = false
 	batch, upTo := c.dirty, c.seq
 	for id, p := range c.failed { // tried again, unless saved again since
 		if batch[id] == nil {
@@ -551,6 +572,7 @@ func (c *commits) commitOnce() {
 	c.inflight = nil
 	c.textBehind, c.textMore = true, false
 	c.done = upTo
+	c.ended++
 	c.cond.Broadcast()
 }
 

@@ -364,6 +364,9 @@ func (s *SQLite) migrate(ctx context.Context) error {
 
 // dbErr makes a database failure a CodeStore error that says what it means: a file that is
 // not a database, a full disk, a database another process holds too long.
+// removeRuns is what Delete and Prune say they did when they fail.
+const removeRuns = "remove runs"
+
 func (s *SQLite) dbErr(what string, err error) error {
 	var code sqlite3.ErrorCode
 	if errors.As(err, &code) {
@@ -376,7 +379,13 @@ func (s *SQLite) dbErr(what string, err error) error {
 		case sqlite3.NOTADB:
 			return &Error{Code: CodeStore, Message: fmt.Sprintf("%s is not a SQLite database (nor a Halo run store): move it away, and halo makes a new store", s.path), Err: err}
 		case sqlite3.FULL:
-			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %s: the disk is full: %v", s.path, what, err), Err: err}
+			hint := ""
+			if what == removeRuns {
+				// What people do first on a full disk: SQLite writes a removal to its log
+				// before the space comes back.
+				hint = " (removing runs needs some free space itself: free some, then remove them)"
+			}
+			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %s: the disk is full%s: %v", s.path, what, hint, err), Err: err}
 		case sqlite3.BUSY, sqlite3.LOCKED:
 			return &Error{Code: CodeStore, Message: fmt.Sprintf("run store %s: %s: another process held the database for over %s: %v", s.path, what, busyTimeout, err), Err: err}
 		case sqlite3.CORRUPT:
@@ -719,7 +728,7 @@ func (s *SQLite) Delete(ctx context.Context, ids []string) ([]string, error) {
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, s.dbErr("remove runs", err)
+		return nil, s.dbErr(removeRuns, err)
 	}
 	defer tx.Rollback()
 	var gone []string
@@ -731,7 +740,7 @@ func (s *SQLite) Delete(ctx context.Context, ids []string) ([]string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, s.dbErr("remove runs", err)
+			return nil, s.dbErr(removeRuns, err)
 		}
 		s.hmu.Lock()
 		held := s.held[id]
@@ -745,13 +754,13 @@ func (s *SQLite) Delete(ctx context.Context, ids []string) ([]string, error) {
 				args = append(args, key)
 			}
 			if _, err := tx.ExecContext(ctx, st, args...); err != nil {
-				return nil, s.dbErr("remove runs", err)
+				return nil, s.dbErr(removeRuns, err)
 			}
 		}
 		gone = append(gone, id)
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, s.dbErr("remove runs", err)
+		return nil, s.dbErr(removeRuns, err)
 	}
 	return gone, nil
 }
@@ -800,18 +809,18 @@ func (s *SQLite) pruned(ctx context.Context, p Prune) ([]string, error) {
 	query, args := PruneSQL(SQLiteDialect, p, nanos)
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, s.dbErr("prune runs", err)
+		return nil, s.dbErr(removeRuns, err)
 	}
 	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, s.dbErr("prune runs", err)
+			return nil, s.dbErr(removeRuns, err)
 		}
 		ids = append(ids, id)
 	}
-	return ids, s.dbErr2("prune runs", rows.Err())
+	return ids, s.dbErr2(removeRuns, rows.Err())
 }
 
 func (s *SQLite) dbErr2(what string, err error) error {

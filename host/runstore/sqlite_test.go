@@ -236,13 +236,53 @@ func TestSQLiteFullDisk(t *testing.T) {
 			}
 			defer s.Close()
 			var saveErr error
+			var last string
 			for i := 0; i < 20000 && saveErr == nil; i++ { // past maxPending, a save waits for a commit
-				rec := runstoretest.NewRecord(fmt.Sprintf("r%d", i), runtime.Completed)
+				last = fmt.Sprintf("r%d", i)
+				rec := runstoretest.NewRecord(last, runtime.Completed)
 				rec.Output = strings.Repeat("x", 4000)
 				saveErr = s.Save(rec)
 			}
 			if errcode.Code(saveErr) != runstore.CodeStore || !strings.Contains(saveErr.Error(), "the disk is full") {
 				t.Fatalf("saves on a full disk: %v, want %s saying the disk is full", saveErr, runstore.CodeStore)
+			}
+
+			// Once there is room again, the records that failed are written by the next
+			// commit: nothing the store was given is lost while it stays open.
+			smallfs.Grow(t, mnt, 64<<20)
+			s.Sync() // says a commit failed since the last Sync
+			if err := s.Sync(); err != nil {
+				t.Fatalf("a commit once there is room: %v", err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			s, err = runstore.OpenSQLite(filepath.Join(mnt, "runs"), runstore.SQLiteOptions{GroupCommit: group})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if rec, err := s.Load(last); err != nil || rec.Output != strings.Repeat("x", 4000) {
+				t.Fatalf("the run whose save failed, after room came back: %v", err)
+			}
+
+			// Removing runs on a full disk needs room too, and says so; once there is some,
+			// it removes them.
+			fill := filepath.Join(mnt, "fill")
+			f, err := os.Create(fill)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, werr := f.Write(make([]byte, 64<<10)); werr == nil; _, werr = f.Write(make([]byte, 4<<10)) {
+			}
+			f.Close()
+			_, err = s.Delete(context.Background(), []string{"r0", last})
+			if errcode.Code(err) != runstore.CodeStore || !strings.Contains(err.Error(), "removing runs needs some free space itself") {
+				t.Fatalf("removing runs on a full disk: %v, want %s saying removing needs room", err, runstore.CodeStore)
+			}
+			os.Remove(fill)
+			if gone, err := s.Delete(context.Background(), []string{"r0", last}); err != nil || len(gone) != 2 {
+				t.Fatalf("removing runs once there is room: %v %v", gone, err)
 			}
 		})
 	}

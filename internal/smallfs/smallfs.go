@@ -24,3 +24,11 @@ func Mount(t testing.TB, size int) string {
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	return dir
 }
+
+// Grow gives the tmpfs Mount made at dir size bytes, as when someone frees space.
+func Grow(t testing.TB, dir string, size int) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-o", fmt.Sprintf("remount,size=%d", size), dir).CombinedOutput(); err != nil {
+		t.Fatalf("grow the tmpfs at %s: %v %s", dir, err, out)
+	}
+}
