@@ -225,7 +225,9 @@ func TestSQLiteFileIsPrivate(t *testing.T) {
 
 // A full disk fails the save with STORE saying so, whether the save waits for its commit
 // (halo run) or not (halo mcp, halo serve: once a commit failed, saves wait for theirs, so
-// the run is reported failed). Needs root, for a small filesystem of its own.
+// the run is reported failed); once there is room again, Sync writes the records that
+// failed; and removing runs on a full disk says it needs room itself, then works once there
+// is some. Needs root, for a small filesystem of its own.
 func TestSQLiteFullDisk(t *testing.T) {
 	for _, group := range []bool{false, true} {
 		t.Run(fmt.Sprintf("group=%v", group), func(t *testing.T) {
